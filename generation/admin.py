@@ -1,0 +1,29 @@
+from __future__ import annotations
+
+from django.contrib import admin
+
+from generation.models import GenerationRun, LLMCall
+
+
+class LLMCallInline(admin.StackedInline):
+    model = LLMCall
+    extra = 0
+    readonly_fields = (
+        "purpose", "prompt_version", "messages", "reply", "model_name", "temperature",
+        "prompt_tokens", "completion_tokens", "latency_ms", "error", "created_at",
+    )
+
+
+@admin.register(GenerationRun)
+class GenerationRunAdmin(admin.ModelAdmin):
+    list_display = ("id", "problem", "mode", "status", "stage", "failure_reason", "created_at", "finished_at")
+    list_filter = ("status", "mode", "failure_reason")
+    search_fields = ("problem__pid",)
+    raw_id_fields = ("problem", "kit", "suite", "created_by")
+    inlines = [LLMCallInline]
+
+
+@admin.register(LLMCall)
+class LLMCallAdmin(admin.ModelAdmin):
+    list_display = ("run", "purpose", "model_name", "prompt_tokens", "completion_tokens", "latency_ms", "created_at")
+    raw_id_fields = ("run",)

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class GenerationConfig(AppConfig):
+    name = "generation"
+    verbose_name = "Test generation"

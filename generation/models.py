@@ -1,0 +1,102 @@
+"""Generation runs (one per attempt to make a suite) and the LLM calls they made."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from problems.models import Problem, TestKit, TestSuite
+
+
+class FailureReason(models.TextChoices):
+    NO_VALID_ORACLE = "no_valid_oracle", "No valid oracle"
+    INPUT_GENERATION_FAILED = "input_generation_failed", "Input generation failed"
+    OUTPUT_VERIFICATION_FAILED = "output_verification_failed", "Output verification failed"
+    LLM_REPLY_INVALID = "llm_reply_invalid", "LLM reply invalid"
+    LLM_UNAVAILABLE = "llm_unavailable", "LLM unavailable"
+    SANDBOX_ERROR = "sandbox_error", "Sandbox error"
+    CANCELLED = "cancelled", "Cancelled"
+    WORKER_DIED = "worker_died", "Worker died"
+    INTERNAL_ERROR = "internal_error", "Internal error"
+
+
+class GenerationRun(models.Model):
+    class Mode(models.TextChoices):
+        FROM_SCRATCH = "from_scratch", "From scratch (LLM)"
+        FROM_KIT = "from_kit", "From the current kit"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    FINISHED = (Status.SUCCEEDED, Status.FAILED, Status.CANCELLED)
+
+    class Stage(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        LLM_VALIDATOR = "llm_validator", "LLM: validator and judge"
+        LLM_INPUTS = "llm_inputs", "LLM: inputs and generators"
+        GENERATING = "generating", "Running generators"
+        VALIDATING = "validating", "Validating inputs"
+        ORACLES = "oracles", "Running oracles"
+        SAVING = "saving", "Saving the suite"
+        JUDGING = "judging", "Judging candidates"
+        DONE = "done", "Done"
+
+    problem = models.ForeignKey(Problem, on_delete=models.CASCADE, related_name="generation_runs")
+    mode = models.CharField(max_length=15, choices=Mode.choices)
+    model_name = models.CharField(max_length=100, blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    stage = models.CharField(max_length=15, choices=Stage.choices, default=Stage.QUEUED)
+    # {"llm_validator": 1.2, "generating": 3.4, ...} seconds per stage.
+    stage_seconds = models.JSONField(default=dict, blank=True)
+    # {"direct": {"generated": 10, "invalid": 1, "duplicate": 0, "disagreement": 0, "kept": 9}, ...}
+    counts = models.JSONField(default=dict, blank=True)
+    failure_reason = models.CharField(max_length=30, choices=FailureReason.choices, blank=True, db_index=True)
+    error = models.TextField(blank=True)
+    log = models.TextField(blank=True)
+    kit = models.ForeignKey(TestKit, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs")
+    suite = models.OneToOneField(
+        TestSuite, null=True, blank=True, on_delete=models.SET_NULL, related_name="generation_run"
+    )
+    job_id = models.CharField(max_length=64, blank=True)
+    cancel_requested = models.BooleanField(default=False)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    @property
+    def finished(self) -> bool:
+        return self.status in self.FINISHED
+
+    def __str__(self) -> str:
+        return f"run #{self.pk} of {self.problem_id} ({self.status})"
+
+
+class LLMCall(models.Model):
+    run = models.ForeignKey(GenerationRun, on_delete=models.CASCADE, related_name="llm_calls")
+    purpose = models.CharField(max_length=30, help_text="validator, inputs, or a retry of one")
+    prompt_version = models.CharField(max_length=50, blank=True)
+    messages = models.JSONField(default=list)
+    reply = models.TextField(blank=True)
+    model_name = models.CharField(max_length=100)
+    temperature = models.FloatField(null=True, blank=True)
+    prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
+    completion_tokens = models.PositiveIntegerField(null=True, blank=True)
+    latency_ms = models.PositiveIntegerField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["run", "created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.purpose} call of run {self.run_id}"

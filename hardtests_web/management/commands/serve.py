@@ -1,0 +1,82 @@
+"""Start everything `make run` needs in one foreground process tree.
+
+The embedded Redis (unless REDIS_URL is set), RQ workers for the generation, sandbox and
+default queues, and the web server. Ctrl-C (or SIGTERM) stops all of it: workers get a
+warm shutdown so a running job finishes its bookkeeping, then Redis shuts down.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from typing import Any
+
+from django.conf import settings
+from django.core.management import call_command, get_commands
+from django.core.management.base import BaseCommand
+
+from hardtests_web.embedded import embedded_redis_enabled, ensure_redis, stop_redis
+
+
+class Command(BaseCommand):
+    help = "Run Redis (embedded), the RQ workers and the web server until Ctrl-C."
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("--port", type=int, default=None, help="web port (default: $PORT or 8000)")
+        parser.add_argument("--no-web", action="store_true", help="workers only (for extra worker machines)")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        import os
+
+        port = options["port"] or int(os.environ.get("PORT", "8000"))
+        children: list[tuple[str, subprocess.Popen[bytes]]] = []
+        redis_child = ensure_redis(daemonize=False)
+        own_redis = embedded_redis_enabled() and redis_child is not None
+        if embedded_redis_enabled():
+            self.stdout.write(f"redis: embedded at {settings.EMBEDDED_REDIS_SOCKET}")
+        manage = [sys.executable, str(settings.BASE_DIR / "manage.py")]
+        for i in range(settings.HARDTESTS_GENERATION_WORKERS):
+            children.append((f"generation-worker-{i}", subprocess.Popen([*manage, "rqworker", "generation", "default"])))
+        for i in range(settings.HARDTESTS_SANDBOX_WORKERS):
+            children.append((f"sandbox-worker-{i}", subprocess.Popen([*manage, "rqworker", "sandbox", "default"])))
+        if "demo_materialise" in get_commands():
+            # Queue demo kits that have no active generated suite yet; the workers build them.
+            call_command("demo_materialise", "--enqueue")
+        if not options["no_web"]:
+            children.append(
+                ("web", subprocess.Popen([*manage, "runserver", "--noreload", f"127.0.0.1:{port}"]))
+            )
+            self.stdout.write(self.style.SUCCESS(f"web: http://127.0.0.1:{port}/  (Ctrl-C stops everything)"))
+
+        stopping = False
+
+        def stop(signum: int, frame: Any) -> None:
+            nonlocal stopping
+            stopping = True
+
+        signal.signal(signal.SIGINT, stop)
+        signal.signal(signal.SIGTERM, stop)
+        try:
+            while not stopping:
+                for name, child in children:
+                    if child.poll() is not None:
+                        self.stderr.write(f"{name} exited with {child.returncode}; stopping everything")
+                        stopping = True
+                time.sleep(0.5)
+        finally:
+            for _, child in children:
+                if child.poll() is None:
+                    child.send_signal(signal.SIGTERM)
+            deadline = time.monotonic() + 15
+            for _, child in children:
+                try:
+                    child.wait(timeout=max(0.1, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    child.kill()
+            if own_redis:
+                stop_redis()
+                if redis_child is not None:
+                    redis_child.wait(timeout=10)
+            self.stdout.write("stopped")

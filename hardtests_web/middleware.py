@@ -1,0 +1,50 @@
+"""Cross-cutting HTTP policy: a strict Content-Security-Policy and login by default."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django.conf import settings
+from django.contrib.auth.views import redirect_to_login
+from django.http import HttpRequest, HttpResponse
+
+# No inline scripts anywhere: every script is a file under static/. Inline style
+# attributes are allowed because KaTeX and server-side SVG charts emit them.
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; font-src 'self' data:; connect-src 'self'; "
+    "object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'"
+)
+
+# Paths reachable without a session: the login page, static files, the token-authenticated API.
+_OPEN_PREFIXES = ("/accounts/login/", "/static/", "/api/", "/healthz")
+
+
+class ContentSecurityPolicyMiddleware:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        response.headers.setdefault("Content-Security-Policy", CSP)
+        response.headers.setdefault("Referrer-Policy", "same-origin")
+        return response
+
+
+class LoginRequiredUnlessPublicMiddleware:
+    """Every page needs a login, unless HARDTESTS_PUBLIC_READ=1 opens reads (GET/HEAD)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        path = request.path
+        if request.user.is_authenticated or path.startswith(_OPEN_PREFIXES) or path.startswith("/admin/"):
+            return self.get_response(request)
+        if settings.HARDTESTS_PUBLIC_READ and request.method in ("GET", "HEAD"):
+            return self.get_response(request)
+        if getattr(request, "htmx", False):
+            response = HttpResponse(status=401)
+            response["HX-Redirect"] = f"{settings.LOGIN_URL_PATH}?next={path}"
+            return response
+        return redirect_to_login(request.get_full_path())

@@ -1,0 +1,203 @@
+"""Settings for hardtests_web: one module, environment variables with embedded defaults.
+
+`make run` needs no environment: SQLite under var/, an embedded Redis server, a secret key
+generated once into var/. Production sets DEBUG=0, SECRET_KEY, DATABASE_URL and REDIS_URL.
+Every variable read here is listed in .env.example and in the README.
+"""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+from hardtests_web.env import env_bool, env_float, env_int, env_list, env_str
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(env_str("HARDTESTS_VAR_DIR", str(BASE_DIR / "var")))
+VAR_DIR.mkdir(parents=True, exist_ok=True)
+
+DEBUG = env_bool("DEBUG", True)
+
+
+def _secret_key() -> str:
+    key = env_str("SECRET_KEY")
+    key_file = env_str("SECRET_KEY_FILE")
+    if key:
+        return key
+    if key_file:
+        return Path(key_file).read_text().strip()
+    if not DEBUG:
+        raise ImproperlyConfigured("SECRET_KEY (or SECRET_KEY_FILE) is required when DEBUG=0")
+    # Development: generate once and keep it, so sessions survive restarts.
+    path = VAR_DIR / "secret_key"
+    if not path.exists():
+        path.write_text(secrets.token_urlsafe(50))
+        path.chmod(0o600)
+    return path.read_text().strip()
+
+
+SECRET_KEY = _secret_key()
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.humanize",
+    "django_htmx",
+    "template_partials",
+    "django_rq",
+    "hardtests_web",
+    "problems",
+    "generation",
+    "review",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+    "hardtests_web.middleware.ContentSecurityPolicyMiddleware",
+    "hardtests_web.middleware.LoginRequiredUnlessPublicMiddleware",
+]
+
+ROOT_URLCONF = "hardtests_web.urls"
+WSGI_APPLICATION = "hardtests_web.wsgi.application"
+ASGI_APPLICATION = "hardtests_web.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "hardtests_web.context_processors.site",
+            ],
+        },
+    }
+]
+
+# Database: SQLite (WAL, busy timeout) unless DATABASE_URL says otherwise.
+_SQLITE_PATH = VAR_DIR / "db.sqlite3"
+DATABASE_URL = env_str("DATABASE_URL", f"sqlite:///{_SQLITE_PATH}")
+DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 0))}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    DATABASES["default"]["OPTIONS"] = {
+        # WAL lets the web process read while a worker writes; IMMEDIATE avoids the
+        # upgrade deadlock SQLite hits when two writers start as readers.
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        "transaction_mode": "IMMEDIATE",
+        "timeout": env_int("SQLITE_BUSY_TIMEOUT_S", 30),
+    }
+    # A file, not :memory:, so RQ worker processes started by tests see the test database.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test-db.sqlite3")}
+else:
+    DATABASES["default"].setdefault("TEST", {})
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# Redis and queues. With REDIS_URL unset, an embedded redis-server is started on a
+# unix socket under var/ (see hardtests_web/embedded.py).
+REDIS_URL_FROM_ENV = env_str("REDIS_URL")
+EMBEDDED_REDIS_DIR = VAR_DIR / "redis"
+EMBEDDED_REDIS_SOCKET = EMBEDDED_REDIS_DIR / "redis.sock"
+REDIS_URL = REDIS_URL_FROM_ENV or f"unix://{EMBEDDED_REDIS_SOCKET}?db=0"
+
+RQ_QUEUE_NAMES = ["generation", "sandbox", "default"]
+RQ_QUEUES = {
+    name: {"URL": REDIS_URL, "DEFAULT_TIMEOUT": env_int("HARDTESTS_JOB_TIMEOUT_S", 3600)}
+    for name in RQ_QUEUE_NAMES
+}
+RQ_SHOW_ADMIN_LINK = True
+HARDTESTS_SANDBOX_WORKERS = env_int("HARDTESTS_SANDBOX_WORKERS", 2)
+HARDTESTS_GENERATION_WORKERS = env_int("HARDTESTS_GENERATION_WORKERS", 1)
+
+# Test data: content-addressed, compressed files through Django's storage API.
+MEDIA_ROOT = Path(env_str("HARDTESTS_MEDIA_ROOT", str(VAR_DIR / "media")))
+MEDIA_URL = "/media/"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"
+        if not DEBUG
+        else "django.contrib.staticfiles.storage.StaticFilesStorage"
+    },
+}
+
+STATIC_URL = "/static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = VAR_DIR / "staticfiles"
+STATIC_ROOT.mkdir(exist_ok=True)
+# In development whitenoise serves straight from static/, no collectstatic needed.
+WHITENOISE_USE_FINDERS = DEBUG
+WHITENOISE_AUTOREFRESH = DEBUG
+FORMS_URLFIELD_ASSUME_HTTPS = True
+
+LOGIN_URL = "login"
+LOGIN_URL_PATH = "/accounts/login/"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+SESSION_COOKIE_HTTPONLY = True
+CSRF_COOKIE_HTTPONLY = False  # htmx reads the token from the page, not the cookie
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+if not DEBUG:
+    SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", True)
+    CSRF_COOKIE_SECURE = env_bool("SECURE_COOKIES", True)
+
+# Product settings.
+HARDTESTS_PUBLIC_READ = env_bool("HARDTESTS_PUBLIC_READ", False)
+HARDTESTS_DEMO = env_bool("HARDTESTS_DEMO", True)
+
+# LLM: any OpenAI-compatible endpoint.
+OPENAI_BASE_URL = env_str("OPENAI_BASE_URL")
+OPENAI_API_KEY = env_str("OPENAI_API_KEY")
+HARDTESTS_LLM_MODEL = env_str("HARDTESTS_LLM_MODEL", "gpt-4o")
+HARDTESTS_LLM_MODELS = env_list("HARDTESTS_LLM_MODELS", [HARDTESTS_LLM_MODEL])
+HARDTESTS_LLM_TEMPERATURE = env_float("HARDTESTS_LLM_TEMPERATURE", 0.2)
+HARDTESTS_LLM_TIMEOUT_S = env_float("HARDTESTS_LLM_TIMEOUT_S", 300.0)
+HARDTESTS_LLM_MAX_RETRIES = env_int("HARDTESTS_LLM_MAX_RETRIES", 4)
+HARDTESTS_LLM_CONCURRENCY = env_int("HARDTESTS_LLM_CONCURRENCY", 4)
+HARDTESTS_LLM_REPLY_RETRIES = env_int("HARDTESTS_LLM_REPLY_RETRIES", 1)
+
+# HardTestGen counts (paper defaults).
+HARDTESTS_DIRECT_INPUTS = env_int("HARDTESTS_DIRECT_INPUTS", 10)
+HARDTESTS_REGULAR_CALLS = env_int("HARDTESTS_REGULAR_CALLS", 20)
+HARDTESTS_STRATIFIED_CALLS = env_int("HARDTESTS_STRATIFIED_CALLS", 10)
+HARDTESTS_HACKING_CALLS = env_int("HARDTESTS_HACKING_CALLS", 10)
+HARDTESTS_MAX_ORACLES = env_int("HARDTESTS_MAX_ORACLES", 8)
+HARDTESTS_ORACLE_AGREEMENT = env_float("HARDTESTS_ORACLE_AGREEMENT", 0.9)
+
+# Sandbox (the sandbox package reads its own HARDTESTS_SANDBOX_* variables too).
+HARDTESTS_SANDBOX_BACKEND = env_str("HARDTESTS_SANDBOX_BACKEND", "bwrap")
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    "loggers": {"django.db.backends": {"level": "WARNING"}},
+}

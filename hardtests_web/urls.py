@@ -1,0 +1,23 @@
+from __future__ import annotations
+
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.http import HttpRequest, JsonResponse
+from django.urls import include, path
+
+
+def healthz(request: HttpRequest) -> JsonResponse:
+    return JsonResponse({"ok": True})
+
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    # django-rq wraps each of its views in staff_member_required itself.
+    path("rq/", include("django_rq.urls")),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("healthz", healthz, name="healthz"),
+    path("", include("problems.urls")),
+    path("", include("generation.urls")),
+    path("", include("review.urls")),
+]

@@ -1,0 +1,113 @@
+from __future__ import annotations
+
+from django.contrib import admin
+
+from problems.models import (
+    Blob,
+    DifficultyLabel,
+    InputValidator,
+    OutputJudge,
+    Problem,
+    ProblemAlias,
+    Solution,
+    Tag,
+    TestCase,
+    TestKit,
+    TestSuite,
+    Verdict,
+)
+
+
+class DifficultyInline(admin.TabularInline):
+    model = DifficultyLabel
+    extra = 0
+
+
+class AliasInline(admin.TabularInline):
+    model = ProblemAlias
+    extra = 0
+
+
+@admin.register(Problem)
+class ProblemAdmin(admin.ModelAdmin):
+    list_display = ("pid", "title", "source", "platform", "time_limit_ms", "memory_limit_mb")
+    list_filter = ("source", "platform")
+    search_fields = ("pid", "title")
+    filter_horizontal = ("tags",)
+    inlines = [DifficultyInline, AliasInline]
+
+
+@admin.register(Tag)
+class TagAdmin(admin.ModelAdmin):
+    search_fields = ("name",)
+
+
+@admin.register(ProblemAlias)
+class ProblemAliasAdmin(admin.ModelAdmin):
+    list_display = ("source", "pid", "problem")
+    search_fields = ("pid", "problem__pid")
+    raw_id_fields = ("problem",)
+
+
+@admin.register(DifficultyLabel)
+class DifficultyLabelAdmin(admin.ModelAdmin):
+    list_display = ("problem", "source", "level", "score")
+    list_filter = ("source", "level")
+    raw_id_fields = ("problem",)
+
+
+@admin.register(Solution)
+class SolutionAdmin(admin.ModelAdmin):
+    list_display = ("__str__", "problem", "role", "language", "source", "reliability", "gold_verdict", "origin")
+    list_filter = ("role", "language", "gold_verdict")
+    search_fields = ("problem__pid", "name", "source")
+    raw_id_fields = ("problem",)
+    readonly_fields = ("code_sha256",)
+
+
+@admin.register(InputValidator, OutputJudge)
+class VersionedCodeAdmin(admin.ModelAdmin):
+    list_display = ("problem", "version", "origin", "model_name", "edited_by", "created_at")
+    list_filter = ("origin",)
+    search_fields = ("problem__pid",)
+    raw_id_fields = ("problem", "edited_by")
+
+
+@admin.register(TestKit)
+class TestKitAdmin(admin.ModelAdmin):
+    list_display = ("problem", "version", "origin", "model_name", "needs_output_judge", "created_at")
+    list_filter = ("origin",)
+    search_fields = ("problem__pid",)
+    raw_id_fields = ("problem", "validator", "output_judge", "created_by")
+
+
+@admin.register(TestSuite)
+class TestSuiteAdmin(admin.ModelAdmin):
+    list_display = ("problem", "version", "origin", "status", "test_count", "total_bytes", "created_at")
+    list_filter = ("status", "origin")
+    search_fields = ("problem__pid",)
+    raw_id_fields = ("problem", "kit", "validator", "output_judge")
+
+
+@admin.register(TestCase)
+class TestCaseAdmin(admin.ModelAdmin):
+    list_display = ("suite", "ordinal", "kind", "generator", "call_number", "input_size", "output_size")
+    list_filter = ("kind",)
+    raw_id_fields = ("suite", "oracle")
+    # 2 million rows: the changelist must not count them or join problems.
+    show_full_result_count = False
+    list_select_related = ("suite",)
+
+
+@admin.register(Blob)
+class BlobAdmin(admin.ModelAdmin):
+    list_display = ("sha256", "size", "stored_size", "created_at")
+    search_fields = ("sha256",)
+    show_full_result_count = False
+
+
+@admin.register(Verdict)
+class VerdictAdmin(admin.ModelAdmin):
+    list_display = ("solution", "suite", "verdict", "passed", "total", "complete", "judged_at")
+    list_filter = ("verdict",)
+    raw_id_fields = ("solution", "suite")

@@ -1,0 +1,328 @@
+"""The catalogue: problems, solutions, validators, judges, kits, suites, tests and verdicts.
+
+Test inputs and outputs are not stored in rows: a TestCase holds the SHA-256 and size of
+each body (content-addressed files, see problems/blobs.py) plus a short preview, so
+pages never load a test body and identical data is stored once.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class Language(models.TextChoices):
+    PYTHON3 = "python3", "Python 3"
+    CPP = "cpp", "C++"
+    JAVA = "java", "Java"
+    # Kept from imports so nothing is lost, but the sandbox does not run them.
+    PYTHON2 = "python2", "Python 2 (unsupported)"
+    OTHER = "other", "Other (unsupported)"
+
+
+SUPPORTED_LANGUAGES = frozenset({Language.PYTHON3, Language.CPP, Language.JAVA})
+
+
+class Tag(models.Model):
+    name = models.CharField(max_length=100, unique=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Problem(models.Model):
+    # Where the row came from (dataset or "demo") and its id there; (source, pid) is the upsert key.
+    source = models.CharField(max_length=50, default="native")
+    pid = models.CharField(max_length=200)
+    title = models.CharField(max_length=500)
+    statement = models.TextField(help_text="Markdown with $...$ math")
+    platform = models.CharField(max_length=50, blank=True, db_index=True)
+    url = models.URLField(max_length=500, blank=True)
+    contest_date = models.DateField(null=True, blank=True)
+    time_limit_ms = models.PositiveIntegerField(default=2000)
+    memory_limit_mb = models.PositiveIntegerField(default=256)
+    tags = models.ManyToManyField(Tag, blank=True, related_name="problems")
+    # List of {"input": str, "output": str}; small by nature, shown on the problem page.
+    samples = models.JSONField(default=list, blank=True)
+    # Anything a dataset carries that has no column yet, so a native export stays lossless.
+    extra = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["pid"]
+        constraints = [models.UniqueConstraint(fields=["source", "pid"], name="problem_unique_pid_per_source")]
+        indexes = [models.Index(fields=["pid"]), models.Index(fields=["title"])]
+
+    def __str__(self) -> str:
+        return f"{self.pid}: {self.title}"
+
+
+class ProblemAlias(models.Model):
+    """The same problem seen in another dataset (a mirror), merged into one Problem."""
+
+    problem = models.ForeignKey(Problem, on_delete=models.CASCADE, related_name="aliases")
+    source = models.CharField(max_length=50)
+    pid = models.CharField(max_length=200)
+    url = models.URLField(max_length=500, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["source", "pid"], name="alias_unique_pid_per_source")]
+
+    def __str__(self) -> str:
+        return f"{self.source}:{self.pid} -> {self.problem_id}"
+
+
+class DifficultyLabel(models.Model):
+    problem = models.ForeignKey(Problem, on_delete=models.CASCADE, related_name="difficulties")
+    source = models.CharField(max_length=50, help_text="who rated it, e.g. codeforces, atcoder, luogu")
+    level = models.CharField(max_length=50, db_index=True)
+    score = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["problem", "source"], name="one_label_per_source")]
+        indexes = [models.Index(fields=["source", "level"])]
+
+    def __str__(self) -> str:
+        return f"{self.source}: {self.level}"
+
+
+class Solution(models.Model):
+    class Role(models.TextChoices):
+        ORACLE = "oracle", "Oracle"
+        CANDIDATE = "candidate", "Candidate"
+
+    class GoldVerdict(models.TextChoices):
+        AC = "AC", "Accepted"
+        WA = "WA", "Wrong answer"
+        TLE = "TLE", "Time limit exceeded"
+        MLE = "MLE", "Memory limit exceeded"
+        RE = "RE", "Runtime error"
+        REJECTED = "REJECTED", "Rejected (some failure)"
+        UNKNOWN = "UNKNOWN", "Unknown"
+
+    problem = models.ForeignKey(Problem, on_delete=models.CASCADE, related_name="solutions")
+    name = models.CharField(max_length=200, blank=True)
+    role = models.CharField(max_length=10, choices=Role.choices, db_index=True)
+    language = models.CharField(max_length=10, choices=Language.choices)
+    code = models.TextField()
+    code_sha256 = models.CharField(max_length=64, db_index=True)
+    source = models.CharField(max_length=100, blank=True, help_text="where it came from, e.g. atcoder_submission")
+    # 1 is the most trusted oracle; materialisation tries oracles in ascending rank.
+    reliability = models.PositiveIntegerField(null=True, blank=True)
+    gold_verdict = models.CharField(max_length=10, choices=GoldVerdict.choices, default=GoldVerdict.UNKNOWN)
+    origin = models.CharField(max_length=100, default="human", help_text="human, or the model that wrote it")
+    note = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["role", "reliability", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["problem", "role", "code_sha256"], name="solution_unique_code"),
+        ]
+
+    @property
+    def supported(self) -> bool:
+        return self.language in SUPPORTED_LANGUAGES
+
+    def __str__(self) -> str:
+        return self.name or f"{self.role} #{self.pk} ({self.language})"
+
+
+class CodeOrigin(models.TextChoices):
+    LLM = "llm", "Written by an LLM"
+    IMPORTED = "imported", "Imported"
+    EDITED = "edited", "Edited by a person"
+
+
+class VersionedCode(models.Model):
+    problem = models.ForeignKey(Problem, on_delete=models.CASCADE, related_name="%(class)ss")
+    version = models.PositiveIntegerField()
+    code = models.TextField()
+    origin = models.CharField(max_length=10, choices=CodeOrigin.choices)
+    model_name = models.CharField(max_length=100, blank=True, help_text="the LLM that wrote it, if any")
+    edited_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    change_note = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        abstract = True
+        ordering = ["problem", "-version"]
+
+
+class InputValidator(VersionedCode):
+    """Python defining validate_input(input_str) -> bool."""
+
+    # Inputs a reviewer showed to be wrongly accepted; every later version must reject them.
+    regression_inputs = models.JSONField(default=list, blank=True)
+
+    class Meta(VersionedCode.Meta):
+        constraints = [models.UniqueConstraint(fields=["problem", "version"], name="validator_unique_version")]
+
+    def __str__(self) -> str:
+        return f"validator v{self.version} of {self.problem_id}"
+
+
+class OutputJudge(VersionedCode):
+    """Python defining output_judging_function(input_str, candidate_output, reference_output) -> bool."""
+
+    class Meta(VersionedCode.Meta):
+        constraints = [models.UniqueConstraint(fields=["problem", "version"], name="judge_unique_version")]
+
+    def __str__(self) -> str:
+        return f"judge v{self.version} of {self.problem_id}"
+
+
+class TestKit(models.Model):
+    """What an LLM produced (or a dataset shipped) to make tests: HardTests' test-case kit.
+
+    Lives in problems/ rather than generation/ because importers (problems/) create kits too,
+    and the dependency direction is generation -> problems.
+    """
+
+    problem = models.ForeignKey(Problem, on_delete=models.CASCADE, related_name="kits")
+    version = models.PositiveIntegerField()
+    origin = models.CharField(max_length=10, choices=CodeOrigin.choices)
+    model_name = models.CharField(max_length=100, blank=True)
+    validator = models.ForeignKey(InputValidator, null=True, blank=True, on_delete=models.PROTECT, related_name="kits")
+    needs_output_judge = models.BooleanField(default=False)
+    output_judge = models.ForeignKey(OutputJudge, null=True, blank=True, on_delete=models.PROTECT, related_name="kits")
+    direct_inputs = models.JSONField(default=list, blank=True, help_text="LLMGen_input: list of input strings")
+    regular_generator = models.TextField(blank=True, help_text="RPGen_SPGen_input_generator (Python)")
+    hacking_generator = models.TextField(blank=True, help_text="HackGen_input_generator (Python)")
+    # Klear-style generators: Python defining generate_test_inputs() -> list[str].
+    batch_generator = models.TextField(blank=True)
+    extra = models.JSONField(default=dict, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["problem", "-version"]
+        constraints = [models.UniqueConstraint(fields=["problem", "version"], name="kit_unique_version")]
+
+    def __str__(self) -> str:
+        return f"kit v{self.version} of {self.problem_id}"
+
+
+class TestSuite(models.Model):
+    class Status(models.TextChoices):
+        BUILDING = "building", "Building"
+        ACTIVE = "active", "Active"
+        SUPERSEDED = "superseded", "Superseded"
+        FAILED = "failed", "Failed"
+
+    class Origin(models.TextChoices):
+        GENERATED = "generated", "Generated"
+        IMPORTED = "imported", "Imported"
+        OFFICIAL = "official", "Official"
+        PUBLIC = "public", "Public samples"
+
+    problem = models.ForeignKey(Problem, on_delete=models.CASCADE, related_name="suites")
+    version = models.PositiveIntegerField()
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.BUILDING, db_index=True)
+    origin = models.CharField(max_length=12, choices=Origin.choices, db_index=True)
+    kit = models.ForeignKey(TestKit, null=True, blank=True, on_delete=models.SET_NULL, related_name="suites")
+    validator = models.ForeignKey(InputValidator, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    output_judge = models.ForeignKey(OutputJudge, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    test_count = models.PositiveIntegerField(default=0)
+    total_bytes = models.PositiveBigIntegerField(default=0)
+    counts_by_kind = models.JSONField(default=dict, blank=True)
+    note = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    activated_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["problem", "-version"]
+        constraints = [
+            models.UniqueConstraint(fields=["problem", "version"], name="suite_unique_version"),
+            models.UniqueConstraint(
+                fields=["problem", "origin"], condition=Q(status="active"), name="one_active_suite_per_origin"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.problem_id} {self.origin} v{self.version} ({self.status})"
+
+
+class TestCase(models.Model):
+    class Kind(models.TextChoices):
+        PUBLIC = "public", "Public"
+        DIRECT = "direct", "Direct (LLMGen)"
+        REGULAR = "regular", "Regular (RPGen)"
+        STRATIFIED = "stratified", "Stratified (SPGen)"
+        HACKING = "hacking", "Hacking (HackGen)"
+        IMPORTED = "imported", "Imported"
+
+    PREVIEW_CHARS = 200
+
+    suite = models.ForeignKey(TestSuite, on_delete=models.CASCADE, related_name="tests")
+    ordinal = models.PositiveIntegerField()
+    kind = models.CharField(max_length=12, choices=Kind.choices)
+    generator = models.CharField(max_length=200, blank=True, help_text="generator function name")
+    call_number = models.PositiveIntegerField(null=True, blank=True)
+    input_sha256 = models.CharField(max_length=64)
+    input_size = models.PositiveIntegerField()
+    input_preview = models.CharField(max_length=PREVIEW_CHARS, blank=True)
+    output_sha256 = models.CharField(max_length=64)
+    output_size = models.PositiveIntegerField()
+    output_preview = models.CharField(max_length=PREVIEW_CHARS, blank=True)
+    validator_version = models.PositiveIntegerField(null=True, blank=True)
+    oracle = models.ForeignKey(Solution, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+
+    class Meta:
+        ordering = ["suite", "ordinal"]
+        constraints = [models.UniqueConstraint(fields=["suite", "ordinal"], name="test_unique_ordinal")]
+        indexes = [models.Index(fields=["suite", "kind"])]
+
+    def __str__(self) -> str:
+        return f"test {self.ordinal} ({self.kind})"
+
+
+class Blob(models.Model):
+    """One stored body, by SHA-256; the file lives in the default storage under blobs/."""
+
+    sha256 = models.CharField(max_length=64, primary_key=True)
+    size = models.PositiveIntegerField()
+    stored_size = models.PositiveIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.sha256[:12]} ({self.size} B)"
+
+
+class Verdict(models.Model):
+    class Value(models.TextChoices):
+        AC = "AC", "Accepted"
+        WA = "WA", "Wrong answer"
+        TLE = "TLE", "Time limit exceeded"
+        MLE = "MLE", "Memory limit exceeded"
+        RE = "RE", "Runtime error"
+        OLE = "OLE", "Output limit exceeded"
+        CE = "CE", "Compilation error"
+        SE = "SE", "Sandbox error"
+
+    solution = models.ForeignKey(Solution, on_delete=models.CASCADE, related_name="verdicts")
+    suite = models.ForeignKey(TestSuite, on_delete=models.CASCADE, related_name="verdicts")
+    verdict = models.CharField(max_length=4, choices=Value.choices)
+    passed = models.PositiveIntegerField()
+    total = models.PositiveIntegerField()
+    # True when every test ran (mode "all"); False when judging stopped at the first failure.
+    complete = models.BooleanField(default=False)
+    # [{"ordinal", "verdict", "time_ms", "wall_ms", "memory_kb"}, ...] in run order.
+    results = models.JSONField(default=list)
+    message = models.TextField(blank=True, help_text="compiler message or sandbox error")
+    judged_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["solution", "suite"], name="one_verdict_per_solution_suite")]
+
+    def __str__(self) -> str:
+        return f"{self.verdict} {self.passed}/{self.total}"

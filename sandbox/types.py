@@ -1,0 +1,90 @@
+"""Plain data types of the sandbox API (no behaviour beyond small helpers)."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class Verdict(enum.StrEnum):
+    OK = "OK"
+    TLE = "TLE"
+    MLE = "MLE"
+    RE = "RE"
+    OLE = "OLE"
+    CE = "CE"
+    SE = "SE"
+
+
+class SandboxUnavailable(RuntimeError):
+    """The chosen backend cannot run here; the message names what to install."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    time_s: float = 2.0
+    memory_mb: int = 256
+    output_kb: int = 64 * 1024
+    processes: int = 64
+    wall_s: float | None = None
+
+    @property
+    def wall_limit_s(self) -> float:
+        # the wall clock is only a backstop (sleeping, blocking); verdicts use CPU time
+        return self.wall_s if self.wall_s is not None else 3 * self.time_s + 1
+
+
+@dataclass
+class RunResult:
+    verdict: Verdict
+    exit_code: int | None = None
+    signal: int | None = None
+    time_ms: int = 0
+    wall_ms: int = 0
+    memory_kb: int = 0
+    stdout: bytes = b""
+    stdout_truncated: bool = False
+    stderr: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict == Verdict.OK
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "verdict": str(self.verdict),
+            "exit_code": self.exit_code,
+            "signal": self.signal,
+            "time_ms": self.time_ms,
+            "wall_ms": self.wall_ms,
+            "memory_kb": self.memory_kb,
+            "stdout": self.stdout.decode("utf-8", "replace"),
+            "stderr": self.stderr,
+        }
+
+
+@dataclass
+class CompiledProgram:
+    language: str
+    verdict: Verdict
+    message: str = ""
+    # directory holding the artifact (binary, classes or the Python source)
+    path: str = ""
+    argv: list[str] = field(default_factory=list)
+    main_class: str = ""
+    compile_ms: int = 0
+    cached: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict == Verdict.OK
+
+
+@dataclass
+class CallResult:
+    ok: bool
+    value: Any = None
+    error: str | None = None
+    verdict: Verdict = Verdict.OK
+    time_ms: int = 0

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Installs what is missing: system packages (when root), the virtualenv and the Python
+# packages. Cheap when everything is already there, so every make target can call it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# command-or-file -> Debian package
+declare -A NEED=(
+  [bwrap]=bubblewrap
+  [redis-server]=redis-server
+  [g++]=g++
+  [javac]=openjdk-17-jdk-headless
+  [/usr/bin/python3]=python3
+  [chromium]=chromium
+  [chromedriver]=chromium-driver
+)
+missing=()
+for cmd in "${!NEED[@]}"; do
+  if [[ "$cmd" == /* ]]; then [[ -x "$cmd" ]] || missing+=("${NEED[$cmd]}")
+  else command -v "$cmd" >/dev/null 2>&1 || missing+=("${NEED[$cmd]}"); fi
+done
+if ((${#missing[@]})); then
+  if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+    echo "bootstrap: installing system packages: ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    echo "bootstrap: missing system packages: ${missing[*]}" >&2
+    echo "bootstrap: install them as root (apt-get install ${missing[*]}) and run again" >&2
+    exit 1
+  fi
+fi
+
+PYTHON=${PYTHON:-}
+if [[ -z "$PYTHON" ]]; then
+  for candidate in python3.11 python3.12 python3; do
+    if command -v "$candidate" >/dev/null && "$candidate" -c 'import sys; sys.exit(not ((3,11) <= sys.version_info[:2] < (3,14)))'; then
+      PYTHON=$candidate; break
+    fi
+  done
+fi
+[[ -n "$PYTHON" ]] || { echo "bootstrap: Python 3.11-3.13 is required" >&2; exit 1; }
+
+if [[ ! -x .venv/bin/python ]]; then
+  echo "bootstrap: creating .venv with $PYTHON"
+  "$PYTHON" -m venv .venv
+fi
+stamp=.venv/.installed
+if [[ ! -f $stamp || pyproject.toml -nt $stamp ]]; then
+  echo "bootstrap: installing Python packages (pip install -e .[dev])"
+  .venv/bin/python -m pip install -q --upgrade pip
+  .venv/bin/python -m pip install -q -e '.[dev]'
+  touch $stamp
+fi
+mkdir -p var

@@ -1,0 +1,1 @@
+// Site-wide behaviour. Page-specific scripts live beside this file; no inline scripts (CSP).

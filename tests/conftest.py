@@ -1,0 +1,60 @@
+"""Test-wide set-up: a real, private Redis server and a private media root per session.
+
+Only the LLM is ever faked. Redis is a real redis-server started here on a unix socket in
+a temporary directory, so tests never touch the development server under var/.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.db import connection
+from django.test.utils import override_settings
+
+from hardtests_web.embedded import start_redis_server
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _private_services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    redis_dir = tmp_path_factory.mktemp("redis")
+    child = start_redis_server(redis_dir, daemonize=False)
+    url = f"unix://{redis_dir / 'redis.sock'}?db=0"
+    media = tmp_path_factory.mktemp("media")
+    queues = {name: {**conf, "URL": url} for name, conf in settings.RQ_QUEUES.items()}
+    override = override_settings(REDIS_URL=url, REDIS_URL_FROM_ENV=url, RQ_QUEUES=queues, MEDIA_ROOT=str(media))
+    override.enable()
+    os.environ["REDIS_URL"] = url
+    os.environ["HARDTESTS_MEDIA_ROOT"] = str(media)
+    try:
+        yield
+    finally:
+        override.disable()
+        assert child is not None
+        child.terminate()
+        child.wait(timeout=10)
+
+
+def worker_env() -> dict[str, str]:
+    """Environment for a subprocess (an RQ worker, a management command) that must use
+    the test database, the test Redis and the test media root."""
+    db = connection.settings_dict
+    if db["ENGINE"].endswith("sqlite3"):
+        url = f"sqlite:///{db['NAME']}"
+    else:
+        url = f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+    return dict(os.environ, DATABASE_URL=url, REDIS_URL=settings.REDIS_URL,
+                HARDTESTS_MEDIA_ROOT=str(settings.MEDIA_ROOT), PYTHONUNBUFFERED="1")
+
+
+def manage(*args: str, timeout: float = 120, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """Run `python manage.py ...` in a subprocess against the test database."""
+    return subprocess.run([sys.executable, str(REPO / "manage.py"), *args], env=worker_env(), cwd=REPO,
+                          capture_output=True, text=True, timeout=timeout, check=check)

@@ -1,0 +1,60 @@
+"""factory-boy factories for the catalogue, shared by every app's tests."""
+
+from __future__ import annotations
+
+import factory
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+
+from hardtests_web.permissions import ANNOTATORS, MAINTAINERS
+from problems.models import Problem, Solution
+from problems.services import code_sha256
+
+
+class UserFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = get_user_model()
+        django_get_or_create = ("username",)
+
+    username = factory.Sequence(lambda n: f"user{n}")
+    password = factory.PostGenerationMethodCall("set_password", "pw")
+
+
+def maintainer(username: str = "maint") -> object:
+    user = UserFactory(username=username)
+    user.groups.add(Group.objects.get(name=MAINTAINERS))
+    return user
+
+
+def annotator(username: str = "anno") -> object:
+    user = UserFactory(username=username)
+    user.groups.add(Group.objects.get(name=ANNOTATORS))
+    return user
+
+
+class ProblemFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Problem
+
+    source = "test"
+    pid = factory.Sequence(lambda n: f"test/p{n}")
+    title = factory.Sequence(lambda n: f"Problem {n}")
+    statement = "Read two integers $a$ and $b$ and print $a+b$."
+    platform = "test"
+    time_limit_ms = 1000
+    memory_limit_mb = 256
+    samples = factory.LazyFunction(lambda: [{"input": "1 2\n", "output": "3\n"}])
+
+
+class SolutionFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Solution
+
+    problem = factory.SubFactory(ProblemFactory)
+    role = Solution.Role.ORACLE
+    language = "python3"
+    code = "a, b = map(int, input().split())\nprint(a + b)\n"
+    code_sha256 = factory.LazyAttribute(lambda o: code_sha256(o.code))
+    source = "test"
+    reliability = 1
+    gold_verdict = Solution.GoldVerdict.AC

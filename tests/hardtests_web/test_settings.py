@@ -1,0 +1,88 @@
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _run(code: str, **env: str) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if k not in ("SECRET_KEY", "DEBUG", "REDIS_URL", "DATABASE_URL")}
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60,
+        env={**clean, "DJANGO_SETTINGS_MODULE": "hardtests_web.settings", **env},
+    )
+
+
+def test_production_refuses_to_start_without_a_secret_key(tmp_path):
+    result = _run("import django; django.setup()", DEBUG="0", HARDTESTS_VAR_DIR=str(tmp_path))
+    assert result.returncode != 0
+    assert "SECRET_KEY (or SECRET_KEY_FILE) is required when DEBUG=0" in result.stderr
+
+
+def test_development_generates_the_secret_key_once(tmp_path):
+    code = "import django; django.setup(); from django.conf import settings; print(settings.SECRET_KEY)"
+    first = _run(code, HARDTESTS_VAR_DIR=str(tmp_path))
+    second = _run(code, HARDTESTS_VAR_DIR=str(tmp_path))
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == second.stdout and len(first.stdout.strip()) > 40
+    assert (tmp_path / "secret_key").stat().st_mode & 0o077 == 0
+
+
+def test_defaults_need_no_environment(tmp_path):
+    code = (
+        "import django; django.setup(); from django.conf import settings as s; "
+        "print(s.DATABASES['default']['ENGINE'], s.REDIS_URL.startswith('unix://'), s.DEBUG)"
+    )
+    result = _run(code, HARDTESTS_VAR_DIR=str(tmp_path))
+    assert result.stdout.split() == ["django.db.backends.sqlite3", "True", "True"]
+
+
+def test_a_malformed_variable_fails_loudly(tmp_path):
+    result = _run("import django; django.setup()", HARDTESTS_VAR_DIR=str(tmp_path), HARDTESTS_SANDBOX_WORKERS="two")
+    assert "HARDTESTS_SANDBOX_WORKERS must be an integer" in result.stderr
+
+
+def test_embedded_redis_starts_on_demand_is_shared_and_stops(tmp_path):
+    code = (
+        "import django; django.setup()\n"
+        "from hardtests_web.embedded import ensure_redis, stop_redis\n"
+        "import redis; from django.conf import settings\n"
+        "ensure_redis(); ensure_redis()\n"
+        "r = redis.Redis.from_url(settings.REDIS_URL); r.set('k', 'v'); print(r.get('k').decode())\n"
+    )
+    started = _run(code, HARDTESTS_VAR_DIR=str(tmp_path))
+    assert started.stdout.strip() == "v", started.stderr
+    # A second process sees the same server and data.
+    shared = _run(
+        "import django; django.setup(); import redis; from django.conf import settings; "
+        "print(redis.Redis.from_url(settings.REDIS_URL).get('k').decode())",
+        HARDTESTS_VAR_DIR=str(tmp_path),
+    )
+    assert shared.stdout.strip() == "v"
+    stopped = _run(
+        "import django; django.setup(); from hardtests_web.embedded import stop_redis; print(stop_redis())",
+        HARDTESTS_VAR_DIR=str(tmp_path),
+    )
+    assert stopped.stdout.strip() == "True"
+    assert not (tmp_path / "redis" / "redis.sock").exists()
+
+
+@pytest.mark.django_db
+def test_pages_need_a_login_and_send_a_strict_csp(client):
+    response = client.get("/")
+    assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+    login = client.get("/accounts/login/")
+    assert "script-src 'self'" in login["Content-Security-Policy"]
+    assert "unsafe-inline" not in login["Content-Security-Policy"].split("script-src")[1].split(";")[0]
+
+
+@pytest.mark.django_db
+def test_public_read_opens_pages_but_not_writes(client, settings):
+    settings.HARDTESTS_PUBLIC_READ = True
+    assert client.get("/").status_code == 200
+    assert client.post("/").status_code == 302
