@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from django.urls import URLPattern
+from django.urls import include, path
 
-app_name = "review"
-urlpatterns: list[URLPattern] = []
+urlpatterns = [
+    path("studies/", include("review.urls_studies")),
+    path("evaluation/", include("review.urls_evaluation")),
+]

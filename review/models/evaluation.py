@@ -1,0 +1,3 @@
+"""Machine evaluation of suites."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""Human validation studies."""
+
+__all__: list[str] = []

@@ -1,0 +1,268 @@
+"""Backend-independent parts: compiling through the cache, batches, verdicts."""
+
+from __future__ import annotations
+
+import abc
+import glob
+import os
+import shutil
+import signal
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import cache, languages
+from .types import CompiledProgram, Limits, RunResult, SandboxUnavailable, Verdict
+
+COMPILE_LIMITS = Limits(time_s=30.0, memory_mb=2048, output_kb=16 * 1024, processes=64, wall_s=90.0)
+MB = 1024 * 1024
+# stderr lines that mean the program ran out of memory under an address-space
+# limit (or -Xmx) rather than being killed by the OOM killer
+OOM_MARKERS = ("MemoryError", "std::bad_alloc", "java.lang.OutOfMemoryError", "Cannot allocate memory")
+
+
+@dataclass
+class RawResult:
+    """What the runner measured for one test, before any judging."""
+
+    status: int  # wait status as from waitpid
+    cpu_us: int  # rusage of the program (and the children it waited for), -1 if unknown
+    wall_us: int
+    maxrss_kb: int
+    cg_cpu_us: int  # cgroup CPU of everything the test started, -1 without cgroups
+    cg_mem_kb: int
+    oom_kills: int
+    killed: int  # 0 no, 1 CPU limit (cgroup), 2 wall-clock backstop
+    stdout: bytes
+    stdout_truncated: bool
+    stderr: bytes
+
+
+@dataclass
+class BatchSpec:
+    argv: list[str]
+    language: str
+    limits: Limits
+    inputs_dir: Path
+    prog_dir: Path | None = None
+    build_dir: Path | None = None
+    pch_dir: Path | None = None
+    workdir: str = "/tmp"
+
+    @property
+    def is_java(self) -> bool:
+        return self.language == "java" or self.argv[0] == languages.JAVAC
+
+    def cpu_kill_us(self) -> int:
+        # past 110% of the limit the verdict is TLE whatever happens, so stop there
+        return int(self.limits.time_s * 1.1 * 1e6) + 50_000
+
+    def wall_us(self) -> int:
+        return int(self.limits.wall_limit_s * 1e6)
+
+    def memory_bytes(self) -> int:
+        extra = languages.JAVA_OVERHEAD_MB if self.is_java else 0
+        return (self.limits.memory_mb + extra) * MB
+
+    def nproc(self) -> int:
+        # the JVM's own threads count against both the rlimit and pids.max
+        return max(self.limits.processes, 256) if self.is_java else self.limits.processes
+
+
+class Batch(abc.ABC):
+    @abc.abstractmethod
+    def run(self, index: int) -> RawResult: ...
+
+    @abc.abstractmethod
+    def close(self) -> None: ...
+
+
+def judge(raw: RawResult, limits: Limits, language: str) -> RunResult:
+    exit_code = os.waitstatus_to_exitcode(raw.status) if raw.status >= 0 else None
+    sig: int | None = None
+    if exit_code is not None and exit_code < 0:
+        sig, exit_code = -exit_code, None
+    if raw.cg_cpu_us >= 0:
+        time_us = raw.cg_cpu_us
+    elif raw.cpu_us >= 0:
+        time_us = raw.cpu_us
+    else:
+        time_us = raw.wall_us
+    memory_kb = max(raw.maxrss_kb, raw.cg_mem_kb, 0)
+    stderr = raw.stderr.decode("utf-8", "replace")
+    limit_kb = limits.memory_mb * 1024
+    failed = sig is not None or exit_code != 0
+    if raw.killed or time_us > limits.time_s * 1e6 or sig == signal.SIGXCPU:
+        verdict = Verdict.TLE
+    elif (
+        raw.oom_kills > 0
+        or (sig == signal.SIGKILL and memory_kb >= 0.9 * limit_kb)
+        or (failed and any(marker in stderr for marker in OOM_MARKERS))
+        or (language != "java" and memory_kb > limit_kb)
+    ):
+        verdict = Verdict.MLE
+    elif raw.stdout_truncated or sig == signal.SIGXFSZ:
+        verdict = Verdict.OLE
+    elif failed:
+        verdict = Verdict.RE
+    else:
+        verdict = Verdict.OK
+    return RunResult(
+        verdict=verdict,
+        exit_code=exit_code,
+        signal=sig,
+        time_ms=round(time_us / 1000),
+        wall_ms=round(raw.wall_us / 1000),
+        memory_kb=memory_kb,
+        stdout=raw.stdout,
+        stdout_truncated=raw.stdout_truncated,
+        stderr=stderr,
+    )
+
+
+def _near_limit(result: RunResult, limits: Limits) -> bool:
+    limit_ms = limits.time_s * 1000
+    return result.verdict in (Verdict.OK, Verdict.TLE) and abs(result.time_ms - limit_ms) <= 0.1 * limit_ms
+
+
+class Sandbox(abc.ABC):
+    name = "abstract"
+
+    @abc.abstractmethod
+    def open_batch(self, spec: BatchSpec) -> Batch: ...
+
+    # -- compiling -------------------------------------------------------
+
+    def compile(self, language: str, source: str, *, cpp_std: str = "c++17") -> CompiledProgram:
+        step = languages.compile_step(language, source, cpp_std=cpp_std)
+        key = cache.key_of(language, step.flags_key, cache.tool_fingerprint(step.tool), source)
+        final = cache.entry_path("prog", key)
+        started = time.monotonic()
+        meta = cache.read_meta(final)
+        if meta is None:
+            with cache.key_lock("prog", key):
+                meta = cache.read_meta(final)
+                if meta is None:
+                    try:
+                        meta = self._build(step, language, source, cpp_std, key)
+                    except (OSError, SandboxUnavailable) as exc:
+                        return CompiledProgram(language, Verdict.SE, f"sandbox error while compiling: {exc}")
+                    cached = False
+                else:
+                    cached = True
+        else:
+            cached = True
+        return CompiledProgram(
+            language=language,
+            verdict=Verdict(meta["verdict"]),
+            message=meta["message"],
+            path=str(final),
+            main_class=meta.get("main_class", ""),
+            compile_ms=round((time.monotonic() - started) * 1000),
+            cached=cached,
+        )
+
+    def _build(self, step: languages.CompileStep, language: str, source: str, cpp_std: str, key: str) -> dict:
+        pch = self._pch_dir(cpp_std) if step.needs_pch else None
+        build = cache.build_dir()
+        try:
+            (build / step.source_name).write_text(source)
+            if language == "java":
+                (build / "classes").mkdir()
+                if cache.sandbox_uid() is not None:
+                    os.chown(build / "classes", cache.NOBODY, cache.NOBODY)
+            result = self._execute(step.argv, language, COMPILE_LIMITS, build_dir=build, pch_dir=pch)
+            if result.verdict == Verdict.OK:
+                meta = {"verdict": "OK", "message": result.stderr}
+            elif result.verdict in (Verdict.TLE, Verdict.MLE, Verdict.OLE):
+                meta = {"verdict": "CE", "message": f"compilation exceeded its limits ({result.verdict})\n"
+                        + result.stderr}
+            else:
+                message = result.stderr or result.stdout.decode("utf-8", "replace")
+                meta = {"verdict": "CE", "message": message}
+            meta["main_class"] = step.main_class
+            meta["language"] = language
+            cache.write_meta(build, meta)
+            cache.publish("prog", key, build)
+        finally:
+            if build.exists():
+                shutil.rmtree(build, ignore_errors=True)
+        return meta
+
+    def _pch_dir(self, cpp_std: str) -> Path | None:
+        headers = sorted(glob.glob(languages.STDCXX_HEADER_GLOB))
+        if not headers:
+            return None
+        header = headers[-1]
+        key = cache.key_of("pch", header, " ".join(languages.cpp_flags(cpp_std)),
+                           cache.tool_fingerprint(languages.GXX))
+        final = cache.entry_path("pch", key)
+        if (final / "bits" / "stdc++.h.gch").exists():
+            return final
+        with cache.key_lock("pch", key):
+            if (final / "bits" / "stdc++.h.gch").exists():
+                return final
+            build = cache.build_dir()
+            (build / "bits").mkdir()
+            if cache.sandbox_uid() is not None:
+                os.chown(build / "bits", cache.NOBODY, cache.NOBODY)
+            result = self._execute(languages.pch_step(header, cpp_std), "cpp", COMPILE_LIMITS, build_dir=build)
+            if result.verdict != Verdict.OK:
+                shutil.rmtree(build, ignore_errors=True)
+                return None  # compiling without the header cache is slower but correct
+            return cache.publish("pch", key, build)
+
+    def _execute(self, argv: list[str], language: str, limits: Limits, *, build_dir: Path,
+                 pch_dir: Path | None = None) -> RunResult:
+        inputs = cache.make_private_dir()
+        try:
+            spec = BatchSpec(argv=argv, language=language, limits=limits, inputs_dir=inputs,
+                             build_dir=build_dir, pch_dir=pch_dir, workdir=languages.BUILD_DIR)
+            batch = self.open_batch(spec)
+            try:
+                return judge(batch.run(-1), limits, language)
+            finally:
+                batch.close()
+        finally:
+            shutil.rmtree(inputs, ignore_errors=True)
+
+    # -- running -----------------------------------------------------------
+
+    def run(self, prog: CompiledProgram, inputs: Sequence[bytes | str], limits: Limits, *,
+            stop_on_failure: bool = False) -> list[RunResult]:
+        if not prog.ok:
+            count = 1 if stop_on_failure else len(inputs)
+            return [RunResult(verdict=prog.verdict, stderr=prog.message) for _ in range(min(count, len(inputs)))]
+        if not inputs:
+            return []
+        argv = languages.run_argv(prog.language, main_class=prog.main_class, memory_mb=limits.memory_mb)
+        inputs_dir = cache.make_private_dir()
+        results: list[RunResult] = []
+        try:
+            for index, data in enumerate(inputs):
+                (inputs_dir / str(index)).write_bytes(data.encode() if isinstance(data, str) else data)
+            spec = BatchSpec(argv=argv, language=prog.language, limits=limits, inputs_dir=inputs_dir,
+                             prog_dir=Path(prog.path))
+            batch = self.open_batch(spec)
+            try:
+                for index in range(len(inputs)):
+                    result = judge(batch.run(index), limits, prog.language)
+                    if _near_limit(result, limits):
+                        # noisy machines: give a borderline run one more chance, keep the faster
+                        again = judge(batch.run(index), limits, prog.language)
+                        if again.time_ms < result.time_ms:
+                            result = again
+                    results.append(result)
+                    if stop_on_failure and not result.ok:
+                        break
+            finally:
+                batch.close()
+        except (OSError, SandboxUnavailable) as exc:
+            missing = len(inputs) - len(results)
+            results.extend(RunResult(verdict=Verdict.SE, stderr=f"sandbox error: {exc}") for _ in range(missing))
+            if stop_on_failure:
+                del results[len(results) - missing + 1:]
+        finally:
+            shutil.rmtree(inputs_dir, ignore_errors=True)
+        return results
