@@ -1,0 +1,175 @@
+"""The default backend: one bubblewrap sandbox per batch with hts-runner inside."""
+
+from __future__ import annotations
+
+import os
+import select
+import shutil
+import subprocess
+import tempfile
+
+from . import cache, cgroups, languages
+from .base import MB, Batch, BatchSpec, RawResult, Sandbox
+from .types import SandboxUnavailable
+
+IO_DIR = "/.hts-io"
+IN_DIR = "/.hts-in"
+BIN_DIR = "/.hts-bin"
+# read-only pieces of /etc that the toolchains need (the JVM's config is symlinked there)
+ETC_PIECES = ("/etc/alternatives", "/etc/java-17-openjdk", "/etc/ld.so.cache")
+MISSING = "bubblewrap (bwrap) is not installed: apt-get install bubblewrap"
+
+
+def _system_binds() -> list[str]:
+    args = ["--ro-bind", "/usr", "/usr"]
+    for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+        if os.path.islink(top):
+            args += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            args += ["--ro-bind", top, top]
+    for piece in ETC_PIECES:
+        args += ["--ro-bind-try", piece, piece]
+    return args
+
+
+class BwrapBatch(Batch):
+    def __init__(self, sandbox: BwrapSandbox, spec: BatchSpec) -> None:
+        self.spec = spec
+        self.cgroup: cgroups.BatchCgroup | None = None
+        limits = spec.limits
+        if cgroups.available():
+            self.cgroup = cgroups.BatchCgroup(spec.memory_bytes(), spec.nproc() + 2)
+        mem = limits.memory_mb * MB
+        if spec.is_java:
+            address_space = 0
+        elif self.cgroup is not None:
+            # the cgroup bounds real memory; this only stops absurd reservations early
+            address_space = 2 * mem + 256 * MB
+        else:
+            address_space = mem + 64 * MB
+        runner = [
+            f"{BIN_DIR}/hts-runner",
+            "-t", str(spec.cpu_kill_us()),
+            "-w", str(spec.wall_us()),
+            "-m", str(address_space),
+            "-f", str(limits.output_kb * 1024 + 1),
+            # the userns's uid 0 also owns bwrap's and the runner's processes
+            "-p", str(spec.nproc() + 4),
+            "-n", "1024" if spec.is_java else "256",
+            "-s", str(mem),
+            "-z", str(mem),
+            "-d", spec.workdir,
+            "-o", IO_DIR,
+            "-i", IN_DIR,
+        ]
+        if self.cgroup is not None:
+            runner += ["-g", self.cgroup.runner_arg()]
+        argv = [
+            sandbox.bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--clearenv",
+            "--uid", "0", "--gid", "0", "--cap-add", "ALL", "--hostname", "sandbox",
+            *_system_binds(),
+            "--proc", "/proc", "--dev", "/dev", "--dir", "/tmp",
+            "--tmpfs", IO_DIR,
+            "--ro-bind", str(spec.inputs_dir), IN_DIR,
+            "--ro-bind", str(sandbox.runner_dir), BIN_DIR,
+        ]
+        if spec.prog_dir is not None:
+            argv += ["--ro-bind", str(spec.prog_dir), languages.PROG_DIR]
+        if spec.pch_dir is not None:
+            argv += ["--ro-bind", str(spec.pch_dir), languages.PCH_DIR]
+        if spec.build_dir is not None:
+            argv += ["--bind", str(spec.build_dir), languages.BUILD_DIR]
+        argv += ["--remount-ro", "/dev", "--remount-ro", "/", "--chdir", "/", *runner, "--", *spec.argv]
+        uid = cache.sandbox_uid()
+        self.errors = tempfile.TemporaryFile()
+        try:
+            # no preexec_fn: _posixsubprocess switches uid itself, so the fork stays cheap
+            self.proc = subprocess.Popen(
+                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.errors,
+                pass_fds=self.cgroup.fds if self.cgroup else (), user=uid, group=uid,
+                extra_groups=[] if uid is not None else None, env={}, cwd="/",
+            )
+        except OSError:
+            self._release()
+            raise
+
+    def _runner_error(self, what: str) -> SandboxUnavailable:
+        self.errors.seek(0)
+        detail = self.errors.read().decode("utf-8", "replace").strip()[-2000:]
+        return SandboxUnavailable(f"{what}: {detail or 'no message'}")
+
+    def run(self, index: int) -> RawResult:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        target = "-" if index < 0 else f"{IN_DIR}/{index}"
+        try:
+            self.proc.stdin.write(f"R {target}\n".encode())
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            raise self._runner_error("the sandbox runner exited") from None
+        # the runner enforces the wall clock itself; this only guards against a wedged runner
+        ready, _, _ = select.select([self.proc.stdout], [], [], self.spec.wall_us() / 1e6 + 30)
+        if not ready:
+            self.proc.kill()
+            raise SandboxUnavailable("the sandbox runner stopped answering")
+        header = self.proc.stdout.readline().split()
+        if len(header) != 12 or header[0] != b"S":
+            raise self._runner_error("the sandbox runner failed")
+        fields = [int(x) for x in header[1:]]
+        out = self.proc.stdout.read(fields[8])
+        err = self.proc.stdout.read(fields[10])
+        return RawResult(
+            status=fields[0], cpu_us=fields[1], wall_us=fields[2], maxrss_kb=fields[3], cg_cpu_us=fields[4],
+            cg_mem_kb=fields[5], oom_kills=fields[6], killed=fields[7], stdout=out,
+            stdout_truncated=bool(fields[9]), stderr=err,
+        )
+
+    def _release(self) -> None:
+        if self.cgroup is not None:
+            self.cgroup.close()
+            self.cgroup = None
+        self.errors.close()
+
+    def close(self) -> None:
+        try:
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()
+        except BrokenPipeError:
+            pass
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+        self._release()
+
+
+class BwrapSandbox(Sandbox):
+    name = "bwrap"
+
+    def __init__(self) -> None:
+        found = shutil.which("bwrap")
+        if found is None:
+            raise SandboxUnavailable(MISSING)
+        self.bwrap = found
+        self.runner_dir = cache.runner_dir()
+        self._probe()
+
+    def _probe(self) -> None:
+        """Fail early and clearly where user namespaces are not allowed."""
+        uid = cache.sandbox_uid()
+        proc = subprocess.run(
+            [self.bwrap, "--unshare-all", "--die-with-parent", "--uid", "0", "--cap-add", "ALL",
+             *_system_binds(), "--ro-bind", str(self.runner_dir), BIN_DIR, "--", "/usr/bin/true"],
+            capture_output=True, text=True, user=uid, group=uid,
+            extra_groups=[] if uid is not None else None, env={}, cwd="/",
+        )
+        if proc.returncode != 0:
+            raise SandboxUnavailable(
+                "bubblewrap cannot create its namespaces here (are unprivileged user namespaces "
+                f"enabled? sysctl kernel.unprivileged_userns_clone=1): {proc.stderr.strip()}"
+            )
+
+    def open_batch(self, spec: BatchSpec) -> Batch:
+        return BwrapBatch(self, spec)
