@@ -7,6 +7,7 @@ import select
 import shutil
 import subprocess
 import tempfile
+from typing import BinaryIO
 
 from . import cache, cgroups, languages
 from .base import MB, Batch, BatchSpec, RawResult, Sandbox
@@ -18,6 +19,47 @@ BIN_DIR = "/.hts-bin"
 # read-only pieces of /etc that the toolchains need (the JVM's config is symlinked there)
 ETC_PIECES = ("/etc/alternatives", "/etc/java-17-openjdk", "/etc/ld.so.cache")
 MISSING = "bubblewrap (bwrap) is not installed: apt-get install bubblewrap"
+
+
+def read_result(stream: BinaryIO) -> RawResult | None:
+    """One result in hts-runner's framing: a header line, then stdout, then the stderr tail."""
+    header = stream.readline().split()
+    if len(header) != 12 or header[0] != b"S":
+        return None
+    fields = [int(x) for x in header[1:]]
+    out = stream.read(fields[8])
+    err = stream.read(fields[10])
+    return RawResult(
+        status=fields[0], cpu_us=fields[1], wall_us=fields[2], maxrss_kb=fields[3], cg_cpu_us=fields[4],
+        cg_mem_kb=fields[5], oom_kills=fields[6], killed=fields[7], stdout=out,
+        stdout_truncated=bool(fields[9]), stderr=err,
+    )
+
+
+def runner_options(spec: BatchSpec, *, cgroup: bool) -> list[str]:
+    limits = spec.limits
+    mem = limits.memory_mb * MB
+    if spec.is_java:
+        address_space = 0
+    elif cgroup:
+        # the cgroup bounds real memory; this only stops absurd reservations early
+        address_space = 2 * mem + 256 * MB
+    else:
+        address_space = mem + 64 * MB
+    return [
+        "-t", str(spec.cpu_kill_us()),
+        "-w", str(spec.wall_us()),
+        "-m", str(address_space),
+        "-f", str(limits.output_kb * 1024 + 1),
+        # the user namespace's uid 0 also owns bwrap's and the runner's processes
+        "-p", str(spec.nproc() + 4),
+        "-n", "1024" if spec.is_java else "256",
+        "-s", str(mem),
+        "-z", str(mem),
+        "-d", spec.workdir,
+        "-o", IO_DIR,
+        "-i", IN_DIR,
+    ]
 
 
 def _system_binds() -> list[str]:
@@ -36,32 +78,9 @@ class BwrapBatch(Batch):
     def __init__(self, sandbox: BwrapSandbox, spec: BatchSpec) -> None:
         self.spec = spec
         self.cgroup: cgroups.BatchCgroup | None = None
-        limits = spec.limits
         if cgroups.available():
             self.cgroup = cgroups.BatchCgroup(spec.memory_bytes(), spec.nproc() + 2)
-        mem = limits.memory_mb * MB
-        if spec.is_java:
-            address_space = 0
-        elif self.cgroup is not None:
-            # the cgroup bounds real memory; this only stops absurd reservations early
-            address_space = 2 * mem + 256 * MB
-        else:
-            address_space = mem + 64 * MB
-        runner = [
-            f"{BIN_DIR}/hts-runner",
-            "-t", str(spec.cpu_kill_us()),
-            "-w", str(spec.wall_us()),
-            "-m", str(address_space),
-            "-f", str(limits.output_kb * 1024 + 1),
-            # the userns's uid 0 also owns bwrap's and the runner's processes
-            "-p", str(spec.nproc() + 4),
-            "-n", "1024" if spec.is_java else "256",
-            "-s", str(mem),
-            "-z", str(mem),
-            "-d", spec.workdir,
-            "-o", IO_DIR,
-            "-i", IN_DIR,
-        ]
+        runner = [f"{BIN_DIR}/hts-runner", *runner_options(spec, cgroup=self.cgroup is not None)]
         if self.cgroup is not None:
             runner += ["-g", self.cgroup.runner_arg()]
         argv = [
@@ -111,17 +130,10 @@ class BwrapBatch(Batch):
         if not ready:
             self.proc.kill()
             raise SandboxUnavailable("the sandbox runner stopped answering")
-        header = self.proc.stdout.readline().split()
-        if len(header) != 12 or header[0] != b"S":
+        result = read_result(self.proc.stdout)
+        if result is None:
             raise self._runner_error("the sandbox runner failed")
-        fields = [int(x) for x in header[1:]]
-        out = self.proc.stdout.read(fields[8])
-        err = self.proc.stdout.read(fields[10])
-        return RawResult(
-            status=fields[0], cpu_us=fields[1], wall_us=fields[2], maxrss_kb=fields[3], cg_cpu_us=fields[4],
-            cg_mem_kb=fields[5], oom_kills=fields[6], killed=fields[7], stdout=out,
-            stdout_truncated=bool(fields[9]), stderr=err,
-        )
+        return result
 
     def _release(self) -> None:
         if self.cgroup is not None:
