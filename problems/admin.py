@@ -6,6 +6,7 @@ from problems.models import (
     Blob,
     DifficultyLabel,
     InputValidator,
+    JudgingTask,
     OutputJudge,
     Problem,
     ProblemAlias,
@@ -110,4 +111,11 @@ class BlobAdmin(admin.ModelAdmin):
 class VerdictAdmin(admin.ModelAdmin):
     list_display = ("solution", "suite", "verdict", "passed", "total", "complete", "judged_at")
     list_filter = ("verdict",)
+    raw_id_fields = ("solution", "suite")
+
+
+@admin.register(JudgingTask)
+class JudgingTaskAdmin(admin.ModelAdmin):
+    list_display = ("solution", "suite", "mode", "status", "created_at", "finished_at")
+    list_filter = ("status",)
     raw_id_fields = ("solution", "suite")

@@ -326,3 +326,30 @@ class Verdict(models.Model):
 
     def __str__(self) -> str:
         return f"{self.verdict} {self.passed}/{self.total}"
+
+
+class JudgingTask(models.Model):
+    """One queued judging of a solution against a suite, so pages can show pending and
+    failed cells from the database (never from Redis), and a crashed job stays visible."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    solution = models.ForeignKey(Solution, on_delete=models.CASCADE, related_name="judging_tasks")
+    suite = models.ForeignKey(TestSuite, on_delete=models.CASCADE, related_name="judging_tasks")
+    mode = models.CharField(max_length=10, default="all")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    error = models.TextField(blank=True)
+    job_id = models.CharField(max_length=64, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["suite", "status"])]
+
+    def __str__(self) -> str:
+        return f"judge {self.solution_id} on suite {self.suite_id} ({self.status})"
