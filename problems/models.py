@@ -125,12 +125,12 @@ class Solution(models.Model):
             models.UniqueConstraint(fields=["problem", "role", "code_sha256"], name="solution_unique_code"),
         ]
 
+    def __str__(self) -> str:
+        return self.name or f"{self.role} #{self.pk} ({self.language})"
+
     @property
     def supported(self) -> bool:
         return self.language in SUPPORTED_LANGUAGES
-
-    def __str__(self) -> str:
-        return self.name or f"{self.role} #{self.pk} ({self.language})"
 
 
 class CodeOrigin(models.TextChoices):

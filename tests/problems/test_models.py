@@ -6,7 +6,14 @@ from django.db import IntegrityError, transaction
 
 from problems.blobs import blob_get, blob_put, blobs_put
 from problems.models import Blob, TestSuite
-from problems.services import NewTest, SuiteStateError, suite_activate, suite_add_tests, suite_create, suite_fail
+from problems.services import (
+    NewTest,
+    SuiteStateError,
+    suite_activate,
+    suite_add_tests,
+    suite_create,
+    suite_fail,
+)
 from tests.factories import ProblemFactory
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]

@@ -1,0 +1,238 @@
+"""Judging a program against a test suite, in the sandbox.
+
+Hacking tests run first (they are the ones that catch wrong programs), and in fail-fast
+mode judging stops at the first failing test. Programs are compiled once per judging
+(with the sandbox's on-disk compile cache), test bodies are read from content-addressed
+storage once per process and kept in a bounded in-memory cache, because a verification
+API serves the same suites thousands of times.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from problems.blobs import blob_get
+from problems.models import SUPPORTED_LANGUAGES, Problem, Solution, TestSuite
+from problems.services import verdict_record
+from sandbox import Limits, RunResult, Sandbox, Verdict, call_python, compare_default, get_sandbox
+
+# Run order of test kinds: hacking first.
+KIND_ORDER = {"hacking": 0, "stratified": 1, "regular": 2, "direct": 3, "imported": 4, "public": 5}
+# Which active suite judges a program when none is named.
+ORIGIN_PREFERENCE = (
+    TestSuite.Origin.GENERATED,
+    TestSuite.Origin.OFFICIAL,
+    TestSuite.Origin.IMPORTED,
+    TestSuite.Origin.PUBLIC,
+)
+FAIL_FAST_FIRST_CHUNK = 4
+FAIL_FAST_MAX_CHUNK = 32
+CACHE_MAX_BYTES = 512 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class LoadedTest:
+    ordinal: int
+    kind: str
+    input: bytes
+    output: bytes
+
+
+@dataclass
+class TestOutcome:
+    index: int
+    ordinal: int
+    kind: str
+    verdict: str
+    time_ms: int
+    wall_ms: int
+    memory_kb: int
+
+
+@dataclass
+class JudgeResult:
+    verdict: str
+    passed: int
+    total: int
+    complete: bool
+    suite_id: int
+    suite_version: int
+    suite_origin: str
+    elapsed_ms: int = 0
+    message: str = ""
+    tests: list[TestOutcome] = field(default_factory=list)
+
+    @property
+    def reward(self) -> int:
+        return int(self.verdict == "AC")
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["reward"] = self.reward
+        data["pass_fraction"] = self.passed / self.total if self.total else 0.0
+        return data
+
+
+class _SuiteCache:
+    """Suite id -> its tests in judging order, evicting least recently used past a byte budget."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self._items: OrderedDict[tuple[Any, ...], tuple[list[LoadedTest], int]] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def key(suite: TestSuite) -> tuple[Any, ...]:
+        # A primary key alone can come back after a rollback (or a restored database);
+        # with the creation time it names one suite for good.
+        return (suite.pk, suite.problem_id, suite.version, suite.created_at)
+
+    def get(self, suite: TestSuite) -> list[LoadedTest]:
+        key = self.key(suite)
+        with self._lock:
+            hit = self._items.get(key)
+            if hit is not None:
+                self._items.move_to_end(key)
+                return hit[0]
+        tests = _load_tests(suite)
+        size = sum(len(t.input) + len(t.output) for t in tests)
+        with self._lock:
+            # Suites never change after activation, so a cached copy never goes stale.
+            self._items[key] = (tests, size)
+            self._bytes += size
+            while self._bytes > self.max_bytes and len(self._items) > 1:
+                _, (_, evicted) = self._items.popitem(last=False)
+                self._bytes -= evicted
+        return tests
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+            self._bytes = 0
+
+
+def _load_tests(suite: TestSuite) -> list[LoadedTest]:
+    rows = suite.tests.values_list("ordinal", "kind", "input_sha256", "output_sha256")
+    tests = [LoadedTest(o, k, blob_get(i), blob_get(out)) for o, k, i, out in rows]
+    tests.sort(key=lambda t: (KIND_ORDER.get(t.kind, 9), t.ordinal))
+    return tests
+
+
+suite_cache = _SuiteCache(CACHE_MAX_BYTES)
+
+
+def suite_for_judging(problem: Problem, origin: str | None = None) -> TestSuite | None:
+    """The active suite of `origin`, or the best active one: generated, official, imported, public."""
+    active = {s.origin: s for s in problem.suites.filter(status=TestSuite.Status.ACTIVE).select_related("output_judge")}
+    if origin is not None:
+        return active.get(origin)
+    for candidate in ORIGIN_PREFERENCE:
+        if candidate in active:
+            return active[candidate]
+    return None
+
+
+def limits_for(problem: Problem) -> Limits:
+    return Limits(time_s=problem.time_limit_ms / 1000, memory_mb=problem.memory_limit_mb)
+
+
+def _accepts(
+    sb: Sandbox, suite: TestSuite, tests: list[LoadedTest], results: list[RunResult]
+) -> list[tuple[bool, str]]:
+    """(accepted, reason) for each OK run: the suite's judging function if it has one."""
+    if suite.output_judge is None:
+        return [(compare_default(t.output, r.stdout), "") for t, r in zip(tests, results, strict=False)]
+    calls = [
+        (t.input.decode("utf-8", "replace"), r.stdout.decode("utf-8", "replace"), t.output.decode("utf-8", "replace"))
+        for t, r in zip(tests, results, strict=False)
+    ]
+    # The judging function is untrusted code too, so it runs in the sandbox.
+    verdicts = call_python(sb, suite.output_judge.code, "output_judging_function", calls, Limits(time_s=5, memory_mb=512))
+    return [(bool(v.ok and v.value is True), "" if v.ok else f"judging function failed: {v.error}") for v in verdicts]
+
+
+def judge_code(
+    *,
+    problem: Problem,
+    suite: TestSuite,
+    language: str,
+    code: str,
+    mode: str = "fail_fast",
+    sandbox: Sandbox | None = None,
+) -> JudgeResult:
+    """Compile and run a program against a suite; nothing is saved."""
+    started = time.perf_counter()
+    tests = suite_cache.get(suite)
+    result = JudgeResult(
+        verdict="AC", passed=0, total=len(tests), complete=False,
+        suite_id=suite.pk, suite_version=suite.version, suite_origin=suite.origin,
+    )
+    if language not in SUPPORTED_LANGUAGES:
+        result.verdict, result.message = "CE", f"unsupported language {language!r}"
+        return _finish(result, started)
+    sb = sandbox or get_sandbox()
+    program = sb.compile(language, code)
+    if not program.ok:
+        result.verdict, result.message = str(program.verdict), program.message[-4000:]
+        return _finish(result, started)
+    limits = limits_for(problem)
+    fail_fast = mode != "all"
+    position = 0
+    chunk = FAIL_FAST_FIRST_CHUNK if fail_fast else max(1, len(tests))
+    while position < len(tests):
+        batch = tests[position : position + chunk]
+        runs = sb.run(program, [t.input for t in batch], limits, stop_on_failure=fail_fast)
+        ok_pairs = [(t, r) for t, r in zip(batch, runs, strict=False) if r.verdict == Verdict.OK]
+        accepted = iter(_accepts(sb, suite, [t for t, _ in ok_pairs], [r for _, r in ok_pairs]))
+        for test, run in zip(batch, runs, strict=False):
+            verdict = str(run.verdict)
+            if run.verdict == Verdict.OK:
+                good, reason = next(accepted)
+                verdict = "AC" if good else "WA"
+                if reason and not result.message:
+                    result.message = reason
+            result.tests.append(
+                TestOutcome(len(result.tests), test.ordinal, test.kind, verdict, run.time_ms, run.wall_ms, run.memory_kb)
+            )
+            if verdict == "AC":
+                result.passed += 1
+            elif result.verdict == "AC":
+                result.verdict = verdict
+                if not result.message and run.stderr:
+                    result.message = run.stderr[-2000:]
+            if fail_fast and verdict != "AC":
+                return _finish(result, started)
+        position += len(batch)
+        chunk = min(chunk * 2, FAIL_FAST_MAX_CHUNK)
+    result.complete = True
+    return _finish(result, started)
+
+
+def _finish(result: JudgeResult, started: float) -> JudgeResult:
+    result.elapsed_ms = int((time.perf_counter() - started) * 1000)
+    return result
+
+
+def solution_judge(*, solution: Solution, suite: TestSuite, mode: str = "all", sandbox: Sandbox | None = None):
+    """Judge a stored solution and record its Verdict (one per solution and suite)."""
+    result = judge_code(
+        problem=solution.problem, suite=suite, language=solution.language, code=solution.code, mode=mode, sandbox=sandbox
+    )
+    return verdict_record(
+        solution=solution,
+        suite=suite,
+        verdict=result.verdict,
+        passed=result.passed,
+        total=result.total,
+        complete=result.complete,
+        results=[
+            {"ordinal": t.ordinal, "verdict": t.verdict, "time_ms": t.time_ms, "wall_ms": t.wall_ms, "memory_kb": t.memory_kb}
+            for t in result.tests
+        ],
+        message=result.message,
+    )
