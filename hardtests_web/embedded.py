@@ -66,7 +66,8 @@ def start_redis_server(directory: Path, *, daemonize: bool) -> subprocess.Popen[
         subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
         child = None
     else:
-        child = subprocess.Popen(args, stdout=subprocess.DEVNULL)
+        # Own session, so a terminal's Ctrl-C does not stop Redis before the workers are done.
+        child = subprocess.Popen(args, stdout=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 10
     while not _answers(socket):
         if time.monotonic() > deadline:

@@ -37,17 +37,21 @@ class Command(BaseCommand):
         if embedded_redis_enabled():
             self.stdout.write(f"redis: embedded at {settings.EMBEDDED_REDIS_SOCKET}")
         manage = [sys.executable, str(settings.BASE_DIR / "manage.py")]
+
+        def spawn(name: str, argv: list[str]) -> None:
+            # Own session: a terminal's Ctrl-C reaches only this supervisor, which then stops
+            # the children once and in order (a second signal would make RQ kill running jobs).
+            children.append((name, subprocess.Popen([*manage, *argv], start_new_session=True)))
+
         for i in range(settings.HARDTESTS_GENERATION_WORKERS):
-            children.append((f"generation-worker-{i}", subprocess.Popen([*manage, "rqworker", "generation", "default"])))
+            spawn(f"generation-worker-{i}", ["rqworker", "generation", "default"])
         for i in range(settings.HARDTESTS_SANDBOX_WORKERS):
-            children.append((f"sandbox-worker-{i}", subprocess.Popen([*manage, "rqworker", "sandbox", "default"])))
+            spawn(f"sandbox-worker-{i}", ["rqworker", "sandbox", "default"])
         if "demo_materialise" in get_commands():
             # Queue demo kits that have no active generated suite yet; the workers build them.
             call_command("demo_materialise", "--enqueue")
         if not options["no_web"]:
-            children.append(
-                ("web", subprocess.Popen([*manage, "runserver", "--noreload", f"127.0.0.1:{port}"]))
-            )
+            spawn("web", ["runserver", "--noreload", f"127.0.0.1:{port}"])
             self.stdout.write(self.style.SUCCESS(f"web: http://127.0.0.1:{port}/  (Ctrl-C stops everything)"))
 
         stopping = False
