@@ -15,7 +15,8 @@ from pathlib import Path
 from . import cache, languages
 from .types import CompiledProgram, Limits, RunResult, SandboxUnavailable, Verdict
 
-COMPILE_LIMITS = Limits(time_s=30.0, memory_mb=2048, output_kb=16 * 1024, processes=64, wall_s=90.0)
+# output_kb also caps every file written: the stdc++ PCH is about 100 MB
+COMPILE_LIMITS = Limits(time_s=30.0, memory_mb=2048, output_kb=1024 * 1024, processes=64, wall_s=90.0)
 MB = 1024 * 1024
 # stderr lines that mean the program ran out of memory under an address-space
 # limit (or -Xmx) rather than being killed by the OOM killer
@@ -33,7 +34,7 @@ class RawResult:
     cg_cpu_us: int  # cgroup CPU of everything the test started, -1 without cgroups
     cg_mem_kb: int
     oom_kills: int
-    killed: int  # 0 no, 1 CPU limit (cgroup), 2 wall-clock backstop
+    killed: int  # 0 no, 1 CPU limit (cgroup), 2 wall-clock backstop, 3 output limit
     stdout: bytes
     stdout_truncated: bool
     stderr: bytes
@@ -93,7 +94,10 @@ def judge(raw: RawResult, limits: Limits, language: str) -> RunResult:
     stderr = raw.stderr.decode("utf-8", "replace")
     limit_kb = limits.memory_mb * 1024
     failed = sig is not None or exit_code != 0
-    if raw.killed or time_us > limits.time_s * 1e6 or sig == signal.SIGXCPU:
+    if raw.stdout_truncated or raw.killed == 3:
+        # output beyond the cap is final whatever else happened afterwards
+        verdict = Verdict.OLE
+    elif raw.killed or time_us > limits.time_s * 1e6 or sig == signal.SIGXCPU:
         verdict = Verdict.TLE
     elif (
         raw.oom_kills > 0
@@ -102,7 +106,7 @@ def judge(raw: RawResult, limits: Limits, language: str) -> RunResult:
         or (language != "java" and memory_kb > limit_kb)
     ):
         verdict = Verdict.MLE
-    elif raw.stdout_truncated or sig == signal.SIGXFSZ:
+    elif sig == signal.SIGXFSZ:
         verdict = Verdict.OLE
     elif failed:
         verdict = Verdict.RE

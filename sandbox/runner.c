@@ -13,7 +13,7 @@
  * Protocol (stdin/stdout, one test at a time):
  *   in:  "R <input-path or ->\n"
  *   out: "S <status> <cpu_us> <wall_us> <maxrss_kb> <cg_cpu_us> <cg_mem_kb>
- *         <oom> <killed> <out_len> <out_trunc> <err_len>\n" + stdout + stderr tail
+ *         <oom> <killed: 1 cpu, 2 wall, 3 output> <out_len> <out_trunc> <err_len>\n" + stdout + stderr tail
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -266,6 +266,9 @@ static void run_one(const char *input) {
         }
         if (pr < 0 && errno != EINTR) die("poll");
         if (!killed && t1 - t0 > wall_kill_us) killed = 2;
+        struct stat so;
+        /* a program that ignores SIGXFSZ (the JVM does) would otherwise spin on EFBIG */
+        if (!killed && fstat(out_fd, &so) == 0 && so.st_size >= fsize_bytes) killed = 3;
         if (!killed && cg[CG_CPU_USAGE] >= 0 && cg_read(cg[CG_CPU_USAGE]) / 1000 > cpu_kill_us) killed = 1;
         if (killed) {
             kill(init, SIGKILL);
