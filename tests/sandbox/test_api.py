@@ -1,0 +1,158 @@
+"""Comparators, call_python, the compile cache, the CLI and the missing-backend error."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+import sandbox.bwrap
+from sandbox import Limits, Sandbox, SandboxUnavailable, Verdict, call_python, compare_default, compare_float
+from sandbox.cli import main as cli_main
+
+from .conftest import REPO
+
+
+def test_default_comparator_ignores_trailing_whitespace_and_blank_lines() -> None:
+    assert compare_default("1 2\n3\n", "1 2   \n3\n\n\n")
+    assert compare_default(b"a\r\nb", "a\nb\n")
+    assert not compare_default("1 2\n3\n", "1  2\n3\n")
+    assert not compare_default("1\n\n2\n", "1\n2\n")
+    assert not compare_default("1\n", "")
+
+
+def test_float_comparator_uses_tolerance_for_numbers_only() -> None:
+    assert compare_float("0.3333333 2", "0.33333334 2.0000001")
+    assert compare_float("1e9", "1000000000.5", rel_tol=1e-6)
+    assert not compare_float("0.5", "0.51")
+    assert not compare_float("yes 1.0", "no 1.0")
+    assert not compare_float("1 2", "1")
+    assert not compare_float("nan", "1.0") and not compare_float("1.0", "nan")
+    assert compare_float("inf", "inf") and not compare_float("inf", "-inf")
+
+
+CODE = """
+import time
+def validate_input(s):
+    print('{"ok": true, "value": "forged"}')   # cannot forge the result
+    return s.startswith('1')
+def echo_length(s):
+    return {'n': len(s), 'head': s[:3]}
+def explode(x):
+    raise ValueError('bad input ' + str(x))
+def spin():
+    while True:
+        pass
+def not_json():
+    return {1, 2}
+"""
+
+
+def test_call_python_returns_json_values_and_cannot_be_forged(sb: Sandbox) -> None:
+    [good, bad] = call_python(sb, CODE, "validate_input", [("123",), ("999",)], Limits())
+    assert (good.ok, good.value, good.verdict) == (True, True, Verdict.OK)
+    assert (bad.ok, bad.value) == (True, False)
+
+
+def test_call_python_large_arguments_and_results(sb: Sandbox) -> None:
+    big = "1" * 100_000
+    [result] = call_python(sb, CODE, "echo_length", [(big,)], Limits())
+    assert result.ok and result.value == {"n": 100_000, "head": "111"}
+
+
+def test_call_python_exception_missing_function_loop_and_bad_value(sb: Sandbox) -> None:
+    [raised] = call_python(sb, CODE, "explode", [(7,)], Limits())
+    assert not raised.ok and raised.error == "ValueError: bad input 7"
+    [missing] = call_python(sb, CODE, "no_such_function", [()], Limits())
+    assert not missing.ok and "no_such_function" in (missing.error or "")
+    [looped] = call_python(sb, CODE, "spin", [()], Limits(time_s=0.3))
+    assert not looped.ok and looped.verdict == Verdict.TLE and "time limit" in (looped.error or "")
+    [weird] = call_python(sb, CODE, "not_json", [()], Limits())
+    assert not weird.ok and "JSON" in (weird.error or "")
+    [broken] = call_python(sb, "def f(:\n", "f", [()], Limits())
+    assert not broken.ok and "SyntaxError" in (broken.error or "")
+
+
+def test_call_python_code_is_sandboxed(sb: Sandbox) -> None:
+    code = f"def peek():\n    return open({str(REPO / 'pyproject.toml')!r}).read()\n"
+    [result] = call_python(sb, code, "peek", [()], Limits())
+    assert not result.ok and "FileNotFoundError" in (result.error or "")
+
+
+COMPILE_IN_CHILD = """
+import json, sys
+from sandbox import get_sandbox
+prog = get_sandbox("bwrap").compile("cpp", sys.stdin.read())
+print(json.dumps({"ok": prog.ok, "path": prog.path, "cached": prog.cached}))
+"""
+
+
+def test_concurrent_compiles_of_one_source_share_one_cache_entry(sb: Sandbox) -> None:
+    source = f"#include <bits/stdc++.h>\n// {uuid.uuid4()}\nint main(){{std::cout<<42;}}\n"
+    children = [
+        subprocess.Popen([sys.executable, "-c", COMPILE_IN_CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         cwd=REPO, text=True)
+        for _ in range(2)
+    ]
+    outputs = [json.loads(child.communicate(source, timeout=120)[0]) for child in children]
+    assert all(o["ok"] for o in outputs)
+    assert outputs[0]["path"] == outputs[1]["path"]
+    assert sorted(o["cached"] for o in outputs) == [False, True]  # compiled once, the other waited and reused
+    entry = Path(outputs[0]["path"])
+    assert sorted(p.name for p in entry.iterdir()) == ["main", "main.cpp", "meta.json"]
+    again = sb.compile("cpp", source)
+    assert again.cached and again.path == outputs[0]["path"]
+    assert sb.run(again, [""], Limits())[0].stdout == b"42"
+
+
+def test_cli_prints_one_json_object_per_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "a.py"
+    source.write_text("print(sum(map(int, input().split())))\n")
+    inputs = []
+    for i, text in enumerate(["1 2\n", "5 5\n"]):
+        (tmp_path / f"{i}.in").write_text(text)
+        inputs += ["--input", str(tmp_path / f"{i}.in")]
+    assert cli_main(["--language", "python3", "--time-limit", "1", "--memory-limit", "128", str(source), *inputs]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(d["verdict"], d["stdout"]) for d in lines] == [("OK", "3\n"), ("OK", "10\n")]
+    assert set(lines[0]) == {"verdict", "exit_code", "signal", "time_ms", "wall_ms", "memory_kb", "stdout", "stderr"}
+
+
+def test_cli_compile_error_and_empty_stdin(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.cpp"
+    bad.write_text("int main( {}\n")
+    assert cli_main(["--language", "cpp", "--time-limit", "1", "--memory-limit", "64", str(bad)]) == 0
+    [line] = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert line["verdict"] == "CE" and "error" in line["stderr"]
+    good = tmp_path / "good.py"
+    good.write_text("import sys\nprint(repr(sys.stdin.read()))\n")
+    assert cli_main(["--language", "python3", "--time-limit", "1", "--memory-limit", "64", str(good)]) == 0
+    [line] = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert (line["verdict"], line["stdout"]) == ("OK", "''\n")
+
+
+def test_missing_bubblewrap_names_the_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sandbox.bwrap.shutil, "which", lambda name: None)
+    with pytest.raises(SandboxUnavailable, match="apt-get install bubblewrap"):
+        sandbox.bwrap.BwrapSandbox()
+
+
+def test_unknown_backend_is_refused() -> None:
+    from sandbox import get_sandbox
+
+    with pytest.raises(SandboxUnavailable, match="unknown sandbox backend"):
+        get_sandbox("chroot")
+
+
+def test_borderline_time_is_rerun_and_the_faster_kept(sb: Sandbox) -> None:
+    # about 0.25 s of CPU against a 0.25 s limit: within 10%, so it runs twice
+    source = ("import time\nt = time.process_time()\nwhile time.process_time() - t < 0.24:\n    pass\n"
+              "open('/tmp/n', 'a').close()\nprint('done')\n")
+    prog = sb.compile("python3", source)
+    [result] = sb.run(prog, [""], Limits(time_s=0.25))
+    assert result.stdout == b"done\n" or result.verdict == Verdict.TLE
+    assert 200 <= result.time_ms <= 400

@@ -1,0 +1,47 @@
+"""The Docker backend gives the same verdicts as bubblewrap on the same programs."""
+
+from __future__ import annotations
+
+import pytest
+
+from sandbox import Limits, Sandbox, Verdict
+
+PROGRAMS = [
+    ("python3", "print(sum(map(int, input().split())))\n", Limits(), Verdict.OK),
+    ("cpp", "#include <bits/stdc++.h>\nint main(){int a,b;std::cin>>a>>b;std::cout<<a+b;}\n", Limits(), Verdict.OK),
+    ("python3", "raise SystemExit(3)\n", Limits(), Verdict.RE),
+    ("cpp", "int main(){volatile unsigned long x=0; for(;;) x++;}\n", Limits(time_s=0.4), Verdict.TLE),
+    ("python3", "b = []\nwhile True:\n    b.append(bytearray(1 << 20))\n", Limits(memory_mb=96), Verdict.MLE),
+    ("cpp", "#include <cstdio>\nint main(){for(;;) puts(\"xxxxxxxxxxxxxxxx\");}\n", Limits(output_kb=64), Verdict.OLE),
+    ("cpp", "#include <unistd.h>\nint main(){for(;;) fork();}\n", Limits(time_s=0.4, wall_s=2), Verdict.TLE),
+    ("python3", "import time\ntime.sleep(100)\n", Limits(time_s=0.2, wall_s=1), Verdict.TLE),
+    ("java", "public class Main { public static void main(String[] a) { System.out.println(1 + 2); } }\n",
+     Limits(), Verdict.OK),
+]
+
+
+@pytest.mark.docker
+def test_verdicts_agree_between_bubblewrap_and_docker(sb: Sandbox, docker_sb: Sandbox) -> None:
+    for language, source, limits, expected in PROGRAMS:
+        prog = sb.compile(language, source)
+        assert prog.ok, prog.message
+        [native] = sb.run(prog, ["1 2\n"], limits)
+        [contained] = docker_sb.run(prog, ["1 2\n"], limits)
+        assert (native.verdict, contained.verdict) == (expected, expected), (source, native, contained)
+        if expected == Verdict.OK:
+            assert native.stdout.strip() == contained.stdout.strip() == b"3"
+
+
+@pytest.mark.docker
+def test_docker_batch_isolates_tests_and_compiles(docker_sb: Sandbox) -> None:
+    source = ("import os\nmode = input()\nif mode == 'leave':\n    open('/tmp/leak', 'w').write('x')\n"
+              "    if os.fork() == 0:\n        os.setsid()\n        import time\n        time.sleep(100)\n"
+              "    print('left')\nelse:\n    print(os.listdir('/tmp'), len([p for p in os.listdir('/proc') if p.isdigit()]))\n")
+    prog = docker_sb.compile("python3", source + "# docker\n")
+    assert prog.ok
+    first, second = docker_sb.run(prog, ["leave", "look"], Limits())
+    assert first.stdout == b"left\n"
+    # only the runner (pid 1) and the program itself remain
+    assert second.stdout == b"[] 2\n"
+    bad = docker_sb.compile("cpp", "int main( {}\n// docker\n")
+    assert bad.verdict == Verdict.CE
