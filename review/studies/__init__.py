@@ -1,0 +1,1 @@
+"""Human validation studies: services (writes), selectors (reads), assignment, agreement, jobs, views."""
