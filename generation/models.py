@@ -69,16 +69,19 @@ class GenerationRun(models.Model):
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Touched by the executing process every few seconds; a RUNNING run whose heartbeat
+    # stops is one whose worker died (see generation.runs.sweep_stale_runs).
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
 
+    def __str__(self) -> str:
+        return f"run #{self.pk} of {self.problem_id} ({self.status})"
+
     @property
     def finished(self) -> bool:
         return self.status in self.FINISHED
-
-    def __str__(self) -> str:
-        return f"run #{self.pk} of {self.problem_id} ({self.status})"
 
 
 class LLMCall(models.Model):
@@ -93,6 +96,9 @@ class LLMCall(models.Model):
     completion_tokens = models.PositiveIntegerField(null=True, blank=True)
     latency_ms = models.PositiveIntegerField(null=True, blank=True)
     error = models.TextField(blank=True)
+    # Why the reply was rejected by generation.parsing (empty when it was accepted).
+    parse_error = models.TextField(blank=True)
+    attempt = models.PositiveSmallIntegerField(default=1, help_text="transport attempt number (retries count up)")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

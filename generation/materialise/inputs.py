@@ -1,0 +1,250 @@
+"""Inputs of a kit: call the generators in the sandbox, drop duplicates, keep what the validator accepts.
+
+Generators are untrusted code. Each call is a fresh sandboxed process with its own limits,
+so a generator that raises or loops costs its own calls and nothing else; one whose first
+calls all exceed the time limit is not called again (its remaining calls would only burn
+the same limit each).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from django.conf import settings
+
+from generation.materialise.types import (
+    Candidate,
+    MaterialiseError,
+    Progress,
+    SandboxClock,
+    Tally,
+    batch_generator_limits,
+    checker_limits,
+    generator_limits,
+    threads,
+)
+from generation.models import FailureReason
+from generation.parsing import (
+    BATCH_FUNCTION,
+    REGULAR_FUNCTION,
+    ReplyInvalid,
+    hacking_functions,
+    regular_functions,
+)
+from problems.models import TestCase, TestKit
+from sandbox import CallResult, Limits, Sandbox, Verdict, call_python
+
+PROBE_CALLS = 2
+MAX_INPUT_BYTES = 32 * 1024 * 1024
+
+
+@dataclass
+class GeneratorJob:
+    code: str
+    function: str
+    kind: str
+    calls: int
+
+
+def generator_jobs(kit: TestKit) -> tuple[list[GeneratorJob], list[str]]:
+    """The generator functions of a kit and how many times each is called (the paper's counts)."""
+    jobs: list[GeneratorJob] = []
+    problems: list[str] = []
+    if kit.regular_generator.strip():
+        try:
+            names = regular_functions(kit.regular_generator)
+        except ReplyInvalid as exc:
+            names = []
+            problems.append(str(exc))
+        stratified = [n for n in names if n != REGULAR_FUNCTION]
+        if REGULAR_FUNCTION in names:
+            jobs.append(GeneratorJob(kit.regular_generator, REGULAR_FUNCTION, TestCase.Kind.REGULAR,
+                                     settings.HARDTESTS_REGULAR_CALLS))
+        for name in stratified:
+            jobs.append(GeneratorJob(kit.regular_generator, name, TestCase.Kind.STRATIFIED,
+                                     settings.HARDTESTS_STRATIFIED_CALLS))
+        if not names and not problems:
+            problems.append("the regular generator defines no generator function")
+    if kit.hacking_generator.strip():
+        try:
+            names = hacking_functions(kit.hacking_generator)
+        except ReplyInvalid as exc:
+            names = []
+            problems.append(str(exc))
+        for name in names:
+            jobs.append(GeneratorJob(kit.hacking_generator, name, TestCase.Kind.HACKING,
+                                     settings.HARDTESTS_HACKING_CALLS))
+        if not names and not problems:
+            problems.append("the hacking generator defines no generator function")
+    return [j for j in jobs if j.calls > 0], problems
+
+
+def _describe_failure(result: CallResult) -> str:
+    if result.ok:
+        return f"returned {type(result.value).__name__}, not a string"
+    return result.error or str(result.verdict)
+
+
+def _run_generator(sb: Sandbox, job: GeneratorJob, limits: Limits, clock: SandboxClock) -> list[CallResult]:
+    first = call_python(sb, job.code, job.function, [()] * min(PROBE_CALLS, job.calls), limits)
+    clock.add(first)
+    remaining = job.calls - len(first)
+    if remaining <= 0:
+        return first
+    if all(r.verdict == Verdict.TLE for r in first):
+        skipped = CallResult(ok=False, error="not called: the first calls exceeded the time limit",
+                             verdict=Verdict.TLE)
+        return first + [skipped] * remaining
+    rest = call_python(sb, job.code, job.function, [()] * remaining, limits)
+    clock.add(rest)
+    return first + rest
+
+
+def _usable(result: CallResult) -> bool:
+    return result.ok and isinstance(result.value, str) and len(result.value.encode("utf-8")) <= MAX_INPUT_BYTES
+
+
+def generate_candidates(
+    *, sb: Sandbox, kit: TestKit, tally: Tally, progress: Progress, clock: SandboxClock
+) -> list[Candidate]:
+    """Every input the kit yields, in kit order (direct, regular/stratified, hacking, batch)."""
+    candidates: list[Candidate] = []
+    for index, text in enumerate(kit.direct_inputs or [], 1):
+        tally.add(TestCase.Kind.DIRECT, "generated")
+        if isinstance(text, str):
+            candidates.append(Candidate(text, TestCase.Kind.DIRECT, "LLMGen_input", index))
+        else:
+            tally.add(TestCase.Kind.DIRECT, "failed")
+    jobs, problems = generator_jobs(kit)
+    for problem in problems:
+        progress.log(f"generator code skipped: {problem}")
+    limits = generator_limits()
+    with ThreadPoolExecutor(max_workers=threads()) as pool:
+        futures = [(job, pool.submit(_run_generator, sb, job, limits, clock)) for job in jobs]
+        batch_future = (
+            pool.submit(call_python, sb, kit.batch_generator, BATCH_FUNCTION, [()], batch_generator_limits())
+            if kit.batch_generator.strip() else None
+        )
+        for job, future in futures:
+            results = future.result()
+            progress.check_cancel()
+            ok = 0
+            for call_number, result in enumerate(results, 1):
+                tally.add(job.kind, "generated")
+                if _usable(result):
+                    ok += 1
+                    candidates.append(Candidate(result.value, job.kind, job.function, call_number))
+                else:
+                    tally.add(job.kind, "failed")
+            failures = [r for r in results if not _usable(r)]
+            note = f"; first failure: {_describe_failure(failures[0])[:300]}" if failures else ""
+            progress.log(f"{job.function}: {ok}/{len(results)} calls gave an input{note}")
+        if batch_future is not None:
+            candidates += _batch_candidates(batch_future.result(), tally, progress, clock)
+    return candidates
+
+
+def _batch_candidates(results: list[CallResult], tally: Tally, progress: Progress,
+                      clock: SandboxClock) -> list[Candidate]:
+    clock.add(results)
+    kind = TestCase.Kind.REGULAR
+    result = results[0]
+    if not result.ok or not isinstance(result.value, list):
+        tally.add(kind, "failed")
+        progress.log(f"{BATCH_FUNCTION}: no list of inputs ({_describe_failure(result)[:300]})")
+        return []
+    out = []
+    for index, text in enumerate(result.value, 1):
+        tally.add(kind, "generated")
+        if isinstance(text, str) and len(text.encode("utf-8")) <= MAX_INPUT_BYTES:
+            out.append(Candidate(text, kind, BATCH_FUNCTION, index))
+        else:
+            tally.add(kind, "failed")
+    progress.log(f"{BATCH_FUNCTION}: {len(out)}/{len(result.value)} items are input strings")
+    return out
+
+
+def drop_duplicates(candidates: list[Candidate], tally: Tally) -> list[Candidate]:
+    """The first occurrence of each input wins (kit order puts hand-written inputs first)."""
+    seen: set[str] = set()
+    unique = []
+    for cand in candidates:
+        if cand.text in seen:
+            tally.add(cand.kind, "duplicate")
+            continue
+        seen.add(cand.text)
+        unique.append(cand)
+    return unique
+
+
+def _chunks(items: list, parts: int) -> list[list]:
+    size = max(1, -(-len(items) // parts))
+    return [items[i:i + size] for i in range(0, len(items), size)]
+
+
+def run_checker_calls(sb: Sandbox, code: str, function: str, args: list[tuple], clock: SandboxClock,
+                      limits: Limits | None = None) -> list[CallResult]:
+    """call_python over many argument tuples, split across threads; results in order."""
+    if not args:
+        return []
+    limits = limits or checker_limits()
+    chunks = _chunks(args, threads())
+    with ThreadPoolExecutor(max_workers=len(chunks)) as pool:
+        parts = list(pool.map(lambda chunk: call_python(sb, code, function, chunk, limits), chunks))
+    results = [r for part in parts for r in part]
+    clock.add(results)
+    return results
+
+
+def validate_candidates(
+    *,
+    sb: Sandbox,
+    kit: TestKit,
+    candidates: list[Candidate],
+    tally: Tally,
+    progress: Progress,
+    clock: SandboxClock,
+    samples: list[str],
+    on_cancel: Callable[[], None] | None = None,
+) -> list[Candidate]:
+    """Keep the inputs the kit's validator accepts; regression inputs must all be rejected."""
+    validator = kit.validator
+    if validator is None:
+        raise MaterialiseError(FailureReason.INPUT_GENERATION_FAILED, f"kit v{kit.version} has no input validator")
+    regression = [x for x in (validator.regression_inputs or []) if isinstance(x, str)]
+    texts = [c.text for c in candidates] + regression + samples
+    results = run_checker_calls(sb, validator.code, "validate_input", [(t,) for t in texts], clock)
+    progress.check_cancel()
+    verdicts = results[: len(candidates)]
+    regression_results = results[len(candidates): len(candidates) + len(regression)]
+    sample_results = results[len(candidates) + len(regression):]
+    accepted_regressions = [i for i, r in enumerate(regression_results, 1) if r.ok and r.value is True]
+    if accepted_regressions:
+        raise MaterialiseError(
+            FailureReason.INPUT_GENERATION_FAILED,
+            f"validator v{validator.version} accepts regression input(s) #"
+            + ", #".join(map(str, accepted_regressions))
+            + " that a reviewer showed to be invalid",
+        )
+    rejected_samples = [i for i, r in enumerate(sample_results, 1) if not (r.ok and r.value is True)]
+    if rejected_samples:
+        # Samples are valid by definition; a validator rejecting one is probably too strict.
+        progress.log(f"warning: validator v{validator.version} rejects sample input(s) "
+                     f"#{', #'.join(map(str, rejected_samples))}")
+    kept = []
+    errors = [r for r in verdicts if not r.ok]
+    for cand, result in zip(candidates, verdicts, strict=True):
+        if result.ok and result.value is True:
+            kept.append(cand)
+        else:
+            tally.add(cand.kind, "invalid")
+    if errors:
+        progress.log(f"validator failed on {len(errors)} input(s) (counted as invalid); first: "
+                     f"{(errors[0].error or str(errors[0].verdict))[:300]}")
+    if candidates and len(errors) == len(candidates):
+        raise MaterialiseError(FailureReason.INPUT_GENERATION_FAILED,
+                               f"validator v{validator.version} failed on every input: {errors[0].error}")
+    progress.log(f"validator v{validator.version} accepted {len(kept)} of {len(candidates)} distinct inputs")
+    return kept

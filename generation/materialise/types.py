@@ -1,0 +1,129 @@
+"""Data passed between the materialisation steps, and the limits they use."""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from django.conf import settings
+
+from generation.models import FailureReason
+from sandbox import Limits
+
+
+class MaterialiseError(RuntimeError):
+    """Materialisation cannot produce a suite; `reason` is from the fixed taxonomy."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+class Cancelled(MaterialiseError):
+    def __init__(self, message: str = "cancelled on request") -> None:
+        super().__init__(FailureReason.CANCELLED, message)
+
+
+class Progress(Protocol):
+    """What materialisation reports to (a GenerationRun recorder, or a bench printer)."""
+
+    def stage(self, name: str) -> None: ...
+
+    def log(self, message: str) -> None: ...
+
+    def check_cancel(self) -> None: ...
+
+    def counts(self, counts: dict[str, dict[str, int]]) -> None: ...
+
+
+class NullProgress:
+    def stage(self, name: str) -> None:
+        pass
+
+    def log(self, message: str) -> None:
+        pass
+
+    def check_cancel(self) -> None:
+        pass
+
+    def counts(self, counts: dict[str, dict[str, int]]) -> None:
+        pass
+
+
+@dataclass
+class Candidate:
+    """One input and where it came from."""
+
+    text: str
+    kind: str
+    generator: str = ""
+    call_number: int | None = None
+
+
+COUNT_KEYS = ("generated", "failed", "invalid", "duplicate", "disagreement", "kept")
+
+
+@dataclass
+class Tally:
+    """Counts per test kind: generated, failed (calls that gave no input), invalid, duplicate,
+    disagreement (oracles did not agree), kept."""
+
+    by_kind: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def add(self, kind: str, key: str, amount: int = 1) -> None:
+        row = self.by_kind.setdefault(kind, dict.fromkeys(COUNT_KEYS, 0))
+        row[key] += amount
+
+    def as_dict(self) -> dict[str, dict[str, int]]:
+        total = dict.fromkeys(COUNT_KEYS, 0)
+        for row in self.by_kind.values():
+            for key in COUNT_KEYS:
+                total[key] += row[key]
+        return {**{k: dict(v) for k, v in self.by_kind.items()}, "total": total}
+
+
+class SandboxClock:
+    """Sum of the CPU time the sandbox reported, across threads (for the bench and the log)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.ms = 0
+        self.runs = 0
+
+    def add(self, results: list[Any]) -> None:
+        with self._lock:
+            self.ms += sum(int(getattr(r, "time_ms", 0) or 0) for r in results)
+            self.runs += len(results)
+
+
+def _setting(name: str, default: Any) -> Any:
+    return getattr(settings, name, default)
+
+
+def threads() -> int:
+    return max(1, int(_setting("HARDTESTS_MATERIALISE_THREADS", min(4, os.cpu_count() or 2))))
+
+
+def generator_limits() -> Limits:
+    return Limits(time_s=float(_setting("HARDTESTS_GENERATOR_TIME_S", 10.0)),
+                  memory_mb=int(_setting("HARDTESTS_GENERATOR_MEMORY_MB", 1024)), output_kb=64 * 1024)
+
+
+def batch_generator_limits() -> Limits:
+    return Limits(time_s=float(_setting("HARDTESTS_BATCH_GENERATOR_TIME_S", 120.0)),
+                  memory_mb=int(_setting("HARDTESTS_GENERATOR_MEMORY_MB", 1024)), output_kb=256 * 1024)
+
+
+def checker_limits() -> Limits:
+    """Validators and output judging functions: Python reading one test."""
+    return Limits(time_s=float(_setting("HARDTESTS_CHECKER_TIME_S", 10.0)), memory_mb=1024, output_kb=1024)
+
+
+def oracle_limits(time_limit_ms: int, memory_limit_mb: int) -> Limits:
+    # Oracles make the expected outputs; they are not being judged, so they get slack
+    # (a Python oracle near the limit must not turn a good input into a lost one).
+    factor = float(_setting("HARDTESTS_ORACLE_TIME_FACTOR", 2.0))
+    return Limits(time_s=max(1.0, time_limit_ms / 1000 * factor), memory_mb=min(4096, 2 * memory_limit_mb),
+                  output_kb=64 * 1024)

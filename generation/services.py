@@ -1,0 +1,115 @@
+"""Writes of the generation app: starting, cancelling and executing generation runs."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from generation.models import FailureReason, GenerationRun
+from generation.runs import MAX_LOG_CHARS, run_fail, sweep_stale_runs
+from problems.models import Problem
+
+log = logging.getLogger(__name__)
+
+__all__ = ["generation_run_cancel", "generation_run_execute", "generation_run_start", "sweep_stale_runs"]
+
+QUEUE = "generation"
+
+
+def _job_id(run: GenerationRun) -> str:
+    return f"generation-run-{run.pk}"
+
+
+def _enqueue(run_id: int, job_id: str) -> None:
+    try:
+        import django_rq
+
+        from hardtests_web.embedded import ensure_redis
+
+        ensure_redis()
+        django_rq.get_queue(QUEUE).enqueue(
+            "generation.jobs.generation_run_job", run_id, job_id=job_id,
+            job_timeout=settings.RQ_QUEUES[QUEUE].get("DEFAULT_TIMEOUT", 3600),
+            result_ttl=24 * 3600, failure_ttl=7 * 24 * 3600,
+        )
+    except Exception as exc:  # noqa: BLE001 - record it: a run must never wait for a job that does not exist
+        log.exception("could not enqueue generation run %s", run_id)
+        run_fail(run_id=run_id, reason=FailureReason.INTERNAL_ERROR, error=f"could not enqueue the job: {exc}",
+                 from_status=(GenerationRun.Status.QUEUED,))
+
+
+def generation_run_start(
+    *, problem: Problem, mode: str, model_name: str | None = None, user: Any = None, enqueue: bool = True
+) -> GenerationRun:
+    """Create a QUEUED run and enqueue its job on the `generation` queue after commit.
+
+    mode is GenerationRun.Mode.FROM_SCRATCH (both LLM calls, a new kit) or FROM_KIT (the
+    problem's latest kit, no LLM). `enqueue=False` leaves it for generation_run_execute
+    (the `--sync` command).
+    """
+    if mode not in GenerationRun.Mode.values:
+        raise ValueError(f"unknown generation mode {mode!r}; choose one of {', '.join(GenerationRun.Mode.values)}")
+    model = (model_name or "").strip() if mode == GenerationRun.Mode.FROM_SCRATCH else ""
+    kit = problem.kits.order_by("-version").first() if mode == GenerationRun.Mode.FROM_KIT else None
+    with transaction.atomic():
+        run = GenerationRun.objects.create(
+            problem=problem, mode=mode, model_name=model or (settings.HARDTESTS_LLM_MODEL
+                                                             if mode == GenerationRun.Mode.FROM_SCRATCH else ""),
+            created_by=user if getattr(user, "is_authenticated", False) else None, kit=kit,
+            log=f"{timezone.now():%H:%M:%S} queued by {getattr(user, 'username', None) or 'system'}\n",
+        )
+        if enqueue:
+            run.job_id = _job_id(run)
+            run.save(update_fields=["job_id"])
+            run_id, job_id = run.pk, run.job_id
+            transaction.on_commit(lambda: _enqueue(run_id, job_id))
+    return run
+
+
+def generation_run_cancel(*, run: GenerationRun, user: Any = None) -> bool:
+    """Cancel a queued run at once, or ask a running one to stop at its next check.
+
+    Returns False when the run had already finished.
+    """
+    who = getattr(user, "username", None) or "system"
+    stamp = f"{timezone.now():%H:%M:%S}"
+    if run_fail(run_id=run.pk, reason=FailureReason.CANCELLED, error=f"cancelled by {who} before it started",
+                from_status=(GenerationRun.Status.QUEUED,), status=GenerationRun.Status.CANCELLED,
+                note=f"cancelled by {who}"):
+        if run.job_id:
+            _cancel_job(run.job_id)
+        run.refresh_from_db()
+        return True
+    with transaction.atomic():
+        requested = GenerationRun.objects.filter(pk=run.pk, status=GenerationRun.Status.RUNNING).update(
+            cancel_requested=True
+        )
+        if requested:
+            current = GenerationRun.objects.get(pk=run.pk)
+            GenerationRun.objects.filter(pk=run.pk).update(
+                log=(current.log + f"{stamp} cancel requested by {who}\n")[-MAX_LOG_CHARS:]
+            )
+    run.refresh_from_db()
+    return bool(requested)
+
+
+def _cancel_job(job_id: str) -> None:
+    # The job would find the run cancelled and do nothing; removing it just keeps the queue tidy.
+    try:
+        import django_rq
+        from rq.job import Job
+
+        Job.fetch(job_id, connection=django_rq.get_connection(QUEUE)).cancel()
+    except Exception:  # noqa: BLE001 - best effort
+        pass
+
+
+def generation_run_execute(*, run_id: int) -> GenerationRun:
+    """The whole pipeline for one run, synchronously (used by the job and by `--sync`)."""
+    from generation.pipeline import execute
+
+    return execute(run_id)
