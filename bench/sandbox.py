@@ -1,0 +1,106 @@
+"""Sandbox overhead, side by side with bare execution, on the same programs and inputs.
+
+    .venv/bin/python bench/sandbox.py [--tests 40] [--rounds 5] [--backend bwrap]
+
+Bare execution is a plain subprocess of the same compiled binary (or the same
+/usr/bin/python3 -I script) with no isolation at all.  The sandbox figure is the
+whole `Sandbox.run` call for the batch (sandbox start-up included, amortised over
+the tests) divided by the number of tests.  The best of several rounds is kept
+for each, because this machine is shared and noisy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from sandbox import Limits, get_sandbox  # noqa: E402
+from sandbox.languages import run_argv  # noqa: E402
+
+PROGRAMS = {
+    "cpp": "#include <bits/stdc++.h>\nint main(){long long a,b;std::cin>>a>>b;std::cout<<a+b<<'\\n';}\n",
+    "python3": "a, b = map(int, input().split())\nprint(a + b)\n",
+}
+LIMITS = Limits(time_s=2, memory_mb=256)
+
+
+def inputs_for(count: int) -> list[bytes]:
+    return [f"{i} {i * 7}\n".encode() for i in range(count)]
+
+
+def bare_argv(language: str, path: str) -> list[str]:
+    return [arg.replace("/.hts-prog", path) for arg in run_argv(language)]
+
+
+def time_bare(argv: list[str], inputs: list[bytes]) -> float:
+    started = time.perf_counter()
+    for data in inputs:
+        subprocess.run(argv, input=data, capture_output=True, check=True)
+    return time.perf_counter() - started
+
+
+def time_sandbox(backend: str, language: str, inputs: list[bytes]) -> float:
+    sb = get_sandbox(backend)
+    prog = sb.compile(language, PROGRAMS[language])
+    started = time.perf_counter()
+    results = sb.run(prog, inputs, LIMITS)
+    elapsed = time.perf_counter() - started
+    assert all(r.ok for r in results), results[0]
+    return elapsed
+
+
+def worker(args: tuple[str, str, int, int]) -> int:
+    backend, language, count, batches = args
+    done = 0
+    for _ in range(batches):
+        time_sandbox(backend, language, inputs_for(count))
+        done += count
+    return done
+
+
+def throughput(backend: str, language: str, workers: int, count: int, batches: int) -> float:
+    with multiprocessing.get_context("spawn").Pool(workers) as pool:
+        pool.map(worker, [(backend, language, count, 1)] * workers)  # warm-up: imports, compile cache
+        started = time.perf_counter()
+        done = sum(pool.map(worker, [(backend, language, count, batches)] * workers))
+        return done / (time.perf_counter() - started)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tests", type=int, default=40)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--backend", default="bwrap")
+    args = parser.parse_args()
+    sb = get_sandbox(args.backend)
+    inputs = inputs_for(args.tests)
+    print(f"backend {args.backend}, {args.tests} tests per batch, best of {args.rounds} rounds\n")
+    print(f"{'language':<9} {'bare ms/test':>13} {'sandbox ms/test':>16} {'overhead ms':>12} {'ratio':>7}")
+    for language in PROGRAMS:
+        prog = sb.compile(language, PROGRAMS[language])
+        assert prog.ok, prog.message
+        argv = bare_argv(language, prog.path)
+        bare = sandboxed = float("inf")
+        for _ in range(args.rounds):
+            # interleaved, so that both see the same background load
+            bare = min(bare, time_bare(argv, inputs))
+            sandboxed = min(sandboxed, time_sandbox(args.backend, language, inputs))
+        bare_ms, sandbox_ms = bare * 1000 / args.tests, sandboxed * 1000 / args.tests
+        print(f"{language:<9} {bare_ms:>13.2f} {sandbox_ms:>16.2f} {sandbox_ms - bare_ms:>12.2f} "
+              f"{sandbox_ms / bare_ms:>7.2f}")
+    print()
+    for language in PROGRAMS:
+        one = throughput(args.backend, language, 1, args.tests, 3)
+        two = throughput(args.backend, language, 2, args.tests, 3)
+        print(f"{language:<9} sandbox tests/s: 1 worker {one:7.1f}   2 workers {two:7.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
