@@ -5,6 +5,8 @@ from django.contrib.auth import views as auth_views
 from django.http import HttpRequest, JsonResponse
 from django.urls import include, path
 
+from hardtests_web.api import api
+
 
 def healthz(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"ok": True})
@@ -17,6 +19,8 @@ urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("healthz", healthz, name="healthz"),
+    path("api/v1/", api.urls),
+    path("account/tokens/", include("hardtests_web.token_urls")),
     path("", include("problems.urls")),
     path("", include("generation.urls")),
     path("", include("review.urls")),

@@ -1,0 +1,88 @@
+"""POST /verify, /verify/batch and GET /jobs/{id} against a real RQ worker and the real sandbox."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from django.test import override_settings
+
+from tests.api.conftest import AB_TESTS, CAPPED, GOOD, WRONG, make_suite
+
+# Transactional: the worker is another process and must see the test's committed rows.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+
+
+def _verify(api, code, **extra):
+    return api.post("/api/v1/verify", {"problem": "ab/sum", "language": "python3", "code": code, **extra})
+
+
+def test_correct_program_earns_reward_1(api, ab_problem, sandbox_worker):
+    response = _verify(api, GOOD)
+    assert response.status_code == 200, response.content
+    data = response.json()
+    assert (data["reward"], data["verdict"], data["passed"], data["total"]) == (1, "AC", 4, 4)
+    assert data["pass_fraction"] == 1.0 and data["complete"] is True
+    assert data["suite_version"] == 1 and data["suite_origin"] == "generated"
+    assert [t["kind"] for t in data["tests"]] == ["hacking", "regular", "direct", "direct"]
+    assert {"index", "ordinal", "kind", "verdict", "time_ms", "wall_ms", "memory_kb"} <= set(data["tests"][0])
+    assert data["elapsed_ms"] >= data["judge_ms"] >= 0
+
+
+def test_hacking_tests_run_first_and_fail_fast_stops_there(api, ab_problem, sandbox_worker):
+    data = _verify(api, CAPPED).json()
+    assert (data["reward"], data["verdict"], data["passed"], data["total"]) == (0, "WA", 0, 4)
+    assert [(t["kind"], t["verdict"]) for t in data["tests"]] == [("hacking", "WA")]
+    assert data["complete"] is False
+
+
+def test_mode_all_runs_every_test(api, ab_problem, sandbox_worker):
+    data = _verify(api, CAPPED, mode="all").json()
+    assert [t["verdict"] for t in data["tests"]] == ["WA", "AC", "AC", "AC"]
+    assert (data["reward"], data["passed"], data["pass_fraction"]) == (0, 3, 0.75)
+
+
+def test_runtime_and_compile_errors(api, ab_problem, sandbox_worker):
+    assert _verify(api, "raise SystemExit(3)\n").json()["verdict"] == "RE"
+    response = api.post("/api/v1/verify", {"problem": "test:ab/sum", "language": "cpp", "code": "int main( {"})
+    data = response.json()
+    assert (data["verdict"], data["reward"], data["tests"]) == ("CE", 0, [])
+    assert "error" in data["message"]
+
+
+def test_named_suite_version_is_used(api, ab_problem, sandbox_worker):
+    make_suite(ab_problem, AB_TESTS[:2])  # v2, without the hacking test, becomes active
+    assert _verify(api, CAPPED).json()["reward"] == 1
+    old = _verify(api, CAPPED, suite=1).json()
+    assert (old["reward"], old["suite_version"]) == (0, 1)
+
+
+def test_batch_returns_every_result_when_done_in_time(api, ab_problem, sandbox_worker):
+    items = [{"problem": "ab/sum", "language": "python3", "code": code} for code in (GOOD, WRONG, CAPPED)]
+    response = api.post("/api/v1/verify/batch", {"items": items})
+    assert response.status_code == 200, response.content
+    data = response.json()
+    assert data["status"] == "finished" and data["done"] == data["total"] == 3
+    assert [i["result"]["reward"] for i in data["items"]] == [1, 0, 0]
+    # The same batch can be read again by its id.
+    again = api.get(f"/api/v1/jobs/{data['job_id']}").json()
+    assert [i["result"]["verdict"] for i in again["items"]] == ["AC", "WA", "WA"]
+
+
+@override_settings(HARDTESTS_API_SYNC_TIMEOUT_S=0)
+def test_batch_not_done_in_time_is_202_with_a_job_to_poll(api, make_api, ab_problem, sandbox_worker):
+    items = [{"problem": "ab/sum", "language": "python3", "code": code} for code in (GOOD, WRONG)]
+    response = api.post("/api/v1/verify/batch", {"items": items})
+    assert response.status_code == 202
+    job_id = response.json()["job_id"]
+    assert response.json()["status"] == "pending"
+    deadline = time.monotonic() + 60
+    while True:
+        data = api.get(f"/api/v1/jobs/{job_id}").json()
+        if data["status"] == "finished" or time.monotonic() > deadline:
+            break
+        assert {i["status"] for i in data["items"]} <= {"queued", "running", "finished"}
+        time.sleep(0.1)
+    assert [i["result"]["reward"] for i in data["items"]] == [1, 0]
+    # Someone else's job id looks like an unknown one.
+    assert make_api().get(f"/api/v1/jobs/{job_id}").status_code == 404

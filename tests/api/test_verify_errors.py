@@ -1,0 +1,53 @@
+"""The verification endpoints' refusals that need no running worker: 404, 413, 503."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import override_settings
+
+from tests.api.conftest import GOOD
+
+pytestmark = pytest.mark.django_db
+
+ITEM = {"problem": "ab/sum", "language": "python3", "code": GOOD}
+
+
+def test_no_worker_is_503(api, ab_problem):
+    response = api.post("/api/v1/verify", ITEM)
+    assert response.status_code == 503
+    assert response.json()["code"] == "no_workers" and int(response["Retry-After"]) > 0
+
+
+@override_settings(HARDTESTS_API_QUEUE_MAX=0)
+def test_full_queue_is_503(api, ab_problem, fake_worker):
+    response = api.post("/api/v1/verify", ITEM)
+    assert response.status_code == 503 and response.json()["code"] == "queue_full"
+    assert api.post("/api/v1/verify/batch", {"items": [ITEM]}).json()["code"] == "queue_full"
+
+
+@override_settings(HARDTESTS_API_SYNC_TIMEOUT_S=1)
+def test_no_answer_in_time_is_503_and_the_job_is_withdrawn(api, ab_problem, fake_worker):
+    from hardtests_web.api.connection import sandbox_queue
+
+    response = api.post("/api/v1/verify", ITEM)
+    assert response.status_code == 503 and response.json()["code"] == "timeout"
+    assert sandbox_queue().count == 0
+
+
+@override_settings(HARDTESTS_API_BATCH_MAX=2)
+def test_batch_larger_than_the_limit_is_413(api, ab_problem):
+    response = api.post("/api/v1/verify/batch", {"items": [ITEM] * 3})
+    assert response.status_code == 413 and response.json()["code"] == "batch_too_large"
+
+
+def test_batch_names_the_bad_item(api, ab_problem):
+    response = api.post("/api/v1/verify/batch", {"items": [ITEM, {**ITEM, "problem": "nope"}]})
+    assert response.status_code == 404
+    assert response.json()["detail"].startswith("items[1]: ")
+    assert api.post("/api/v1/verify/batch", {"items": []}).status_code == 400
+
+
+@pytest.mark.parametrize("job_id", ["0" * 32, "not-a-job", "x" * 500])
+def test_unknown_job_is_404(api, job_id):
+    response = api.get(f"/api/v1/jobs/{job_id}")
+    assert response.status_code == 404 and response.json()["code"] == "not_found"
