@@ -1,3 +1,46 @@
-"""Machine evaluation of suites."""
+"""Machine evaluation of suites: a stored report of suites measured as classifiers.
 
-__all__: list[str] = []
+The report JSON is computed once (by `manage.py evaluate` or a `default`-queue job) and
+stored here, so the evaluation page only reads the database.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+__all__ = ["EvaluationReport"]
+
+
+class EvaluationReport(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        JUDGING = "judging", "Judging candidates"
+        COMPUTING = "computing", "Computing metrics"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    # What was asked for: {"pids": [...], "filter": "...", "origins": [...]}.
+    params = models.JSONField(default=dict, blank=True)
+    report = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    # Judging progress while status is JUDGING, so the page can show it from the database.
+    judging_total = models.PositiveIntegerField(default=0)
+    judging_done = models.PositiveIntegerField(default=0)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    job_id = models.CharField(max_length=64, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"evaluation #{self.pk} ({self.status})"
+
+    @property
+    def finished(self) -> bool:
+        return self.status in (self.Status.DONE, self.Status.FAILED)

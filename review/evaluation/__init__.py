@@ -1,0 +1,1 @@
+"""Machine evaluation: suites measured as classifiers against candidates with gold verdicts."""
