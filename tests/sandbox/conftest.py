@@ -92,6 +92,7 @@ def docker_sb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
 def _stop(started: subprocess.Popen[bytes] | None, saved_host: str | None) -> None:
     if started is None:
         return
+    root = Path("/tmp") / f"hts-dockerd-{os.getpid()}"
     started.terminate()
     try:
         started.wait(timeout=20)
@@ -101,3 +102,4 @@ def _stop(started: subprocess.Popen[bytes] | None, saved_host: str | None) -> No
         os.environ.pop("DOCKER_HOST", None)
     else:
         os.environ["DOCKER_HOST"] = saved_host
+    shutil.rmtree(root, ignore_errors=True)
