@@ -1,0 +1,197 @@
+"""Generation pages: a problem's runs tab, the live run page, LLM calls, regenerate and kit edits.
+
+Views read runs from the database only (workers write progress there), and every state
+change is POST + CSRF + maintainer check, then one call into generation.services.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.db.models import Count
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from generation.models import GenerationRun, LLMCall
+from hardtests_web.permissions import is_maintainer
+from problems.forms import KitEditForm, RegenerateForm
+from problems.models import Problem, TestKit
+from problems.selectors import problem_get
+from problems.services import kit_with_edited_code
+
+STOP_POLLING = 286
+LOG_TAIL_LINES = 80
+
+
+# The same three helpers as problems/views/common.py; repeated, not imported, because no app
+# imports another app's views.
+def htmx_target(request: HttpRequest) -> str | None:
+    htmx = getattr(request, "htmx", None)
+    if not htmx or htmx.boosted or htmx.history_restore_request:
+        return None
+    return htmx.target or ""
+
+
+def render_tab(request: HttpRequest, problem: Problem, tab: str, template: str, context: dict[str, Any]) -> HttpResponse:
+    context = {**context, "problem": problem, "tab": tab, "tab_template": template}
+    if htmx_target(request) == "problem-tabs":
+        return render(request, "problems/_tabs.html", context)
+    return render(request, "problems/problem_detail.html", context)
+
+
+def require_maintainer(request: HttpRequest) -> None:
+    if not is_maintainer(request.user):
+        raise PermissionDenied("Only maintainers can do this.")
+
+
+def _llm_ready() -> bool:
+    from generation.llm import llm_configured
+
+    return llm_configured()
+
+
+def _duration_s(run: GenerationRun) -> float | None:
+    if run.started_at is None:
+        return None
+    from django.utils import timezone
+
+    end = run.finished_at or timezone.now()
+    return (end - run.started_at).total_seconds()
+
+
+def _kept(run: GenerationRun) -> int | None:
+    counts = run.counts or {}
+    kept = [c.get("kept") for c in counts.values() if isinstance(c, dict) and isinstance(c.get("kept"), int)]
+    return sum(kept) if kept else None
+
+
+def problem_runs(request: HttpRequest, pk: int) -> HttpResponse:
+    problem = problem_get(pk)
+    runs = list(
+        problem.generation_runs.select_related("created_by", "suite", "kit")
+        .defer("log", "error").annotate(n_calls=Count("llm_calls"))[:100]
+    )
+    for run in runs:
+        run.duration_s = _duration_s(run)
+        run.kept = _kept(run)
+    return render_tab(request, problem, "runs", "generation/_tab_runs.html", {"runs": runs})
+
+
+def _run_context(run: GenerationRun) -> dict[str, Any]:
+    lines = (run.log or "").splitlines()
+    counts_rows = []
+    metrics: list[str] = []
+    for values in (run.counts or {}).values():
+        if isinstance(values, dict):
+            for key in values:
+                if key not in metrics:
+                    metrics.append(key)
+    for kind, values in (run.counts or {}).items():
+        if isinstance(values, dict):
+            counts_rows.append((kind, [values.get(m, "") for m in metrics]))
+        else:
+            counts_rows.append((kind, [values]))
+    stages = [(GenerationRun.Stage(s).label if s in GenerationRun.Stage.values else s, secs)
+              for s, secs in (run.stage_seconds or {}).items()]
+    run.duration_s = _duration_s(run)
+    return {
+        "run": run,
+        "log_tail": "\n".join(lines[-LOG_TAIL_LINES:]),
+        "log_skipped": max(0, len(lines) - LOG_TAIL_LINES),
+        "count_metrics": metrics,
+        "count_rows": counts_rows,
+        "stages": stages,
+        "calls": list(run.llm_calls.defer("messages", "reply")),
+    }
+
+
+def _get_run(pk: int) -> GenerationRun:
+    return get_object_or_404(GenerationRun.objects.select_related("problem", "created_by", "suite", "kit"), pk=pk)
+
+
+def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    run = _get_run(pk)
+    context = _run_context(run)
+    if htmx_target(request) == "run-progress":
+        return render(request, "generation/_run_progress.html", context,
+                      status=STOP_POLLING if run.finished else 200)
+    return render(request, "generation/run_detail.html", context)
+
+
+def run_progress(request: HttpRequest, pk: int) -> HttpResponse:
+    """The live part of the run page; 286 once the run has ended stops the polling."""
+    run = _get_run(pk)
+    return render(request, "generation/_run_progress.html", _run_context(run),
+                  status=STOP_POLLING if run.finished else 200)
+
+
+@require_POST
+def run_cancel(request: HttpRequest, pk: int) -> HttpResponse:
+    require_maintainer(request)
+    run = _get_run(pk)
+    from generation.services import generation_run_cancel
+
+    if generation_run_cancel(run=run, user=request.user):
+        messages.success(request, f"Cancellation of run #{run.pk} requested.")
+    else:
+        messages.warning(request, f"Run #{run.pk} has already ended.")
+    return redirect("generation:run_detail", pk=run.pk)
+
+
+def llm_call_detail(request: HttpRequest, pk: int, call_id: int) -> HttpResponse:
+    call = get_object_or_404(LLMCall.objects.select_related("run__problem"), pk=call_id, run_id=pk)
+    messages_shown = [m for m in (call.messages or []) if isinstance(m, dict)]
+    context = {"call": call, "run": call.run, "prompt_messages": messages_shown}
+    if htmx_target(request) == "llm-call":
+        return render(request, "generation/_llm_call.html", context)
+    return render(request, "generation/llm_call.html", context)
+
+
+def regenerate(request: HttpRequest, pk: int) -> HttpResponse:
+    """Maintainers: a confirmation page (GET), then a new generation run (POST)."""
+    require_maintainer(request)
+    problem = get_object_or_404(Problem.objects.only("id", "pid", "title"), pk=pk)
+    llm_ready = _llm_ready()
+    has_kit = TestKit.objects.filter(problem=problem).exists()
+    form = RegenerateForm(request.POST or None, llm_ready=llm_ready, has_kit=has_kit,
+                          initial={"mode": request.GET.get("mode")} if request.GET.get("mode") else None)
+    if request.method == "POST" and form.is_valid():
+        from generation.services import generation_run_start
+
+        mode = form.cleaned_data["mode"]
+        run = generation_run_start(
+            problem=problem, mode=mode, user=request.user,
+            model_name=form.cleaned_data.get("model_name") if mode == "from_scratch" else None,
+        )
+        messages.success(request, f"Run #{run.pk} queued.")
+        return redirect("generation:run_detail", pk=run.pk)
+    return render(request, "generation/regenerate.html",
+                  {"problem": problem, "form": form, "llm_ready": llm_ready, "has_kit": has_kit})
+
+
+@require_POST
+def kit_edit(request: HttpRequest, pk: int) -> HttpResponse:
+    """Maintainers: save an edited validator or judge as a new kit version and re-materialise it."""
+    require_maintainer(request)
+    problem = get_object_or_404(Problem, pk=pk)
+    form = KitEditForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "The edit was not saved: " + "; ".join(
+            f"{field}: {' '.join(errors)}" for field, errors in form.errors.items()))
+        return redirect("problem_kit", pk=problem.pk)
+    kit = get_object_or_404(TestKit.objects.select_related("validator", "output_judge"),
+                            problem=problem, version=form.cleaned_data["kit_version"])
+    from generation.services import generation_run_start
+
+    with transaction.atomic():
+        new_kit = kit_with_edited_code(
+            kit=kit, user=request.user, validator_code=form.cleaned_data["validator_code"],
+            judge_code=form.cleaned_data["judge_code"], note=form.cleaned_data["note"],
+        )
+        run = generation_run_start(problem=problem, mode="from_kit", user=request.user)
+    messages.success(request, f"Saved kit v{new_kit.version}; run #{run.pk} is materialising it.")
+    return redirect("generation:run_detail", pk=run.pk)

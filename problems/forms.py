@@ -1,0 +1,93 @@
+"""Forms of the web pages: the problems filter (GET), kit edits, judging and regeneration (POST)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.conf import settings
+
+from problems.selectors import SORT_LABELS
+
+SUITE_STATUS_CHOICES = [("", "Any suite"), ("active", "Active suite"), ("failed", "Failed, none active"),
+                        ("none", "No suite")]
+JUDGE_CHOICES = [("", "Any checker"), ("yes", "Has a judging function"), ("no", "Exact-match output")]
+
+
+class ProblemFilterForm(forms.Form):
+    """The list's filter state; every field is optional and lives in the URL."""
+
+    q = forms.CharField(required=False, max_length=200, label="Search")
+    platform = forms.ChoiceField(required=False)
+    difficulty = forms.ChoiceField(required=False)
+    tag = forms.ChoiceField(required=False)
+    suite = forms.ChoiceField(required=False, choices=SUITE_STATUS_CHOICES, label="Suite")
+    judge = forms.ChoiceField(required=False, choices=JUDGE_CHOICES, label="Checker")
+    sort = forms.ChoiceField(required=False, choices=[("", "Sort: id")] + [(k, f"Sort: {v}") for k, v in SORT_LABELS.items()])
+    page = forms.IntegerField(required=False, min_value=1)
+
+    def __init__(self, *args: Any, facets: dict[str, Any], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["platform"].choices = [("", "Any platform")] + [(p, p) for p in facets["platforms"]]
+        difficulty: list[Any] = [("", "Any difficulty")]
+        for source, levels in facets["difficulty"].items():
+            difficulty.append((source, [(f"{source}:", f"{source}: any")] + [(f"{source}:{lv}", f"{source}: {lv}")
+                                                                            for lv in levels]))
+        self.fields["difficulty"].choices = difficulty
+        self.fields["tag"].choices = [("", "Any tag")] + [(t, t) for t in facets["tags"]]
+
+    def filters(self) -> dict[str, Any]:
+        """The cleaned filter state; invalid values (an unknown tag in an old link) are ignored."""
+        if self.is_valid():
+            return {k: v for k, v in self.cleaned_data.items() if v not in (None, "")}
+        return {k: self.cleaned_data[k] for k in getattr(self, "cleaned_data", {}) if self.cleaned_data[k]}
+
+
+class KitEditForm(forms.Form):
+    validator_code = forms.CharField(widget=forms.Textarea(attrs={"rows": 18, "class": "code-input",
+                                                                  "spellcheck": "false"}),
+                                     label="Input validator (validate_input)", max_length=200_000, strip=False)
+    judge_code = forms.CharField(widget=forms.Textarea(attrs={"rows": 12, "class": "code-input", "spellcheck": "false"}),
+                                 required=False, max_length=200_000, strip=False,
+                                 label="Output judging function (empty: exact match)")
+    note = forms.CharField(required=False, max_length=500, label="What changed and why")
+    kit_version = forms.IntegerField(widget=forms.HiddenInput, min_value=1)
+
+    # Browsers submit textareas with CRLF line ends; code is stored with LF so an unchanged
+    # field compares equal to the stored version and does not make a new one.
+    def clean_validator_code(self) -> str:
+        code = self.cleaned_data["validator_code"].replace("\r\n", "\n")
+        if not code.strip():
+            raise forms.ValidationError("The validator cannot be empty.")
+        return code
+
+    def clean_judge_code(self) -> str:
+        return self.cleaned_data["judge_code"].replace("\r\n", "\n")
+
+
+class JudgeAllForm(forms.Form):
+    suite = forms.IntegerField(widget=forms.HiddenInput, min_value=1)
+
+
+class RegenerateForm(forms.Form):
+    mode = forms.ChoiceField(widget=forms.RadioSelect, choices=[])
+    model_name = forms.ChoiceField(required=False, label="Model")
+    confirm = forms.BooleanField(required=True, label="Yes, start a new generation run")
+
+    def __init__(self, *args: Any, llm_ready: bool, has_kit: bool, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        modes = []
+        if llm_ready:
+            modes.append(("from_scratch", "From scratch: the LLM writes a new validator, judge and generators"))
+        if has_kit:
+            modes.append(("from_kit", "From the current kit: re-run its generators and oracles, no LLM"))
+        self.fields["mode"].choices = modes
+        self.fields["model_name"].choices = [(m, m) for m in settings.HARDTESTS_LLM_MODELS]
+        if modes:
+            self.fields["mode"].initial = modes[0][0]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if data.get("mode") == "from_scratch" and not data.get("model_name"):
+            self.add_error("model_name", "Choose a model.")
+        return data

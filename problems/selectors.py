@@ -1,0 +1,541 @@
+"""Reads that the pages share: the filtered problems list, search, suite statistics and diffs,
+the verdict matrix. Every function here runs a fixed number of queries whatever the size
+of the catalogue (the list and matrix pages are measured by bench/web.py).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.core.cache import cache
+from django.db import connection
+from django.db.models import Count, Q, QuerySet, Sum
+from django.db.models.expressions import RawSQL
+
+from problems.models import (
+    DifficultyLabel,
+    InputValidator,
+    JudgingTask,
+    OutputJudge,
+    Problem,
+    Solution,
+    Tag,
+    TestCase,
+    TestKit,
+    TestSuite,
+    Verdict,
+)
+
+PAGE_SIZE = 50
+FACET_CACHE_S = 300
+# Judging preference for the suite a page shows by default (same order as problems.judging).
+ORIGIN_PREFERENCE = ("generated", "official", "imported", "public")
+
+SORTS: dict[str, tuple[str, ...]] = {
+    "pid": ("pid",),
+    "-pid": ("-pid",),
+    "title": ("title", "pid"),
+    "-title": ("-title", "pid"),
+    # Ids grow with insertion, so the primary key orders by age without a sort over created_at.
+    "new": ("-id",),
+    "old": ("id",),
+}
+SORT_LABELS = {"pid": "Id", "-pid": "Id (desc)", "title": "Title", "-title": "Title (desc)",
+               "new": "Newest", "old": "Oldest"}
+
+
+# ---------------------------------------------------------------- search
+
+
+def search_terms(q: str) -> list[str]:
+    """Words of a query, lowercased; both backends split on anything that is not a letter or digit."""
+    return [t for t in re.split(r"[\W_]+", q.lower()) if t][:12]
+
+
+def _sqlite_fts_ready() -> bool:
+    # The FTS table is kept current by triggers, which SQLite drops whenever Django remakes
+    # problems_problem in a migration; without them the index would go stale silently, so
+    # search falls back to a (slow but correct) scan until they are installed again.
+    key = "problems:fts-ready"
+    ready = cache.get(key)
+    if ready is None:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT COUNT(*) FROM sqlite_master WHERE name IN "
+                "('problems_problem_fts', 'problems_problem_fts_ai', 'problems_problem_fts_ad', 'problems_problem_fts_au')"
+            )
+            ready = cursor.fetchone()[0] == 4
+        cache.set(key, ready, 60)
+    return bool(ready)
+
+
+def search_index_install() -> None:
+    """(Re)install the SQLite search triggers and rebuild the index; a no-op on PostgreSQL's GIN index.
+
+    Safe to call after any migration (a post_migrate hook), because every statement is idempotent.
+    """
+    from importlib import import_module
+
+    migration = import_module("problems.migrations.0004_problem_search_index")
+    statements = {"sqlite": migration.SQLITE_INSTALL, "postgresql": migration.POSTGRES_INSTALL}
+    with connection.cursor() as cursor:
+        for sql in statements.get(connection.vendor, []):
+            cursor.execute(sql)
+    cache.delete("problems:fts-ready")
+
+
+def problem_search(qs: QuerySet[Problem], q: str) -> QuerySet[Problem]:
+    """Problems whose title or statement contains every query word as a word prefix, or whose
+    id starts with the query (people paste ids)."""
+    q = q.strip()
+    terms = search_terms(q)
+    by_pid = Q(pid__istartswith=q) if q else Q()
+    if not terms:
+        return qs.filter(by_pid) if q else qs
+    vendor = connection.vendor
+    if vendor == "sqlite" and _sqlite_fts_ready():
+        match = " ".join(f'"{t}"*' for t in terms)
+        ids = RawSQL("SELECT rowid FROM problems_problem_fts WHERE problems_problem_fts MATCH %s", [match])
+        return qs.filter(Q(pk__in=ids) | by_pid)
+    if vendor == "postgresql":
+        tsquery = " & ".join(f"{t}:*" for t in terms)
+        matched = RawSQL(
+            "to_tsvector('simple'::regconfig, coalesce(\"problems_problem\".\"title\", '') || ' ' || "
+            "coalesce(\"problems_problem\".\"statement\", '')) @@ to_tsquery('simple'::regconfig, %s)",
+            [tsquery],
+        )
+        return qs.alias(_matched=matched).filter(Q(_matched=True) | by_pid)
+    words = Q()
+    for term in terms:
+        words &= Q(title__icontains=term) | Q(statement__icontains=term)
+    return qs.filter(words | by_pid)
+
+
+# ---------------------------------------------------------------- the problems list
+
+
+def _generated_suites() -> QuerySet[TestSuite]:
+    # Public suites are only the statement's samples; "has a suite" means a real one.
+    return TestSuite.objects.exclude(origin=TestSuite.Origin.PUBLIC)
+
+
+def problem_list_filter(params: dict[str, Any]) -> QuerySet[Problem]:
+    """The problems matching a cleaned ProblemFilterForm, sorted. Filters are non-correlated
+    IN (subquery) sets, which both databases build once rather than probing per row."""
+    qs = Problem.objects.all()
+    if params.get("platform"):
+        qs = qs.filter(platform=params["platform"])
+    if params.get("difficulty"):
+        source, _, level = params["difficulty"].partition(":")
+        labels = DifficultyLabel.objects.filter(source=source)
+        if level:
+            labels = labels.filter(level=level)
+        qs = qs.filter(pk__in=labels.values("problem_id"))
+    if params.get("tag"):
+        through = Problem.tags.through.objects.filter(tag__name=params["tag"])
+        qs = qs.filter(pk__in=through.values("problem_id"))
+    active = _generated_suites().filter(status=TestSuite.Status.ACTIVE).values("problem_id")
+    status = params.get("suite")
+    if status == "active":
+        qs = qs.filter(pk__in=active)
+    elif status == "failed":
+        failed = _generated_suites().filter(status=TestSuite.Status.FAILED).values("problem_id")
+        qs = qs.filter(pk__in=failed).exclude(pk__in=active)
+    elif status == "none":
+        tried = _generated_suites().filter(
+            status__in=[TestSuite.Status.ACTIVE, TestSuite.Status.FAILED]
+        ).values("problem_id")
+        qs = qs.exclude(pk__in=tried)
+    judge = params.get("judge")
+    if judge in ("yes", "no"):
+        judged = OutputJudge.objects.values("problem_id")
+        qs = qs.filter(pk__in=judged) if judge == "yes" else qs.exclude(pk__in=judged)
+    if params.get("q"):
+        qs = problem_search(qs, params["q"])
+    return qs.order_by(*SORTS.get(params.get("sort") or "pid", SORTS["pid"]))
+
+
+def is_unfiltered(params: dict[str, Any]) -> bool:
+    return not any(params.get(k) for k in ("platform", "difficulty", "tag", "suite", "judge", "q"))
+
+
+@dataclass
+class ProblemRow:
+    problem: Problem
+    suite_status: str = "none"
+    test_count: int | None = None
+    has_judge: bool = False
+
+
+@dataclass
+class ProblemPage:
+    rows: list[ProblemRow]
+    number: int
+    total: int
+    has_next: bool
+    page_size: int = PAGE_SIZE
+
+    @property
+    def has_previous(self) -> bool:
+        return self.number > 1
+
+    @property
+    def num_pages(self) -> int:
+        return max(1, -(-self.total // self.page_size))
+
+    @property
+    def start_index(self) -> int:
+        return (self.number - 1) * self.page_size + 1 if self.rows else 0
+
+    @property
+    def end_index(self) -> int:
+        return self.start_index + len(self.rows) - 1 if self.rows else 0
+
+
+def problem_page(params: dict[str, Any], page: int) -> ProblemPage:
+    """One page of the list with everything its rows show, in six queries."""
+    qs = problem_list_filter(params)
+    # An unfiltered count is one index scan; a filtered one re-runs the filter sets, still
+    # without joins. Either way it is the only full pass over the catalogue.
+    total = Problem.objects.count() if is_unfiltered(params) else qs.count()
+    last = max(1, -(-total // PAGE_SIZE))
+    page = min(max(1, page), last)
+    offset = (page - 1) * PAGE_SIZE
+    problems = list(
+        qs.only("id", "pid", "title", "platform", "source", "time_limit_ms", "memory_limit_mb")
+        .prefetch_related("tags", "difficulties")[offset : offset + PAGE_SIZE]
+    )
+    ids = [p.pk for p in problems]
+    suites: dict[int, list[tuple[str, int]]] = {}
+    for pid, status, count in (
+        _generated_suites()
+        .filter(problem_id__in=ids, status__in=[TestSuite.Status.ACTIVE, TestSuite.Status.FAILED,
+                                               TestSuite.Status.BUILDING])
+        .order_by("problem_id", "-version")
+        .values_list("problem_id", "status", "test_count")
+    ):
+        suites.setdefault(pid, []).append((status, count))
+    judged = set(OutputJudge.objects.filter(problem_id__in=ids).values_list("problem_id", flat=True))
+    rows = []
+    for problem in problems:
+        row = ProblemRow(problem=problem, has_judge=problem.pk in judged)
+        mine = suites.get(problem.pk, [])
+        active = [count for status, count in mine if status == TestSuite.Status.ACTIVE]
+        if active:
+            row.suite_status, row.test_count = "active", active[0]
+        elif mine:
+            row.suite_status = mine[0][0]
+        rows.append(row)
+    return ProblemPage(rows=rows, number=page, total=total, has_next=page < last)
+
+
+def problem_facets() -> dict[str, Any]:
+    """Choices for the filter form; cached because they scan indexes of the whole catalogue."""
+    facets = cache.get("problems:facets")
+    if facets is None:
+        platforms = sorted(
+            p for p in Problem.objects.order_by().values_list("platform", flat=True).distinct() if p
+        )
+        difficulty: dict[str, list[str]] = {}
+        for source, level in (
+            DifficultyLabel.objects.order_by().values_list("source", "level").distinct()
+        ):
+            difficulty.setdefault(source, []).append(level)
+        for levels in difficulty.values():
+            levels.sort(key=_level_key)
+        tags = list(Tag.objects.order_by("name").values_list("name", flat=True)[:2000])
+        facets = {"platforms": platforms, "difficulty": dict(sorted(difficulty.items())), "tags": tags}
+        cache.set("problems:facets", facets, FACET_CACHE_S)
+    return facets
+
+
+def _level_key(level: str) -> tuple[int, float, str]:
+    try:
+        return (0, float(level), level)
+    except ValueError:
+        order = {"easy": 0, "medium": 1, "medium_hard": 2, "hard": 3, "very_hard": 4}
+        return (1, order.get(level.lower(), 99), level)
+
+
+# ---------------------------------------------------------------- one problem
+
+
+def problem_get(pk: int) -> Problem:
+    from django.shortcuts import get_object_or_404
+
+    return get_object_or_404(Problem.objects.prefetch_related("tags", "difficulties"), pk=pk)
+
+
+def problem_suites(problem: Problem) -> list[TestSuite]:
+    return list(
+        problem.suites.order_by("-version").only(
+            "id", "problem_id", "version", "status", "origin", "test_count", "total_bytes",
+            "counts_by_kind", "created_at", "activated_at", "note", "kit_id", "validator_id", "output_judge_id",
+        )
+    )
+
+
+def suite_default(suites: list[TestSuite]) -> TestSuite | None:
+    """The suite pages show first: the active one judging would use, else the newest."""
+    active = {s.origin: s for s in suites if s.status == TestSuite.Status.ACTIVE}
+    for origin in ORIGIN_PREFERENCE:
+        if origin in active:
+            return active[origin]
+    return suites[0] if suites else None
+
+
+def suite_pick(suites: list[TestSuite], suite_id: Any) -> TestSuite | None:
+    try:
+        wanted = int(suite_id)
+    except (TypeError, ValueError):
+        return suite_default(suites)
+    return next((s for s in suites if s.pk == wanted), None) or suite_default(suites)
+
+
+@dataclass
+class KindStats:
+    kind: str
+    label: str
+    count: int
+    input_bytes: int
+    output_bytes: int
+
+
+def suite_kind_stats(suite: TestSuite) -> list[KindStats]:
+    labels = dict(TestCase.Kind.choices)
+    rows = (
+        suite.tests.order_by().values("kind")
+        .annotate(n=Count("id"), i=Sum("input_size"), o=Sum("output_size"))
+    )
+    order = {k: i for i, k in enumerate(["hacking", "stratified", "regular", "direct", "imported", "public"])}
+    stats = [KindStats(r["kind"], labels.get(r["kind"], r["kind"]), r["n"], r["i"] or 0, r["o"] or 0) for r in rows]
+    return sorted(stats, key=lambda s: order.get(s.kind, 9))
+
+
+@dataclass
+class SuiteDiff:
+    a: TestSuite
+    b: TestSuite
+    added: int
+    removed: int
+    output_changed: int
+    unchanged: int
+    added_tests: list[TestCase]
+    removed_tests: list[TestCase]
+    verdicts: list[dict[str, Any]] = field(default_factory=list)
+
+
+def suite_diff(a: TestSuite, b: TestSuite, *, show: int = 50) -> SuiteDiff:
+    """What changed from suite a to suite b: tests by input content hash, and verdicts per solution."""
+    in_a = dict(a.tests.values_list("input_sha256", "output_sha256"))
+    in_b = dict(b.tests.values_list("input_sha256", "output_sha256"))
+    added = sorted(set(in_b) - set(in_a))
+    removed = sorted(set(in_a) - set(in_b))
+    common = set(in_a) & set(in_b)
+    changed = sum(1 for key in common if in_a[key] != in_b[key])
+    fields = ("id", "suite_id", "ordinal", "kind", "generator", "input_size", "input_preview", "output_size")
+    added_tests = list(b.tests.filter(input_sha256__in=added[:show]).only(*fields).order_by("ordinal"))
+    removed_tests = list(a.tests.filter(input_sha256__in=removed[:show]).only(*fields).order_by("ordinal"))
+    by_solution: dict[int, dict[str, Any]] = {}
+    for v in Verdict.objects.filter(suite__in=[a, b]).select_related("solution").only(
+        "suite_id", "verdict", "passed", "total", "solution__id", "solution__name", "solution__role",
+        "solution__language", "solution__gold_verdict",
+    ):
+        entry = by_solution.setdefault(v.solution_id, {"solution": v.solution, "a": None, "b": None})
+        entry["a" if v.suite_id == a.pk else "b"] = v
+    verdicts = []
+    for entry in by_solution.values():
+        va, vb = entry["a"], entry["b"]
+        entry["changed"] = (va.verdict if va else None) != (vb.verdict if vb else None)
+        verdicts.append(entry)
+    verdicts.sort(key=lambda e: (not e["changed"], e["solution"].role, e["solution"].pk))
+    return SuiteDiff(a, b, len(added), len(removed), changed, len(common) - changed, added_tests, removed_tests,
+                     verdicts)
+
+
+def kit_versions(problem: Problem) -> list[TestKit]:
+    return list(
+        problem.kits.select_related("validator__edited_by", "output_judge__edited_by", "created_by")
+        .order_by("-version")[:100]
+    )
+
+
+def code_versions(problem: Problem) -> dict[str, list[Any]]:
+    """Every validator and judge version with who wrote it (code bodies deferred)."""
+    return {
+        "validators": list(
+            InputValidator.objects.filter(problem=problem).select_related("edited_by").defer("code", "regression_inputs")
+            .order_by("-version")[:100]
+        ),
+        "judges": list(
+            OutputJudge.objects.filter(problem=problem).select_related("edited_by").defer("code")
+            .order_by("-version")[:100]
+        ),
+    }
+
+
+def problem_solutions(problem: Problem) -> list[Solution]:
+    return list(problem.solutions.defer("code").order_by("role", "reliability", "id"))
+
+
+# ---------------------------------------------------------------- the verdict matrix
+
+# Okabe-Ito colours (distinguishable with every common colour-vision deficiency); each verdict
+# also prints a glyph and its code, so colour is never the only signal.
+VERDICT_STYLE: dict[str, tuple[str, str]] = {
+    "AC": ("v-ac", "✓"),
+    "OK": ("v-ac", "✓"),
+    "WA": ("v-wa", "✗"),
+    "TLE": ("v-tle", "◔"),
+    "MLE": ("v-mle", "▲"),
+    "RE": ("v-re", "!"),
+    "OLE": ("v-ole", "»"),
+    "CE": ("v-ce", "⚙"),
+    "SE": ("v-se", "?"),
+}
+
+
+def verdict_style(verdict: str | None) -> tuple[str, str]:
+    if not verdict:
+        return ("v-none", "·")
+    return VERDICT_STYLE.get(verdict, ("v-se", "?"))
+
+
+@dataclass
+class MatrixColumn:
+    solution: Solution
+    verdict: Verdict | None
+    task_status: str = ""
+    task_error: str = ""
+    css: str = "v-none"
+    glyph: str = "·"
+    max_ms: int | None = None
+    max_kb: int | None = None
+
+
+@dataclass
+class Matrix:
+    suite: TestSuite
+    columns: list[MatrixColumn]
+    # (ordinal, kind, input_size, cells), a cell being (css, glyph, verdict, time_ms, memory_kb) or None
+    rows: list[tuple[int, str, int, list[tuple[str, str, str, int | None, int | None] | None]]]
+    pending: int
+    test_page: int
+    test_pages: int
+
+
+MATRIX_TESTS_PER_PAGE = 200
+
+
+def verdict_matrix(suite: TestSuite, solutions: list[Solution], *, test_page: int = 1) -> Matrix:
+    """Solutions x tests of one suite with per-cell verdict, CPU time and memory: four queries."""
+    per_page = MATRIX_TESTS_PER_PAGE
+    test_pages = max(1, -(-suite.test_count // per_page))
+    test_page = min(max(1, test_page), test_pages)
+    tests = list(
+        suite.tests.order_by("ordinal").values_list("ordinal", "kind", "input_size")[
+            (test_page - 1) * per_page : test_page * per_page
+        ]
+    )
+    verdicts = {v.solution_id: v for v in Verdict.objects.filter(suite=suite)}
+    tasks: dict[int, tuple[str, str]] = {}
+    for solution_id, status, error in (
+        JudgingTask.objects.filter(suite=suite).order_by("created_at", "id").values_list("solution_id", "status", "error")
+    ):
+        tasks[solution_id] = (status, error)
+    pending = sum(1 for status, _ in tasks.values()
+                  if status in (JudgingTask.Status.QUEUED, JudgingTask.Status.RUNNING))
+    columns = []
+    by_ordinal: list[dict[int, dict[str, Any]]] = []
+    for solution in solutions:
+        verdict = verdicts.get(solution.pk)
+        status, error = tasks.get(solution.pk, ("", ""))
+        column = MatrixColumn(solution=solution, verdict=verdict, task_status=status, task_error=error)
+        results: dict[int, dict[str, Any]] = {}
+        if verdict is not None:
+            column.css, column.glyph = verdict_style(verdict.verdict)
+            for r in verdict.results or []:
+                if isinstance(r, dict) and "ordinal" in r:
+                    results[r["ordinal"]] = r
+            times = [r.get("time_ms") for r in results.values() if isinstance(r.get("time_ms"), int)]
+            mems = [r.get("memory_kb") for r in results.values() if isinstance(r.get("memory_kb"), int)]
+            column.max_ms = max(times) if times else None
+            column.max_kb = max(mems) if mems else None
+        columns.append(column)
+        by_ordinal.append(results)
+    rows = []
+    for ordinal, kind, size in tests:
+        cells: list[tuple[str, str, str, int | None, int | None] | None] = []
+        for results in by_ordinal:
+            r = results.get(ordinal)
+            if r is None:
+                cells.append(None)
+            else:
+                verdict = str(r.get("verdict", ""))
+                css, glyph = verdict_style(verdict)
+                cells.append((css, glyph, verdict, r.get("time_ms"), r.get("memory_kb")))
+        rows.append((ordinal, kind, size, cells))
+    return Matrix(suite=suite, columns=columns, rows=rows, pending=pending, test_page=test_page,
+                  test_pages=test_pages)
+
+
+def matrix_pending(suite: TestSuite) -> int:
+    return JudgingTask.objects.filter(
+        suite=suite, status__in=[JudgingTask.Status.QUEUED, JudgingTask.Status.RUNNING]
+    ).count()
+
+
+# ---------------------------------------------------------------- the home page
+
+KIND_BUCKETS: list[tuple[str, int, int]] = [
+    ("0", 0, 0), ("1–5", 1, 5), ("6–10", 6, 10), ("11–20", 11, 20), ("21–50", 21, 50),
+    ("51–100", 51, 100), ("101+", 101, 10**12),
+]
+
+
+def catalogue_totals() -> dict[str, int]:
+    return {
+        "problems": Problem.objects.count(),
+        "suites": _generated_suites().filter(status=TestSuite.Status.ACTIVE).count(),
+        "suites_total": TestSuite.objects.count(),
+        # Sum of the denormalised counts: one pass over suites instead of two million tests.
+        "tests": TestSuite.objects.filter(status=TestSuite.Status.ACTIVE).aggregate(n=Sum("test_count"))["n"] or 0,
+    }
+
+
+def test_kind_distribution() -> list[dict[str, Any]]:
+    """For each test kind, how many active generated suites have 0, 1-5, ... tests of it.
+
+    Cached for five minutes: it reads counts_by_kind of every active suite.
+    """
+    data = cache.get("problems:kind-distribution")
+    if data is not None:
+        return data
+    kinds = [k for k in TestCase.Kind.values if k != TestCase.Kind.PUBLIC]
+    labels = dict(TestCase.Kind.choices)
+    hist = {k: [0] * len(KIND_BUCKETS) for k in kinds}
+    totals = dict.fromkeys(kinds, 0)
+    suites = 0
+    for counts in (
+        _generated_suites().filter(status=TestSuite.Status.ACTIVE).values_list("counts_by_kind", flat=True)
+        .iterator(chunk_size=5000)
+    ):
+        suites += 1
+        counts = counts or {}
+        for kind in kinds:
+            n = int(counts.get(kind, 0) or 0)
+            totals[kind] += n
+            for i, (_, lo, hi) in enumerate(KIND_BUCKETS):
+                if lo <= n <= hi:
+                    hist[kind][i] += 1
+                    break
+    data = [
+        {"kind": k, "label": labels[k], "total": totals[k], "mean": totals[k] / suites if suites else 0.0,
+         "buckets": [(KIND_BUCKETS[i][0], hist[k][i]) for i in range(len(KIND_BUCKETS))]}
+        for k in kinds
+        if totals[k] or k != TestCase.Kind.IMPORTED
+    ]
+    cache.set("problems:kind-distribution", data, FACET_CACHE_S)
+    return data

@@ -1,0 +1,129 @@
+"""The problem page and its tabs: Suite, Kit, Solutions (Verdicts live in matrix.py, Runs in generation)."""
+
+from __future__ import annotations
+
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+
+from problems.forms import KitEditForm
+from problems.models import TestCase, TestSuite, Verdict
+from problems.selectors import (
+    code_versions,
+    kit_versions,
+    problem_get,
+    problem_solutions,
+    problem_suites,
+    suite_diff,
+    suite_kind_stats,
+    suite_pick,
+)
+from problems.views.common import htmx_target, render_tab
+
+TESTS_PER_PAGE = 50
+DIRECT_INPUTS_SHOWN = 30
+DIRECT_INPUT_PREVIEW = 400
+
+
+def problem_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    return problem_suite(request, pk)
+
+
+def _suite_context(request: HttpRequest, suites: list[TestSuite], suite: TestSuite | None) -> dict:
+    context: dict = {"suites": suites, "suite": suite, "kind": ""}
+    if suite is None:
+        return context
+    kind = request.GET.get("kind", "")
+    tests = suite.tests.order_by("ordinal").only(
+        "id", "suite_id", "ordinal", "kind", "generator", "call_number", "input_size", "input_preview",
+        "output_size", "output_preview", "validator_version", "oracle_id",
+    )
+    if kind in TestCase.Kind.values:
+        tests = tests.filter(kind=kind)
+        context["kind"] = kind
+    context["kind_stats"] = suite_kind_stats(suite)
+    context["tests_page"] = Paginator(tests, TESTS_PER_PAGE).get_page(request.GET.get("page"))
+    return context
+
+
+def problem_suite(request: HttpRequest, pk: int) -> HttpResponse:
+    problem = problem_get(pk)
+    suites = problem_suites(problem)
+    suite = suite_pick(suites, request.GET.get("suite"))
+    context = _suite_context(request, suites, suite)
+    if htmx_target(request) == "suite-tests":
+        return render(request, "problems/_suite_tests.html", {**context, "problem": problem})
+    return render_tab(request, problem, "suite", "problems/_tab_suite.html", context)
+
+
+def suite_compare(request: HttpRequest, pk: int) -> HttpResponse:
+    """What changed between two versions of the problem's suites (?a=<id>&b=<id>)."""
+    problem = problem_get(pk)
+    suites = problem_suites(problem)
+    by_id = {str(s.pk): s for s in suites}
+    a, b = by_id.get(request.GET.get("a", "")), by_id.get(request.GET.get("b", ""))
+    if a is None and b is not None:
+        a = next((s for s in suites if s.version < b.version), None)
+    diff = suite_diff(a, b) if a is not None and b is not None and a.pk != b.pk else None
+    context = {"diff": diff, "a": a, "b": b}
+    if htmx_target(request) == "suite-diff":
+        return render(request, "problems/_suite_diff.html", {**context, "problem": problem})
+    suite = b or suite_pick(suites, None)
+    return render_tab(request, problem, "suite", "problems/_tab_suite.html",
+                      {**_suite_context(request, suites, suite), **context})
+
+
+def problem_kit(request: HttpRequest, pk: int) -> HttpResponse:
+    problem = problem_get(pk)
+    kits = kit_versions(problem)
+    kit = kits[0] if kits else None
+    if request.GET.get("version"):
+        kit = next((k for k in kits if str(k.version) == request.GET["version"]), kit)
+    direct = list(kit.direct_inputs or [])[:DIRECT_INPUTS_SHOWN] if kit else []
+    context = {
+        "kits": kits,
+        "kit": kit,
+        "is_latest_kit": bool(kit and kits and kit.pk == kits[0].pk),
+        "direct_inputs": [
+            (len(s) if isinstance(s, str) else 0, (s if isinstance(s, str) else str(s))[:DIRECT_INPUT_PREVIEW])
+            for s in direct
+        ],
+        "direct_total": len(kit.direct_inputs or []) if kit else 0,
+        **code_versions(problem),
+    }
+    if kit is not None:
+        context["edit_form"] = KitEditForm(initial={
+            "validator_code": kit.validator.code if kit.validator else "",
+            "judge_code": kit.output_judge.code if kit.output_judge else "",
+            "kit_version": kit.version,
+        })
+    return render_tab(request, problem, "kit", "problems/_tab_kit.html", context)
+
+
+def _solutions_context(problem, suites: list[TestSuite]) -> dict:
+    solutions = problem_solutions(problem)
+    suite = suite_pick(suites, None)
+    verdicts = {}
+    if suite is not None:
+        verdicts = {v.solution_id: v for v in Verdict.objects.filter(suite=suite).defer("results", "message")}
+    rows = [(s, verdicts.get(s.pk)) for s in solutions]
+    return {
+        "suite": suite,
+        "oracles": [r for r in rows if r[0].role == "oracle"],
+        "candidates": [r for r in rows if r[0].role == "candidate"],
+    }
+
+
+def problem_solutions_tab(request: HttpRequest, pk: int) -> HttpResponse:
+    problem = problem_get(pk)
+    context = _solutions_context(problem, problem_suites(problem))
+    return render_tab(request, problem, "solutions", "problems/_tab_solutions.html", context)
+
+
+def solution_code(request: HttpRequest, pk: int, solution_id: int) -> HttpResponse:
+    problem = problem_get(pk)
+    solution = get_object_or_404(problem.solutions, pk=solution_id)
+    if (htmx_target(request) or "").startswith("code-"):
+        return render(request, "problems/_solution_code.html", {"problem": problem, "solution": solution})
+    context = {**_solutions_context(problem, problem_suites(problem)), "shown_solution": solution}
+    return render_tab(request, problem, "solutions", "problems/_tab_solutions.html", context)
