@@ -13,8 +13,7 @@ from django.conf import settings
 from redis import Redis
 from rq import Queue
 
-from problems.jobs import SANDBOX_QUEUE
-
+SANDBOX_QUEUE = "sandbox"  # the queue problems.jobs uses for judging
 _clients: dict[str, Redis] = {}
 _lock = threading.Lock()
 

@@ -6,7 +6,7 @@ from datetime import date, datetime
 from typing import Annotated, Literal
 
 from ninja import Field, Schema
-from pydantic import AfterValidator
+from pydantic import AfterValidator, StringConstraints
 
 MAX_INT = 2**31 - 1
 
@@ -23,7 +23,8 @@ def _clean(value: str) -> str:
     return value
 
 
-CleanStr = Annotated[str, AfterValidator(_clean)]
+# The pattern puts "no NUL" in the OpenAPI schema too, so clients (and fuzzers) know it.
+CleanStr = Annotated[str, StringConstraints(pattern=r"^[^\x00]*$"), AfterValidator(_clean)]
 Language = Literal["python3", "cpp", "java"]
 Mode = Literal["fail_fast", "all"]
 TestVerdict = Literal["AC", "WA", "TLE", "MLE", "RE", "OLE", "CE", "SE"]
@@ -49,7 +50,9 @@ class VerifyIn(Schema):
         min_length=1, max_length=300, description="the problem's pid, or source:pid when the pid is ambiguous"
     )
     language: Language
-    code: CleanStr = Field(description="the program's source; at most HARDTESTS_API_MAX_CODE_KB KiB of UTF-8")
+    code: CleanStr = Field(
+        min_length=1, description="the program's source; at most HARDTESTS_API_MAX_CODE_KB KiB of UTF-8 (else 413)"
+    )
     mode: Mode = Field("fail_fast", description="fail_fast stops at the first failing test; all runs every test")
     suite: int | None = Field(
         None, ge=1, le=MAX_INT, description="a suite version of this problem; default: the active suite"

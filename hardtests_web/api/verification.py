@@ -23,11 +23,13 @@ from rq.worker import Worker
 
 from hardtests_web.api.conf import api_setting
 from hardtests_web.api.connection import redis_connection, sandbox_queue
-from hardtests_web.api.errors import BadRequest, NotFound, PayloadTooLarge, Unavailable
+from hardtests_web.api.errors import NotFound, PayloadTooLarge, Unavailable
 from hardtests_web.api.selectors import problem_resolve, suite_resolve
-from problems.jobs import judge_code_job
 from problems.models import Problem, TestSuite
 
+# By dotted path, so the web process needs only the name of the worker-side function
+# (problems.jobs.judge_code_job(problem_id, suite_id, language, code, mode) -> dict).
+JUDGE_JOB = "problems.jobs.judge_code_job"
 BATCH_KEY = "hardtests:api:batch:{id}"
 # A finished single verification is read at once; keep its result only briefly.
 SYNC_RESULT_TTL_S = 60
@@ -57,8 +59,6 @@ def verification_prepare(*, problem: str, language: str, code: str, mode: str, s
     size = len(code.encode("utf-8"))
     if size > limit_kb * 1024:
         raise PayloadTooLarge(f"code is {size} bytes; the limit is {limit_kb} KiB", code="code_too_large")
-    if not code.strip():
-        raise BadRequest("code is empty", code="invalid")
     found = problem_resolve(problem)
     return Verification(found, suite_resolve(found, suite), language, code, mode)
 
@@ -80,7 +80,7 @@ def _enqueue(items: list[Verification], *, queued_ttl: int, result_ttl: int) -> 
         return queue.enqueue_many(
             [
                 Queue.prepare_data(
-                    judge_code_job,
+                    JUDGE_JOB,
                     args=(v.problem.pk, v.suite.pk, v.language, v.code, v.mode),
                     timeout=job_timeout,
                     # A job nobody picked up within this time is dropped by RQ: its caller gave up.

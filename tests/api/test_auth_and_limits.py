@@ -122,7 +122,7 @@ def test_code_over_the_limit_is_413(api, ab_problem):
         {"problem": "ab/sum", "language": "python3", "code": GOOD, "mode": "some"},
         {"problem": "ab/sum", "language": "python3", "code": GOOD, "suite": 0},
         {"problem": "ab/sum", "language": "python3", "code": "print(1)\x00"},
-        {"problem": "ab/sum", "language": "python3", "code": "   "},
+        {"problem": "ab/sum", "language": "python3", "code": ""},
         {"problem": "", "language": "python3", "code": GOOD},
         {"problem": 5, "language": "python3", "code": GOOD},
     ],
