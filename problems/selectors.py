@@ -71,19 +71,24 @@ def _sqlite_fts_ready() -> bool:
     return bool(ready)
 
 
-def search_index_install() -> None:
-    """(Re)install the SQLite search triggers and rebuild the index; a no-op on PostgreSQL's GIN index.
+def search_index_install(**_signal_kwargs: Any) -> bool:
+    """Reinstall the SQLite search triggers and rebuild the index if a migration dropped them.
 
-    Safe to call after any migration (a post_migrate hook), because every statement is idempotent.
+    Django remakes a SQLite table (and so drops its triggers) for many schema changes, e.g.
+    adding a NOT NULL column to problems_problem. Meant as a post_migrate receiver; idempotent,
+    and a no-op (False) when the index is intact or on PostgreSQL, whose GIN index survives.
     """
+    cache.delete("problems:fts-ready")
+    if connection.vendor != "sqlite" or _sqlite_fts_ready():
+        return False
     from importlib import import_module
 
     migration = import_module("problems.migrations.0004_problem_search_index")
-    statements = {"sqlite": migration.SQLITE_INSTALL, "postgresql": migration.POSTGRES_INSTALL}
     with connection.cursor() as cursor:
-        for sql in statements.get(connection.vendor, []):
+        for sql in migration.SQLITE_INSTALL:
             cursor.execute(sql)
     cache.delete("problems:fts-ready")
+    return True
 
 
 def problem_search(qs: QuerySet[Problem], q: str) -> QuerySet[Problem]:

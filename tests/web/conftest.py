@@ -38,6 +38,17 @@ def _fresh_cache() -> None:
     cache.clear()
 
 
+@pytest.fixture(autouse=True)
+def _search_index(request: pytest.FixtureRequest) -> None:
+    # Later migrations may remake problems_problem on SQLite and drop the search triggers;
+    # the post_migrate repair puts them back, and the list tests should exercise that index.
+    if "db" in request.fixturenames or "world" in request.fixturenames:
+        from problems.selectors import search_index_install
+
+        request.getfixturevalue("db")
+        search_index_install()
+
+
 @dataclass
 class World:
     problem: Problem

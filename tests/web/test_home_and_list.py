@@ -154,3 +154,25 @@ def test_list_query_count_does_not_grow_with_rows(user_client: Client, world: Wo
         assert user_client.get("/problems/?tag=graphs&q=bulk").status_code == 200
     with django_assert_max_num_queries(10):
         assert user_client.get("/problems/", **HTMX).status_code == 200
+
+
+def test_search_index_repairs_itself_after_a_table_remake(user_client: Client, world: World) -> None:
+    from django.db import connection
+
+    from problems.selectors import _sqlite_fts_ready, search_index_install
+
+    if connection.vendor != "sqlite":
+        pytest.skip("SQLite triggers only")
+    search_index_install()
+    with connection.cursor() as cursor:  # what Django's table remake does to the triggers
+        cursor.execute("DROP TRIGGER problems_problem_fts_ai")
+    Problem.objects.create(source="x", pid="x/gnu", title="Gnu", statement="a gnu")
+    from django.core.cache import cache
+
+    cache.clear()
+    assert not _sqlite_fts_ready()
+    assert "cf/1A" in user_client.get("/problems/?q=numbers").content.decode()
+    assert "x/gnu" in user_client.get("/problems/?q=gnu").content.decode()  # the slow path is still right
+    assert search_index_install() is True
+    assert _sqlite_fts_ready() and search_index_install() is False
+    assert "x/gnu" in user_client.get("/problems/?q=gnu").content.decode()  # rebuilt index has it
