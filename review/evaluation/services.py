@@ -1,0 +1,309 @@
+"""Writes of the evaluation: judge what is missing, compute the report, store it.
+
+The metric arithmetic lives in metrics.py and redundancy.py (pure); this module loads
+rows, queues judging on the `sandbox` workers and stores an EvaluationReport.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from django.db import transaction
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from problems.blobs import blob_get
+from problems.models import JudgingTask, Problem, Solution, TestSuite
+from review.evaluation import metrics
+from review.evaluation.redundancy import LCS_RATIO, LENGTH_RATIO, near_duplicates
+from review.evaluation.selectors import (
+    Pairs,
+    evaluation_outcomes,
+    evaluation_pairs,
+    evaluation_problems,
+    origins_check,
+)
+from review.models import EvaluationReport
+
+DEFAULT_QUEUE = "default"
+NEAR_DUPLICATE_BUDGET_S = 60.0
+JUDGING_TIMEOUT_S = 6 * 3600
+BUSY = (JudgingTask.Status.QUEUED, JudgingTask.Status.RUNNING)
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class JudgingPlan:
+    wanted: int
+    current: int
+    task_ids: list[int] = field(default_factory=list)
+    judged_here: int = 0
+
+
+@dataclass(frozen=True)
+class Selection:
+    problems: QuerySet[Problem]
+    origins: list[str]
+    params: dict[str, Any]
+
+
+def evaluation_select(*, pids: Sequence[str] = (), filter_expr: str = "", origins: Sequence[str] = ()) -> Selection:
+    """Check what a user asked for; raises EvaluationInputError with a one-line reason."""
+    chosen = origins_check(origins)
+    problems = evaluation_problems(pids=pids, filter_expr=filter_expr)
+    return Selection(problems=problems, origins=chosen,
+                     params={"pids": list(pids), "filter": filter_expr, "origins": chosen})
+
+
+def evaluation_judge_missing(*, pairs: Pairs, sync: bool = False, on_progress: Progress | None = None) -> JudgingPlan:
+    """Judge every wanted (candidate, suite) pair without a current verdict, running every
+    test (mode "all") because the ablations and the cost need per-test results.
+
+    sync judges here, one by one; otherwise one job per pair goes to the `sandbox` queue,
+    reusing a task that is already queued or running for the same pair.
+    """
+    missing = pairs.missing
+    plan = JudgingPlan(wanted=len(pairs.wanted), current=len(pairs.current))
+    if sync:
+        from problems.judging import solution_judge
+
+        for done, (solution, suite) in enumerate(missing, start=1):
+            solution_judge(solution=solution, suite=suite, mode="all")
+            plan.judged_here += 1
+            if on_progress:
+                on_progress(done, len(missing))
+        return plan
+    from problems.jobs import judging_enqueue
+
+    busy = {
+        (s, t): pk
+        for pk, s, t in JudgingTask.objects.filter(status__in=BUSY, mode="all").values_list("pk", "solution_id", "suite_id")
+    }
+    to_queue: dict[int, tuple[TestSuite, list[Solution]]] = {}
+    for solution, suite in missing:
+        existing = busy.get((solution.pk, suite.pk))
+        if existing is not None:
+            plan.task_ids.append(existing)
+        else:
+            to_queue.setdefault(suite.pk, (suite, []))[1].append(solution)
+    with transaction.atomic():
+        for suite, solutions in to_queue.values():
+            before = set(JudgingTask.objects.filter(suite=suite).values_list("pk", flat=True))
+            judging_enqueue(suite=suite, solutions=solutions, mode="all")
+            plan.task_ids += list(JudgingTask.objects.filter(suite=suite).exclude(pk__in=before).values_list("pk", flat=True))
+    return plan
+
+
+def evaluation_wait(
+    *, task_ids: Sequence[int], timeout_s: float = JUDGING_TIMEOUT_S, poll_s: float = 1.0,
+    on_progress: Progress | None = None,
+) -> dict[str, int]:
+    """Wait until the judging tasks are done or failed (read from the database)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        counts = defaultdict(int)
+        for status in JudgingTask.objects.filter(pk__in=list(task_ids)).values_list("status", flat=True):
+            counts[status] += 1
+        finished = counts[JudgingTask.Status.DONE] + counts[JudgingTask.Status.FAILED]
+        if on_progress:
+            on_progress(finished, len(task_ids))
+        if finished >= len(task_ids) or time.monotonic() > deadline:
+            return {"done": counts[JudgingTask.Status.DONE], "failed": counts[JudgingTask.Status.FAILED],
+                    "unfinished": len(task_ids) - finished}
+        time.sleep(poll_s)
+
+
+def _near_duplicates_section(suites: list[TestSuite], budget_s: float) -> dict[str, Any]:
+    started = time.perf_counter()
+    per_suite = []
+    totals: dict[str, dict[str, Any]] = {}
+    for suite in suites:
+        bodies = [blob_get(sha) for sha in suite.tests.order_by("ordinal").values_list("input_sha256", flat=True)]
+        found = near_duplicates(bodies, budget_s=budget_s)
+        per_suite.append({"pid": suite.problem.pid, "origin": suite.origin, "suite_version": suite.version,
+                          "bytes": sum(len(b) for b in bodies), **found.to_dict()})
+        t = totals.setdefault(suite.origin, {"suites": 0, "inputs": 0, "near_duplicate_inputs": 0,
+                                             "pairs_lcs_computed": 0, "pairs_unchecked": 0, "seconds": 0.0})
+        t["suites"] += 1
+        t["inputs"] += found.inputs
+        t["near_duplicate_inputs"] += found.near_duplicate_inputs
+        t["pairs_lcs_computed"] += found.pairs_lcs_computed
+        t["pairs_unchecked"] += found.pairs_unchecked
+        t["seconds"] += found.seconds
+    for t in totals.values():
+        t["share"] = metrics.ratio(t["near_duplicate_inputs"], t["inputs"])
+        t["exact"] = t["pairs_unchecked"] == 0
+    return {
+        "rule": f"lengths within {100 - LENGTH_RATIO * 100:.0f}% and LCS >= {LCS_RATIO:.0%} of the shorter",
+        "seconds": time.perf_counter() - started,
+        "budget_s_per_suite": budget_s,
+        "by_origin": dict(sorted(totals.items())),
+        "suites": per_suite,
+    }
+
+
+def evaluation_report_compute(
+    *, selection: Selection, near_duplicate_budget_s: float = NEAR_DUPLICATE_BUDGET_S
+) -> dict[str, Any]:
+    """The report, from current verdicts only (nothing is judged here)."""
+    from problems.judging import KIND_ORDER
+
+    started = time.perf_counter()
+    pairs = evaluation_pairs(problems=selection.problems, origins=selection.origins)
+    outcomes = evaluation_outcomes(pairs=pairs)
+    suites = list({suite.pk: suite for _, suite in pairs.wanted}.values())
+    names = {s.pk: s for s, _ in pairs.wanted}
+    suite_of = {t.pk: t for t in suites}
+    errors = []
+    for o in outcomes:
+        predicted = o.passes()
+        if predicted != o.gold_ac:
+            solution, suite = names[o.solution_id], suite_of[o.suite_id]
+            errors.append({"kind": "false_positive" if predicted else "false_negative", "origin": o.origin,
+                           "pid": suite.problem.pid, "solution": solution.name or str(solution.pk),
+                           "gold_verdict": solution.gold_verdict, "passed": sum(t.passed for t in o.tests),
+                           "total": len(o.tests)})
+    suites_by_origin: dict[str, int] = defaultdict(int)
+    for suite in suites:
+        suites_by_origin[suite.origin] += 1
+    report: dict[str, Any] = {
+        "generated_at": timezone.now().isoformat(timespec="seconds"),
+        "params": selection.params,
+        "counts": {
+            "problems": len({s.problem_id for s in suites}),
+            "candidates": len({s.pk for s, _ in pairs.wanted}),
+            "suites_by_origin": dict(sorted(suites_by_origin.items())),
+            "pairs_wanted": len(pairs.wanted),
+            "pairs_judged": len(outcomes),
+            "pairs_missing": len(pairs.wanted) - len(outcomes),
+        },
+        "definitions": {
+            "positive": "the program passes every test of the suite",
+            "gold_positive": "the candidate's gold verdict is AC",
+            "undefined": "null: the ratio's denominator is zero",
+            "redundancy": f"precision/recall with a random x% of each suite kept, mean over {metrics.SEEDS} seeds",
+            "cost": "seconds of test runs (wall time) to verify one program against one suite; compilation excluded",
+        },
+        "by_origin": metrics.by_origin(outcomes),
+        "by_difficulty": metrics.by_origin_and(outcomes, metrics.difficulty_keys),
+        "by_platform": metrics.by_origin_and(outcomes, metrics.platform_keys),
+        "by_kind": metrics.kind_ablation(outcomes),
+        "tau": metrics.tau_sweep(outcomes),
+        "redundancy": metrics.subsample_curve(outcomes),
+        "near_duplicates": _near_duplicates_section(suites, near_duplicate_budget_s),
+        "cost": metrics.cost_summary(outcomes, KIND_ORDER),
+        "misclassified": errors,
+    }
+    report["seconds"] = time.perf_counter() - started
+    return report
+
+
+def evaluation_report_create(*, selection: Selection, user: Any = None, enqueue: bool = True) -> EvaluationReport:
+    """A queued report; with enqueue, its job goes to the `default` queue after commit."""
+    report = EvaluationReport.objects.create(params=selection.params, created_by=user)
+    if enqueue:
+        def _enqueue() -> None:
+            import django_rq
+
+            from hardtests_web.embedded import ensure_redis
+            from review.evaluation.jobs import evaluation_report_job
+
+            ensure_redis()
+            job = django_rq.get_queue(DEFAULT_QUEUE).enqueue(
+                evaluation_report_job, report.pk, job_timeout=JUDGING_TIMEOUT_S + 3600, failure_ttl=7 * 86400
+            )
+            EvaluationReport.objects.filter(pk=report.pk).update(job_id=job.id)
+
+        transaction.on_commit(_enqueue)
+    return report
+
+
+def evaluation_report_run(
+    *, report_id: int, sync: bool = False, timeout_s: float = JUDGING_TIMEOUT_S,
+    near_duplicate_budget_s: float = NEAR_DUPLICATE_BUDGET_S, on_progress: Progress | None = None,
+) -> EvaluationReport:
+    """Judge what is missing (waiting for the sandbox workers), then compute and store."""
+    claimed = EvaluationReport.objects.filter(pk=report_id, status=EvaluationReport.Status.QUEUED).update(
+        status=EvaluationReport.Status.JUDGING
+    )
+    report = EvaluationReport.objects.get(pk=report_id)
+    if claimed != 1:
+        return report
+    try:
+        params = report.params
+        selection = evaluation_select(pids=params.get("pids") or (), filter_expr=params.get("filter") or "",
+                                      origins=params.get("origins") or ())
+        pairs = evaluation_pairs(problems=selection.problems, origins=selection.origins)
+        missing = len(pairs.missing)
+        EvaluationReport.objects.filter(pk=report_id).update(judging_total=missing)
+
+        def progress(done: int, total: int) -> None:
+            EvaluationReport.objects.filter(pk=report_id).update(judging_done=done)
+            if on_progress:
+                on_progress(done, total)
+
+        plan = evaluation_judge_missing(pairs=pairs, sync=sync, on_progress=progress)
+        if plan.task_ids:
+            evaluation_wait(task_ids=plan.task_ids, timeout_s=timeout_s, on_progress=progress)
+        EvaluationReport.objects.filter(pk=report_id).update(status=EvaluationReport.Status.COMPUTING)
+        data = evaluation_report_compute(selection=selection, near_duplicate_budget_s=near_duplicate_budget_s)
+    except Exception as exc:
+        EvaluationReport.objects.filter(pk=report_id).update(
+            status=EvaluationReport.Status.FAILED, error=f"{type(exc).__name__}: {exc}"[:4000],
+            finished_at=timezone.now(),
+        )
+        raise
+    EvaluationReport.objects.filter(pk=report_id).update(
+        status=EvaluationReport.Status.DONE, report=data, finished_at=timezone.now()
+    )
+    report.refresh_from_db()
+    return report
+
+
+CSV_COLUMNS = ("section", "origin", "group", "tp", "fp", "tn", "fn", "n", "precision", "recall", "f1", "tpr", "tnr",
+               "mean_s", "p95_s", "share", "seconds")
+
+
+def report_csv(report: dict[str, Any]) -> str:
+    """One row per (section, origin, group); empty cells where a value is undefined."""
+    rows: list[dict[str, Any]] = []
+    for origin, m in report["by_origin"].items():
+        rows.append({"section": "by_origin", "origin": origin, "group": "all", **m})
+    for section in ("by_difficulty", "by_platform", "by_kind", "tau"):
+        for origin, groups in report[section].items():
+            for group, m in groups.items():
+                rows.append({"section": section, "origin": origin, "group": group, **m})
+    for origin, points in report["redundancy"].items():
+        for p in points:
+            rows.append({"section": "redundancy", "origin": origin, "group": f"{p['percent']}%",
+                         "precision": p["precision"], "recall": p["recall"]})
+    for origin, t in report["near_duplicates"]["by_origin"].items():
+        rows.append({"section": "near_duplicates", "origin": origin, "group": "all", "n": t["inputs"],
+                     "share": t["share"], "seconds": t["seconds"]})
+    for origin, modes in report["cost"].items():
+        for mode, c in modes.items():
+            rows.append({"section": "cost", "origin": origin, "group": mode, "n": c["n"], "mean_s": c["mean_s"],
+                         "p95_s": c["p95_s"]})
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
+    return out.getvalue()
+
+
+def report_write(*, report: dict[str, Any], out: Path) -> tuple[Path, Path]:
+    """report.json at `out` and report.csv beside it (same stem)."""
+    out.write_text(json.dumps(report, indent=2, sort_keys=False) + "\n")
+    csv_path = out.with_suffix(".csv")
+    csv_path.write_text(report_csv(report))
+    return out, csv_path

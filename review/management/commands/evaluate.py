@@ -1,0 +1,101 @@
+"""`evaluate [--pids ... | --filter ...] [--origins ...] --out report.json [--sync]`.
+
+Judges every candidate with a gold verdict against every active suite of its problem
+(reusing current verdicts; queued on the `sandbox` workers with a progress bar, or in
+this process with --sync), then writes report.json and report.csv beside it, and stores
+the report so the evaluation page shows it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from review.evaluation.selectors import ORIGINS, EvaluationInputError
+from review.evaluation.services import (
+    JUDGING_TIMEOUT_S,
+    NEAR_DUPLICATE_BUDGET_S,
+    evaluation_report_create,
+    evaluation_report_run,
+    evaluation_select,
+    report_write,
+)
+
+
+def _fmt(value: float | None) -> str:
+    return "undefined" if value is None else f"{value:.3f}"
+
+
+class Command(BaseCommand):
+    help = "Measure suites as classifiers (precision, recall, F1, TPR, TNR) against candidates with gold verdicts."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        which = parser.add_mutually_exclusive_group()
+        which.add_argument("--pids", nargs="+", default=[], help="problem pids")
+        which.add_argument("--filter", default="", help="key=value[,key=value]: source, platform, pid (glob), tag, "
+                                                          "difficulty, title")
+        parser.add_argument("--origins", nargs="+", default=[], help=f"suite origins (default all: {' '.join(ORIGINS)})")
+        parser.add_argument("--out", required=True, help="report.json path; report.csv is written beside it")
+        parser.add_argument("--sync", action="store_true", help="judge in this process instead of the sandbox workers")
+        parser.add_argument("--timeout", type=float, default=JUDGING_TIMEOUT_S, help="seconds to wait for the workers")
+        parser.add_argument("--near-duplicate-budget", type=float, default=NEAR_DUPLICATE_BUDGET_S,
+                            help="seconds of exact LCS work per suite before pairs are left unchecked")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        out = Path(options["out"])
+        if out.suffix.lower() != ".json":
+            raise CommandError(f"--out must name a .json file, not {out}")
+        if not out.parent.is_dir():
+            raise CommandError(f"--out directory {out.parent} does not exist")
+        if options["timeout"] <= 0 or options["near_duplicate_budget"] <= 0:
+            raise CommandError("--timeout and --near-duplicate-budget must be positive")
+        try:
+            selection = evaluation_select(pids=options["pids"], filter_expr=options["filter"],
+                                          origins=options["origins"])
+        except EvaluationInputError as exc:
+            raise CommandError(str(exc)) from exc
+        if not selection.problems.exists():
+            raise CommandError("no problem matches")
+        row = evaluation_report_create(selection=selection, enqueue=False)
+        report = self._run(row.pk, options)
+        if report.report is None:
+            raise CommandError(f"evaluation failed: {report.error.splitlines()[0] if report.error else report.status}")
+        json_path, csv_path = report_write(report=report.report, out=out)
+        self._summary(report.report)
+        self.stdout.write(f"wrote {json_path} and {csv_path} (report #{report.pk})")
+
+    def _run(self, report_id: int, options: dict[str, Any]) -> Any:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        what = "judging here" if options["sync"] else "judging on the sandbox workers"
+        with Progress(TextColumn(what), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      transient=True) as bar:
+            task = bar.add_task(what, total=None)
+
+            def progress(done: int, total: int) -> None:
+                bar.update(task, completed=done, total=total)
+
+            try:
+                return evaluation_report_run(
+                    report_id=report_id, sync=options["sync"], timeout_s=options["timeout"],
+                    near_duplicate_budget_s=options["near_duplicate_budget"], on_progress=progress,
+                )
+            except Exception as exc:
+                raise CommandError(f"evaluation failed: {type(exc).__name__}: {exc}".splitlines()[0]) from exc
+
+    def _summary(self, report: dict[str, Any]) -> None:
+        counts = report["counts"]
+        self.stdout.write(
+            f"{counts['problems']} problem(s), {counts['candidates']} candidate(s), "
+            f"{counts['pairs_judged']}/{counts['pairs_wanted']} (candidate, suite) pairs judged"
+        )
+        for origin, m in report["by_origin"].items():
+            self.stdout.write(
+                f"  {origin:<10} TP {m['tp']:>3} FP {m['fp']:>3} TN {m['tn']:>3} FN {m['fn']:>3}  "
+                f"precision {_fmt(m['precision'])} recall {_fmt(m['recall'])} F1 {_fmt(m['f1'])} "
+                f"TNR {_fmt(m['tnr'])}"
+            )
+        near = report["near_duplicates"]
+        self.stdout.write(f"near-duplicates: {near['seconds']:.2f} s over {len(near['suites'])} suite(s)")
