@@ -1,6 +1,12 @@
 from __future__ import annotations
 
-from django.urls import URLPattern
+from django.urls import path
+
+from review.evaluation import views
 
 app_name = "evaluation"
-urlpatterns: list[URLPattern] = []
+urlpatterns = [
+    path("", views.evaluation_page, name="page"),
+    path("run/", views.evaluation_run, name="run"),
+    path("runs/<int:pk>/status/", views.evaluation_status, name="status"),
+]

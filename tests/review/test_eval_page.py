@@ -1,0 +1,122 @@
+"""The evaluation page: the latest report in tables and chart data, and who may run one."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from django.test import Client
+
+from review.models import EvaluationReport
+from tests.factories import UserFactory, annotator, maintainer
+from tests.review.test_eval_services import build_world, rq_queues, run_sync  # noqa: F401 - fixture
+
+pytestmark = pytest.mark.django_db
+URL = "/evaluation/"
+
+
+def client_for(user: object) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def test_full_page_shows_tables_and_chart_data_of_the_latest_report():
+    world = build_world()
+    report = run_sync(pids=[world.problem.pid])
+    response = client_for(annotator()).get(URL)
+    assert response.status_code == 200
+    html = response.content.decode()
+    for heading in ("By suite origin", "Precision and recall by difficulty", "Ablation by test kind",
+                    "Pass threshold τ", "Redundancy", "Near-duplicate inputs", "Cost of verifying one program",
+                    "Misclassified programs"):
+        assert heading in html
+    assert f"Report #{report.pk}" in html
+    # The public samples row, printed (not only charted): TP 1 FP 2 TN 1 FN 0 n 4, precision 1/3.
+    row = re.search(r"<th scope=\"row\">public</th>(.*?)</tr>", html, re.S).group(1)
+    cells = re.findall(r"<td[^>]*>([^<]*)</td>", row)
+    assert cells[:7] == ["1", "2", "1", "0", "4", "0.333", "1.000"]
+    assert "undefined" in html  # the public suite has no direct tests: that ablation level is undefined
+    assert "print3.py" in html and "false positive" in html
+    assert 'src="/static/js/evaluation.js"' in html and 'id="chart-redundancy"' in html
+    data = json.loads(re.search(r'<script id="evaluation-data" type="application/json">(.*?)</script>', html,
+                                re.S).group(1))
+    assert data["tau"]["public"]["labels"] == ["0.5", "0.6", "0.7", "0.8", "0.9", "1.0"]
+    assert data["redundancy"]["generated"]["labels"][0] == 100 and data["difficulty"]["public"]["labels"] == ["cf:easy"]
+    assert "<script>" not in html  # CSP: no inline scripts
+    # An annotator reads; only maintainers get the run button.
+    assert "Run a new evaluation" not in html
+    assert "Run a new evaluation" in client_for(maintainer()).get(URL).content.decode()
+
+
+def test_page_without_a_report():
+    html = client_for(maintainer()).get(URL).content.decode()
+    assert "No evaluation has finished yet" in html
+
+
+def test_page_needs_a_login_and_a_role():
+    anonymous = Client().get(URL)
+    assert anonymous.status_code == 302 and "/accounts/login/" in anonymous["Location"]
+    assert client_for(UserFactory(username="nobody")).get(URL).status_code == 403
+
+
+def test_run_is_refused_to_annotators_and_anonymous_users():
+    run = f"{URL}run/"
+    assert client_for(annotator()).post(run).status_code == 403
+    anonymous = Client().post(run)
+    assert anonymous.status_code == 302 and "/accounts/login/" in anonymous["Location"]
+    assert client_for(maintainer()).get(run).status_code == 405  # POST only
+    assert not EvaluationReport.objects.exists()
+
+
+def test_run_needs_csrf():
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(maintainer())
+    assert client.post(f"{URL}run/").status_code == 403
+    assert not EvaluationReport.objects.exists()
+
+
+def test_maintainer_run_queues_one_job_on_the_default_queue(django_capture_on_commit_callbacks, rq_queues):  # noqa: F811
+    import django_rq
+
+    queue = django_rq.get_queue("default")
+    queue.empty()
+    client = client_for(maintainer())
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(f"{URL}run/")
+    assert response.status_code == 302 and response["Location"] == URL
+    report = EvaluationReport.objects.get()
+    assert report.status == EvaluationReport.Status.QUEUED and report.job_id
+    assert queue.job_ids == [report.job_id]
+    assert queue.fetch_job(report.job_id).func_name == "review.evaluation.jobs.evaluation_report_job"
+    # A second click while one is running queues nothing more; the page shows the progress.
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(f"{URL}run/")
+    assert EvaluationReport.objects.count() == 1 and queue.count == 1
+    html = client.get(URL).content.decode()
+    assert f"Evaluation #{report.pk}" in html and 'hx-trigger="every 2s"' in html
+    queue.empty()
+
+
+def test_the_job_runs_the_report(rq_queues):  # noqa: F811
+    from review.evaluation.jobs import evaluation_report_job
+    from review.evaluation.services import evaluation_report_create, evaluation_select
+
+    world = build_world()
+    report = evaluation_report_create(selection=evaluation_select(pids=[world.problem.pid]), enqueue=False)
+    # The test has no sandbox worker: judge in-process first so the job finds current verdicts.
+    run_sync(pids=[world.problem.pid])
+    assert evaluation_report_job(report.pk) == EvaluationReport.Status.DONE
+    assert EvaluationReport.objects.get(pk=report.pk).report["counts"]["pairs_judged"] == 8
+
+
+def test_status_partial_stops_polling_with_286_when_finished():
+    client = client_for(annotator())
+    report = EvaluationReport.objects.create(status=EvaluationReport.Status.JUDGING, judging_total=8, judging_done=3)
+    url = f"{URL}runs/{report.pk}/status/"
+    running = client.get(url, HTTP_HX_REQUEST="true")
+    assert running.status_code == 200 and "3 / 8" in running.content.decode()
+    EvaluationReport.objects.filter(pk=report.pk).update(status=EvaluationReport.Status.FAILED, error="boom")
+    done = client.get(url, HTTP_HX_REQUEST="true")
+    assert done.status_code == 286 and "boom" in done.content.decode()
