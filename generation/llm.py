@@ -90,9 +90,9 @@ def _retryable(error: Exception) -> bool:
 def _concurrency_slot() -> Iterator[None]:
     limit = max(1, settings.HARDTESTS_LLM_CONCURRENCY)
     try:
-        import django_rq
+        from generation.queues import redis_connection
 
-        conn = django_rq.get_connection("generation")
+        conn = redis_connection()
         conn.ping()
     except Exception:  # noqa: BLE001 - no Redis (e.g. --sync without a server): bound this process only
         with _local_semaphore(limit):

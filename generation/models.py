@@ -63,6 +63,8 @@ class GenerationRun(models.Model):
     )
     job_id = models.CharField(max_length=64, blank=True)
     cancel_requested = models.BooleanField(default=False)
+    # After the suite activates, queue judging of the problem's candidates against it.
+    judge_candidates = models.BooleanField(default=False)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

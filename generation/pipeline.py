@@ -174,6 +174,8 @@ def execute(run_id: int) -> GenerationRun:
         GenerationRun.objects.filter(pk=run.pk).update(counts=result.counts)
         suite = _save_suite(run, rec, kit, result.tests)
         rec.log(f"suite v{suite.version} active: {suite.test_count} tests {suite.counts_by_kind}")
+        if run.judge_candidates:
+            _queue_judging(rec, suite)
     except (RunFailed, MaterialiseError) as exc:
         _record_failure(rec, run_id, exc.reason, str(exc))
     except SandboxUnavailable as exc:
@@ -185,6 +187,21 @@ def execute(run_id: int) -> GenerationRun:
     finally:
         rec.stop_heartbeat()
     return GenerationRun.objects.get(pk=run_id)
+
+
+def _queue_judging(rec: RunRecorder, suite: TestSuite) -> None:
+    """Queue the candidates' judging on the `sandbox` queue; the run has already succeeded."""
+    try:
+        from problems.jobs import judging_enqueue
+
+        candidates = list(suite.problem.solutions.filter(role=Solution.Role.CANDIDATE))
+        if candidates:
+            with transaction.atomic():
+                count = judging_enqueue(suite=suite, solutions=candidates)
+            rec.log(f"queued judging of {count} candidate(s) against suite v{suite.version}")
+    except Exception as exc:  # noqa: BLE001 - the suite is built; judging can be asked for again
+        log.warning("run %s: could not queue judging", rec.run_id, exc_info=True)
+        rec.log(f"warning: could not queue judging of the candidates: {exc}")
 
 
 def _record_failure(rec: RunRecorder, run_id: int, reason: str, message: str) -> None:

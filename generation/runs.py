@@ -129,11 +129,12 @@ def run_fail(*, run_id: int, reason: str, error: str, from_status: tuple[str, ..
 def _job_state(job_id: str) -> str:
     """'alive', 'dead' or 'unknown' (Redis unreachable) for an RQ job id."""
     try:
-        import django_rq
         from rq.exceptions import NoSuchJobError
         from rq.job import Job, JobStatus
 
-        conn = django_rq.get_connection("generation")
+        from generation.queues import redis_connection
+
+        conn = redis_connection()
         try:
             job = Job.fetch(job_id, connection=conn)
         except NoSuchJobError:

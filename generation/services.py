@@ -26,12 +26,11 @@ def _job_id(run: GenerationRun) -> str:
 
 def _enqueue(run_id: int, job_id: str) -> None:
     try:
-        import django_rq
-
+        from generation.queues import generation_queue
         from hardtests_web.embedded import ensure_redis
 
         ensure_redis()
-        django_rq.get_queue(QUEUE).enqueue(
+        generation_queue().enqueue(
             "generation.jobs.generation_run_job", run_id, job_id=job_id,
             job_timeout=settings.RQ_QUEUES[QUEUE].get("DEFAULT_TIMEOUT", 3600),
             result_ttl=24 * 3600, failure_ttl=7 * 24 * 3600,
@@ -43,13 +42,20 @@ def _enqueue(run_id: int, job_id: str) -> None:
 
 
 def generation_run_start(
-    *, problem: Problem, mode: str, model_name: str | None = None, user: Any = None, enqueue: bool = True
+    *,
+    problem: Problem,
+    mode: str,
+    model_name: str | None = None,
+    user: Any = None,
+    enqueue: bool = True,
+    judge_candidates: bool = False,
 ) -> GenerationRun:
     """Create a QUEUED run and enqueue its job on the `generation` queue after commit.
 
     mode is GenerationRun.Mode.FROM_SCRATCH (both LLM calls, a new kit) or FROM_KIT (the
     problem's latest kit, no LLM). `enqueue=False` leaves it for generation_run_execute
-    (the `--sync` command).
+    (the `--sync` command). `judge_candidates=True` queues judging of the problem's
+    candidates against the new suite once it is active.
     """
     if mode not in GenerationRun.Mode.values:
         raise ValueError(f"unknown generation mode {mode!r}; choose one of {', '.join(GenerationRun.Mode.values)}")
@@ -60,6 +66,7 @@ def generation_run_start(
             problem=problem, mode=mode, model_name=model or (settings.HARDTESTS_LLM_MODEL
                                                              if mode == GenerationRun.Mode.FROM_SCRATCH else ""),
             created_by=user if getattr(user, "is_authenticated", False) else None, kit=kit,
+            judge_candidates=judge_candidates,
             log=f"{timezone.now():%H:%M:%S} queued by {getattr(user, 'username', None) or 'system'}\n",
         )
         if enqueue:
@@ -100,10 +107,11 @@ def generation_run_cancel(*, run: GenerationRun, user: Any = None) -> bool:
 def _cancel_job(job_id: str) -> None:
     # The job would find the run cancelled and do nothing; removing it just keeps the queue tidy.
     try:
-        import django_rq
         from rq.job import Job
 
-        Job.fetch(job_id, connection=django_rq.get_connection(QUEUE)).cancel()
+        from generation.queues import redis_connection
+
+        Job.fetch(job_id, connection=redis_connection()).cancel()
     except Exception:  # noqa: BLE001 - best effort
         pass
 

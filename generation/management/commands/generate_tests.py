@@ -1,0 +1,129 @@
+"""`generate_tests PID [PID ...] [--sync] [--from-kit] [--model NAME]`, or a bulk filter.
+
+--sync runs each problem's pipeline in this process and prints one JSON object per
+problem (pid, run, status, failure_reason, suite_version, counts). Without it the runs are
+queued on the `generation` queue and a progress bar follows them until they end
+(--no-wait only queues). The bulk form (--source / --platform / --missing / --limit,
+without PIDs) selects problems from the catalogue.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db.models import Q
+
+from generation.models import GenerationRun
+from generation.services import generation_run_execute, generation_run_start
+from problems.models import Problem, TestSuite
+
+
+def problems_by_pid(pids: list[str], source: str | None = None) -> list[Problem]:
+    found = []
+    for pid in pids:
+        matches = Problem.objects.filter(pid=pid)
+        if source:
+            matches = matches.filter(source=source)
+        rows = list(matches[:2])
+        if not rows and ":" in pid and not source:
+            src, _, rest = pid.partition(":")
+            rows = list(Problem.objects.filter(source=src, pid=rest)[:2])
+        if not rows:
+            raise CommandError(f"unknown problem {pid!r}")
+        if len(rows) > 1:
+            raise CommandError(f"problem id {pid!r} exists in several sources; add --source or write SOURCE:PID")
+        found.append(rows[0])
+    return found
+
+
+def run_summary(run: GenerationRun) -> dict[str, Any]:
+    return {
+        "pid": run.problem.pid,
+        "run": run.pk,
+        "status": run.status,
+        "failure_reason": run.failure_reason or None,
+        "suite_version": run.suite.version if run.suite_id and run.status == GenerationRun.Status.SUCCEEDED else None,
+        "counts": run.counts or {},
+    }
+
+
+class Command(BaseCommand):
+    help = "Generate test suites for problems: from scratch with the LLM, or from their current kit."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("pids", nargs="*", help="problem ids (or SOURCE:PID)")
+        parser.add_argument("--sync", action="store_true", help="run in this process and print JSON per problem")
+        parser.add_argument("--from-kit", action="store_true", help="materialise the current kit; no LLM calls")
+        parser.add_argument("--model", default=None, help="LLM model name (default: HARDTESTS_LLM_MODEL)")
+        parser.add_argument("--judge", action="store_true", help="judge the candidates against each new suite")
+        bulk = parser.add_argument_group("bulk selection (instead of PIDs)")
+        bulk.add_argument("--source", default=None, help="only problems from this source (dataset)")
+        bulk.add_argument("--platform", default=None, help="only problems from this platform")
+        bulk.add_argument("--missing", action="store_true", help="only problems without an active generated suite")
+        bulk.add_argument("--limit", type=int, default=None, help="at most this many problems")
+        parser.add_argument("--no-wait", action="store_true", help="queue the runs and return")
+
+    def _select(self, options: dict[str, Any]) -> list[Problem]:
+        if options["pids"]:
+            return problems_by_pid(options["pids"], options["source"])
+        if not (options["source"] or options["platform"] or options["missing"] or options["limit"]):
+            raise CommandError("name problem ids, or select in bulk with --source/--platform/--missing/--limit")
+        query = Problem.objects.all()
+        if options["source"]:
+            query = query.filter(source=options["source"])
+        if options["platform"]:
+            query = query.filter(platform=options["platform"])
+        if options["missing"]:
+            query = query.exclude(Q(suites__origin=TestSuite.Origin.GENERATED) & Q(suites__status=TestSuite.Status.ACTIVE))
+        query = query.order_by("source", "pid").distinct()
+        if options["limit"] is not None:
+            if options["limit"] < 1:
+                raise CommandError("--limit must be at least 1")
+            query = query[: options["limit"]]
+        problems = list(query)
+        if not problems:
+            raise CommandError("no problem matches the selection")
+        return problems
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        problems = self._select(options)
+        mode = GenerationRun.Mode.FROM_KIT if options["from_kit"] else GenerationRun.Mode.FROM_SCRATCH
+        if options["model"] is not None and not options["model"].strip():
+            raise CommandError("--model must not be empty")
+        if options["sync"]:
+            for problem in problems:
+                run = generation_run_start(problem=problem, mode=mode, model_name=options["model"], enqueue=False,
+                                           judge_candidates=False)
+                run = generation_run_execute(run_id=run.pk)
+                self.stdout.write(json.dumps(run_summary(run)))
+            return
+        runs = [
+            generation_run_start(problem=p, mode=mode, model_name=options["model"], judge_candidates=options["judge"])
+            for p in problems
+        ]
+        self.stdout.write(f"queued {len(runs)} generation run(s) on the generation queue")
+        if not options["no_wait"]:
+            self._follow([r.pk for r in runs])
+
+    def _follow(self, run_ids: list[int]) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        with Progress(*columns, console=None, transient=False) as progress:
+            task = progress.add_task("generating", total=len(run_ids))
+            while True:
+                rows = list(GenerationRun.objects.filter(pk__in=run_ids).values_list("status", "stage"))
+                done = sum(1 for status, _ in rows if status in GenerationRun.FINISHED)
+                running = sum(1 for status, _ in rows if status == GenerationRun.Status.RUNNING)
+                progress.update(task, completed=done, description=f"generating ({running} running)")
+                if done == len(run_ids):
+                    break
+                time.sleep(1.0)
+        runs = GenerationRun.objects.filter(pk__in=run_ids).select_related("problem", "suite").order_by("pk")
+        for run in runs:
+            tail = f"suite v{run.suite.version}" if run.status == GenerationRun.Status.SUCCEEDED and run.suite else (
+                run.failure_reason or run.status)
+            self.stdout.write(f"{run.problem.pid}: {run.status} ({tail})")
