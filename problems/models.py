@@ -42,6 +42,9 @@ class Problem(models.Model):
     statement = models.TextField(help_text="Markdown with $...$ math")
     platform = models.CharField(max_length=50, blank=True, db_index=True)
     url = models.URLField(max_length=500, blank=True)
+    # The problem's id on the judge that first published it ("codeforces:1234A"); how imports
+    # recognise one problem arriving from several datasets and mirrors (problems/importers/identity.py).
+    platform_id = models.CharField(max_length=200, blank=True, db_index=True)
     contest_date = models.DateField(null=True, blank=True)
     time_limit_ms = models.PositiveIntegerField(default=2000)
     memory_limit_mb = models.PositiveIntegerField(default=256)

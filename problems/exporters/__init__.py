@@ -1,0 +1,18 @@
+"""Exporters: native (lossless JSON lines), hardtests (parquet pair), training, icpc packages."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from problems.exporters.hardtests import hardtests_export
+from problems.exporters.icpc import icpc_export
+from problems.exporters.native import native_export
+from problems.exporters.training import training_export
+
+EXPORTERS: dict[str, Callable[..., dict[str, Any]]] = {
+    "native": native_export,
+    "hardtests": hardtests_export,
+    "training": training_export,
+    "icpc": icpc_export,
+}

@@ -1,0 +1,192 @@
+"""ICPC problem packages (the Kattis / DOMjudge problem package format), one folder per problem.
+
+``problem.yaml``; ``data/sample`` (the statement's examples) and ``data/secret`` (the best
+active suite) as ``NNN.in`` / ``NNN.ans``; ``input_validators/`` with the kit's validator and
+``output_validator/`` with its judging function, each wrapped to the package's contract
+(exit 42 accepts, 43 rejects); ``submissions/accepted`` (oracles and candidates known to be
+accepted) and ``submissions/rejected`` (candidates with a failing gold verdict).
+
+The wrappers load the kit's code as a module of its own name, so an ``if __name__ ==
+"__main__"`` block in it never runs, then call the project's contract function. They run
+under the judging system's own sandbox, like any package validator.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from problems.exporters.bundles import Bundle, body, bundles
+from problems.models import Language, Solution
+
+SECRET_ORIGINS = ("generated", "official", "imported")
+_EXTENSIONS = {Language.PYTHON3: "py", Language.CPP: "cpp", Language.JAVA: "java"}
+_REJECTED = {Solution.GoldVerdict.REJECTED, Solution.GoldVerdict.WA, Solution.GoldVerdict.TLE,
+             Solution.GoldVerdict.MLE, Solution.GoldVerdict.RE}
+
+INPUT_VALIDATOR = '''#!/usr/bin/env python3
+"""Input validator (ICPC package contract): the input on stdin; exit 42 if valid, 43 if not."""
+import sys
+
+KIT_VALIDATOR = {code!r}
+
+
+def main():
+    module = {{"__name__": "kit_validator"}}
+    exec(compile(KIT_VALIDATOR, "kit_validator.py", "exec"), module)
+    try:
+        valid = module["validate_input"](sys.stdin.read()) is True
+    except Exception as exc:  # a validator that crashes does not accept
+        print("validate_input raised", type(exc).__name__, exc, file=sys.stderr)
+        valid = False
+    sys.exit(42 if valid else 43)
+
+
+main()
+'''
+
+OUTPUT_VALIDATOR = '''#!/usr/bin/env python3
+"""Output validator (ICPC package contract).
+
+Called as `validate input_file answer_file feedback_dir [args] < team_output`; exits 42 to
+accept and 43 to reject, with a message in feedback_dir/judgemessage.txt.
+"""
+import os
+import sys
+
+KIT_JUDGE = {code!r}
+
+
+def main():
+    input_file, answer_file, feedback_dir = sys.argv[1:4]
+    with open(input_file, encoding="utf-8", errors="replace") as f:
+        input_str = f.read()
+    with open(answer_file, encoding="utf-8", errors="replace") as f:
+        reference = f.read()
+    candidate = sys.stdin.read()
+    module = {{"__name__": "kit_judge"}}
+    exec(compile(KIT_JUDGE, "kit_judge.py", "exec"), module)
+    try:
+        accepted = module["output_judging_function"](input_str, candidate, reference) is True
+        message = "accepted" if accepted else "output_judging_function returned False"
+    except Exception as exc:
+        accepted, message = False, "output_judging_function raised %s: %s" % (type(exc).__name__, exc)
+    with open(os.path.join(feedback_dir, "judgemessage.txt"), "w") as f:
+        f.write(message + "\\n")
+    sys.exit(42 if accepted else 43)
+
+
+main()
+'''
+
+
+def slug(text: str) -> str:
+    cleaned = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    return cleaned[:60] or "problem"
+
+
+def _yaml(value: str) -> str:
+    # A JSON string is a valid YAML scalar, and escapes everything that needs it.
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _problem_yaml(bundle: Bundle) -> str:
+    p = bundle.problem
+    lines = [
+        "problem_format_version: 2023-07-draft",
+        f"name: {_yaml(p.title)}",
+        f"uuid: {_yaml(f'{p.source}/{p.pid}')}",
+        f"source: {_yaml(p.platform or p.source)}",
+    ]
+    if p.url:
+        lines.append(f"source_url: {_yaml(p.url)}")
+    judged = bool(bundle.kit and bundle.kit.output_judge and bundle.kit.needs_output_judge)
+    lines += [
+        f"validation: {'custom' if judged else 'default'}",
+        "limits:",
+        f"  time_limit: {p.time_limit_ms / 1000:g}",
+        f"  memory: {p.memory_limit_mb}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _write_case(folder: Path, name: str, inp: bytes, ans: bytes) -> None:
+    (folder / f"{name}.in").write_bytes(inp)
+    (folder / f"{name}.ans").write_bytes(ans)
+
+
+def _submission(folder: Path, sol: Solution, number: int) -> bool:
+    ext = _EXTENSIONS.get(sol.language)
+    if ext is None:
+        return False
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = f"{sol.role}-{number:03d}"
+    if ext == "java":
+        # Java wants the file named after its public class; a folder keeps the names apart.
+        found = re.search(r"public\s+(?:final\s+)?class\s+(\w+)", sol.code)
+        target = folder / stem
+        target.mkdir(exist_ok=True)
+        (target / f"{found[1] if found else 'Main'}.java").write_text(sol.code, encoding="utf-8")
+    else:
+        (folder / f"{stem}.{ext}").write_text(sol.code, encoding="utf-8")
+    return True
+
+
+def package_write(bundle: Bundle, root: Path) -> dict[str, int]:
+    counts = {"sample": 0, "secret": 0, "accepted": 0, "rejected": 0, "unsupported_submissions": 0}
+    (root / "data" / "sample").mkdir(parents=True, exist_ok=True)
+    (root / "data" / "secret").mkdir(parents=True, exist_ok=True)
+    (root / "problem.yaml").write_text(_problem_yaml(bundle), encoding="utf-8")
+    (root / "problem_statement").mkdir(exist_ok=True)
+    (root / "problem_statement" / "problem.en.md").write_text(bundle.problem.statement, encoding="utf-8")
+    public = bundle.tests.get("public")
+    samples = ([(body(t.input_sha256), body(t.output_sha256)) for t in public] if public
+               else [(s["input"].encode(), s["output"].encode()) for s in bundle.problem.samples])
+    for n, (inp, ans) in enumerate(samples, start=1):
+        _write_case(root / "data" / "sample", f"{n:03d}", inp, ans)
+        counts["sample"] += 1
+    chosen = bundle.suite_for(SECRET_ORIGINS)
+    for n, test in enumerate(chosen[1] if chosen else [], start=1):
+        _write_case(root / "data" / "secret", f"{n:03d}", body(test.input_sha256), body(test.output_sha256))
+        counts["secret"] += 1
+    kit = bundle.kit
+    if kit and kit.validator:
+        folder = root / "input_validators"
+        folder.mkdir(exist_ok=True)
+        (folder / "validate.py").write_text(INPUT_VALIDATOR.format(code=kit.validator.code), encoding="utf-8")
+    if kit and kit.output_judge and kit.needs_output_judge:
+        folder = root / "output_validator"
+        folder.mkdir(exist_ok=True)
+        (folder / "validate.py").write_text(OUTPUT_VALIDATOR.format(code=kit.output_judge.code), encoding="utf-8")
+    numbers = {"accepted": 0, "rejected": 0}
+    for sol in bundle.solutions:
+        if sol.role == Solution.Role.ORACLE or sol.gold_verdict == Solution.GoldVerdict.AC:
+            verdict = "accepted"
+        elif sol.gold_verdict in _REJECTED:
+            verdict = "rejected"
+        else:
+            continue
+        numbers[verdict] += 1
+        if _submission(root / "submissions" / verdict, sol, numbers[verdict]):
+            counts[verdict] += 1
+        else:
+            counts["unsupported_submissions"] += 1
+    return counts
+
+
+def icpc_export(*, problems: Any, out: Path, limit: int | None = None) -> dict[str, Any]:
+    out.mkdir(parents=True, exist_ok=True)
+    totals: dict[str, int] = {"problems": 0}
+    used: set[str] = set()
+    for bundle in bundles(problems, limit=limit):
+        name = slug(f"{bundle.problem.source}-{bundle.problem.pid}")
+        base, n = name, 2
+        while name in used:
+            name, n = f"{base}-{n}", n + 1
+        used.add(name)
+        for key, value in package_write(bundle, out / name).items():
+            totals[key] = totals.get(key, 0) + value
+        totals["problems"] += 1
+    return {**totals, "files": [str(out)]}

@@ -1,0 +1,111 @@
+"""Training data: one row per problem with what an RL verifier needs, as parquet and JSON lines.
+
+A row holds the statement, the limits, the tests (input, output) of the best active suite
+(generated, else official, else imported, else the public samples), the output judging
+function when the problem needs one (else null: compare tokens), and metadata. Problems
+without any test are left out and counted.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from problems.exporters.bundles import Bundle, body, bundles
+
+DEFAULT_ORIGINS = ("generated", "official", "imported", "public")
+
+SCHEMA = pa.schema([
+    ("id", pa.string()),
+    ("source", pa.string()),
+    ("pid", pa.string()),
+    ("title", pa.string()),
+    ("statement", pa.string()),
+    ("time_limit_ms", pa.int64()),
+    ("memory_limit_mb", pa.int64()),
+    ("tests", pa.list_(pa.struct([("input", pa.string()), ("output", pa.string())]))),
+    ("tests_origin", pa.string()),
+    ("output_judging_function", pa.string()),
+    ("metadata", pa.struct([
+        ("platform", pa.string()),
+        ("platform_id", pa.string()),
+        ("url", pa.string()),
+        ("difficulty", pa.list_(pa.struct([("source", pa.string()), ("level", pa.string())]))),
+        ("tags", pa.list_(pa.string())),
+        ("test_kinds", pa.map_(pa.string(), pa.int64())),
+        ("oracles", pa.int64()),
+    ])),
+])
+
+
+def training_row(bundle: Bundle, origins: tuple[str, ...] = DEFAULT_ORIGINS) -> dict[str, Any] | None:
+    chosen = bundle.suite_for(origins)
+    p = bundle.problem
+    if chosen is not None and chosen[1]:
+        origin, cases = chosen
+        tests = [{"input": body(t.input_sha256).decode("utf-8", errors="replace"),
+                  "output": body(t.output_sha256).decode("utf-8", errors="replace")} for t in cases]
+        kinds: dict[str, int] = {}
+        for t in cases:
+            kinds[t.kind] = kinds.get(t.kind, 0) + 1
+    elif "public" in origins and p.samples:
+        origin, tests, kinds = "samples", [dict(s) for s in p.samples], {"public": len(p.samples)}
+    else:
+        return None
+    kit = bundle.kit
+    judge = kit.output_judge.code if kit and kit.output_judge and kit.needs_output_judge else None
+    return {
+        "id": f"{p.source}/{p.pid}",
+        "source": p.source,
+        "pid": p.pid,
+        "title": p.title,
+        "statement": p.statement,
+        "time_limit_ms": p.time_limit_ms,
+        "memory_limit_mb": p.memory_limit_mb,
+        "tests": tests,
+        "tests_origin": origin,
+        "output_judging_function": judge,
+        "metadata": {
+            "platform": p.platform,
+            "platform_id": p.platform_id,
+            "url": p.url,
+            "difficulty": [{"source": d.source, "level": d.level} for d in bundle.labels],
+            "tags": bundle.tags,
+            "test_kinds": sorted(kinds.items()),
+            "oracles": sum(1 for s in bundle.solutions if s.role == "oracle"),
+        },
+    }
+
+
+def training_export(*, problems: Any, out: Path, limit: int | None = None,
+                    origins: tuple[str, ...] = DEFAULT_ORIGINS, batch: int = 50) -> dict[str, Any]:
+    out.mkdir(parents=True, exist_ok=True)
+    parquet_path, jsonl_path = out / "train.parquet", out / "train.jsonl"
+    counts = {"problems": 0, "tests": 0, "without_tests": 0}
+    rows: list[dict[str, Any]] = []
+    with pq.ParquetWriter(parquet_path, SCHEMA) as writer, jsonl_path.open("w", encoding="utf-8") as jsonl:
+
+        def flush() -> None:
+            if rows:
+                writer.write_table(pa.Table.from_pylist(rows, schema=SCHEMA))
+                rows.clear()
+
+        for bundle in bundles(problems, limit=limit):
+            row = training_row(bundle, origins)
+            if row is None:
+                counts["without_tests"] += 1
+                continue
+            jsonl.write(json.dumps({**row, "metadata": {**row["metadata"],
+                                                        "test_kinds": dict(row["metadata"]["test_kinds"])}},
+                                   ensure_ascii=False) + "\n")
+            rows.append(row)
+            counts["problems"] += 1
+            counts["tests"] += len(row["tests"])
+            if len(rows) >= batch:
+                flush()
+        flush()
+    return {**counts, "files": [str(parquet_path), str(jsonl_path)]}

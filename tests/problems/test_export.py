@@ -1,0 +1,178 @@
+"""Exports: the lossless native round trip, the HardTests parquet pair, training rows, ICPC packages."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from problems.demo import demo_load
+from problems.exporters.bundles import problems_select
+from problems.exporters.hardtests import PROBLEMS_SCHEMA, TESTS_SCHEMA, hardtests_export
+from problems.exporters.icpc import icpc_export
+from problems.exporters.native import native_export
+from problems.exporters.training import training_export
+from problems.importers.runner import dataset_import
+from problems.importers.unpickle import cases_decode
+from problems.models import Problem
+from tests.problems.fixtures import FIXTURES, catalogue_clear
+
+# The field names of the published dataset cards.
+PUBLISHED_PROBLEMS = ["pid", "question_title", "question_content", "question_content_all_languages", "platform",
+                      "contest_date", "difficulty_ratings", "public_test_cases", "time_limit", "memory_limit", "url",
+                      "tags", "source_dataset_info", "solutions", "starter_code"]
+PUBLISHED_TESTS = ["pid", "test_cases_kit", "mapping", "test_cases"]
+
+
+def _catalogue() -> None:
+    demo_load()
+    dataset_import(format_name="native", paths=[str(FIXTURES / "native.jsonl")])
+    dataset_import(format_name="codecontests", paths=[str(FIXTURES / "codecontests.jsonl")])
+    dataset_import(format_name="hardtests", paths=[str(FIXTURES / "hardtests_problems.jsonl"),
+                                                     str(FIXTURES / "hardtests_tests.jsonl")])
+    dataset_import(format_name="taco", paths=[str(FIXTURES / "taco.jsonl")])
+    dataset_import(format_name="klear", paths=[str(FIXTURES / "klear_handwritten.jsonl")])
+
+
+def _all() -> object:
+    return problems_select([])[0]
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_native_export_import_export_is_byte_identical(tmp_path):
+    _catalogue()
+    first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    total = Problem.objects.count()
+    summary = native_export(problems=_all(), out=first)
+    assert summary["problems"] == total
+    catalogue_clear()
+    assert Problem.objects.count() == 0
+    imported = dataset_import(format_name="native", paths=[str(first)])
+    assert imported["created"] == total
+    native_export(problems=_all(), out=second)
+    assert first.read_bytes() == second.read_bytes()
+    # And importing it again over itself changes nothing.
+    assert dataset_import(format_name="native", paths=[str(first)])["unchanged"] == total
+    row = next(json.loads(line) for line in first.read_text().splitlines() if '"sum-two"' in line)
+    assert list(row) == sorted(row)
+    binary = row["suites"][0]["tests"][3]
+    assert binary["input_b64"] == "//4=" and "input" not in binary
+
+
+@pytest.mark.django_db
+def test_hardtests_parquet_pair_loads_with_datasets_and_imports_back(tmp_path):
+    datasets = pytest.importorskip("datasets")
+    _catalogue()
+    summary = hardtests_export(problems=problems_select(["source=hardtests", "source=codecontests"])[0],
+                               out=tmp_path)
+    problems_file, tests_file = summary["files"]
+    loaded = datasets.load_dataset("parquet", data_files={"train": problems_file}, split="train")
+    assert loaded.column_names == PUBLISHED_PROBLEMS
+    assert len(loaded) == summary["problems"] == 3
+    assert pq.read_schema(problems_file).equals(PROBLEMS_SCHEMA, check_metadata=False)
+    tests = datasets.load_dataset("parquet", data_files={"train": tests_file}, split="train")
+    assert tests.column_names == PUBLISHED_TESTS
+    assert pq.read_schema(tests_file).equals(TESTS_SCHEMA, check_metadata=False)
+    abc = next(r for r in tests if r["pid"] == "atcoder_abc100_a")
+    assert abc["mapping"] == {"LLMGen": [0, 1], "RPGen": [[2, 3]], "SPGen": [], "HackGen": [[4]]}
+    assert abc["test_cases_kit"]["input_generation"]["HackGen"]["func_names"] == ["gen_hacking_input_sum_limit"]
+    assert cases_decode(abc["test_cases"])[4] == {"input": "16 0\n", "output": ":(\n"}
+    watermelon = next(r for r in loaded if r["pid"] == "4_A. Watermelon")
+    assert watermelon["time_limit"] == "1 second" and watermelon["memory_limit"] == "64 megabytes"
+    assert {s["source"] for s in watermelon["solutions"]} == {"codecontests"}
+
+    catalogue_clear()
+    back = dataset_import(format_name="hardtests", paths=summary["files"])
+    assert back["created"] == 3
+    again = Problem.objects.get(pid="atcoder_abc100_a")
+    assert again.suites.get(origin="generated").test_count == 5
+    assert sorted(again.solutions.values_list("source", "reliability")) == [
+        ("atcoder_submission", 1), ("luogu_editorial", 3), ("taco", 5)]
+
+
+@pytest.mark.django_db
+def test_training_rows_have_tests_judge_and_metadata(tmp_path):
+    _catalogue()
+    summary = training_export(problems=_all(), out=tmp_path)
+    assert summary["without_tests"] == 1  # "minimal" has no tests
+    assert summary["problems"] == Problem.objects.count() - 1
+    table = pq.read_table(tmp_path / "train.parquet").to_pylist()
+    lines = [json.loads(line) for line in (tmp_path / "train.jsonl").read_text().splitlines()]
+    assert [r["id"] for r in table] == [r["id"] for r in lines]
+    watermelon = next(r for r in lines if r["pid"] == "4_A. Watermelon")
+    assert watermelon["tests_origin"] == "generated"
+    assert watermelon["tests"][0] == {"input": "8\n", "output": "YES\n"}
+    assert watermelon["output_judging_function"].startswith("def output_judging_function")
+    assert watermelon["metadata"]["platform_id"] == "codeforces:4A"
+    assert watermelon["metadata"]["test_kinds"] == {"direct": 1, "stratified": 2}
+    sum_two = next(r for r in table if r["pid"] == "sum-two")
+    assert sum_two["output_judging_function"] is None and sum_two["time_limit_ms"] == 1500
+
+
+@pytest.mark.django_db
+def test_icpc_packages_have_the_package_layout(tmp_path):
+    _catalogue()
+    icpc_export(problems=problems_select(["pid=sum-two", "pid=4_A. Watermelon"])[0], out=tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["codecontests-4-a-watermelon", "native-sum-two"]
+    pkg = tmp_path / "native-sum-two"
+    yaml = (pkg / "problem.yaml").read_text()
+    assert 'name: "Sum of two"' in yaml and "validation: default" in yaml and "time_limit: 1.5" in yaml
+    assert sorted(p.name for p in (pkg / "data" / "sample").iterdir()) == ["001.ans", "001.in"]
+    assert (pkg / "data" / "secret" / "003.ans").read_text() == "7\n"
+    assert (pkg / "data" / "secret" / "004.in").read_bytes() == b"\xff\xfe"
+    assert [p.name for p in (pkg / "submissions" / "accepted").iterdir()] == ["oracle-001.py"]
+    assert [p.name for p in (pkg / "submissions" / "rejected").iterdir()] == ["candidate-001.cpp"]
+    assert not (pkg / "output_validator").exists()
+    ast.parse((pkg / "input_validators" / "validate.py").read_text())
+
+    melon = tmp_path / "codecontests-4-a-watermelon"
+    assert "validation: custom" in (melon / "problem.yaml").read_text()
+    judge = (melon / "output_validator" / "validate.py").read_text()
+    ast.parse(judge)
+    assert "sys.exit(42 if accepted else 43)" in judge and "candidate_output.strip().upper()" in judge
+    accepted = sorted(p.name for p in (melon / "submissions" / "accepted").iterdir())
+    assert accepted == ["oracle-001.cpp", "oracle-002", "oracle-004.py"]  # python2 is left out; Java in a folder
+    assert (melon / "submissions" / "accepted" / "oracle-002" / "Main.java").exists()
+    assert [p.name for p in (melon / "submissions" / "rejected").iterdir()] == ["candidate-001.py"]
+    assert len(list((melon / "data" / "secret").glob("*.in"))) == 3  # the generated suite
+
+
+@pytest.mark.django_db
+def test_icpc_input_validator_exits_42_or_43_in_the_sandbox(tmp_path):
+    sandbox = pytest.importorskip("sandbox")
+    try:
+        sb = sandbox.get_sandbox()
+    except sandbox.SandboxUnavailable as exc:
+        pytest.skip(str(exc))
+    dataset_import(format_name="native", paths=[str(FIXTURES / "native.jsonl")])
+    icpc_export(problems=problems_select(["pid=sum-two"])[0], out=tmp_path)
+    wrapper = (tmp_path / "native-sum-two" / "input_validators" / "validate.py").read_text()
+    program = sb.compile("python3", wrapper)
+    results = sb.run(program, ["1 2\n", "99999999999 1\n", "not numbers\n"], sandbox.Limits(time_s=5))
+    assert [r.exit_code for r in results] == [42, 43, 43]
+
+
+@pytest.mark.django_db
+def test_export_command_filters_and_refuses_unknown_filters(tmp_path, capsys):
+    dataset_import(format_name="taco", paths=[str(FIXTURES / "taco.jsonl")])
+    dataset_import(format_name="native", paths=[str(FIXTURES / "native.jsonl")])
+    out = tmp_path / "taco.jsonl"
+    call_command("export_dataset", "native", str(out), "--filter", "source=taco", "--filter", "tag=Mathematics")
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["problems"] == 1
+    assert json.loads(out.read_text())["platform_id"] == "codeforces:4A"
+    with pytest.raises(CommandError, match="expected KEY=VALUE"):
+        call_command("export_dataset", "native", str(out), "--filter", "colour=red")
+    call_command("export_dataset", "training", str(tmp_path / "t"), "--filter", "has_kit")
+    assert json.loads(capsys.readouterr().out)["problems"] == 1
+
+
+def test_published_field_lists_match_the_schemas():
+    assert PROBLEMS_SCHEMA.names == PUBLISHED_PROBLEMS and TESTS_SCHEMA.names == PUBLISHED_TESTS
+    assert Path(FIXTURES / "hardtests_problems.jsonl").exists()
