@@ -6,8 +6,10 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 
 from django.db.models import Q, QuerySet
+from django.utils import timezone
 
 from problems.models import SUPPORTED_LANGUAGES, Problem, Solution, TestCase, TestSuite, Verdict
 from review.evaluation.metrics import Outcome, TestRun
@@ -99,9 +101,11 @@ def evaluation_suites(*, problems: QuerySet[Problem], origins: Sequence[str]) ->
 
 def verdict_is_current(verdict: Verdict, suite: TestSuite) -> bool:
     """Active suites never change, so a verdict with every test run stays true. A compile
-    error is final too: nothing ran, and it fails every test."""
+    error is final too: nothing ran, and it fails every test. A sandbox error is not."""
     if verdict.verdict == Verdict.Value.CE:
         return True
+    if verdict.verdict == Verdict.Value.SE:
+        return False  # the sandbox failed, not the program: judge it again
     return verdict.complete and len(verdict.results) == suite.test_count
 
 
@@ -177,7 +181,8 @@ def report_latest() -> EvaluationReport | None:
     return EvaluationReport.objects.filter(status=EvaluationReport.Status.DONE).first()
 
 
-def report_in_progress() -> EvaluationReport | None:
+def report_in_progress(*, stale_after_s: float = 7 * 3600) -> EvaluationReport | None:
+    """The newest unfinished report; one older than any job may run is taken as dead."""
     return EvaluationReport.objects.exclude(
         status__in=[EvaluationReport.Status.DONE, EvaluationReport.Status.FAILED]
-    ).first()
+    ).filter(created_at__gte=timezone.now() - timedelta(seconds=stale_after_s)).first()

@@ -241,3 +241,26 @@ def test_command_waits_for_the_sandbox_workers(tmp_path: Path, sandbox_worker: s
     assert data["counts"]["pairs_judged"] == 8
     assert counts(data["by_origin"]["public"]) == (1, 2, 1, 0)
     assert JudgingTask.objects.filter(status=JudgingTask.Status.DONE).count() == 8
+
+
+@pytest.mark.django_db
+def test_which_verdicts_are_current():
+    from problems.services import verdict_record
+
+    world = build_world()
+    selection = evaluation_select(pids=[world.problem.pid])
+    pairs = evaluation_pairs(problems=selection.problems, origins=selection.origins)
+    assert len(pairs.wanted) == 8 and not pairs.current
+    for solution, suite in pairs.wanted:
+        results = [{"ordinal": i, "verdict": "AC", "time_ms": 1, "wall_ms": 2, "memory_kb": 3}
+                   for i in range(suite.test_count)]
+        verdict_record(solution=solution, suite=suite, verdict="AC", passed=suite.test_count, total=suite.test_count,
+                       complete=True, results=results)
+    gen = world.generated
+    Verdict.objects.filter(solution__name="right.py", suite=gen).update(verdict="SE")   # sandbox failed
+    Verdict.objects.filter(solution__name="print3.py", suite=gen).update(complete=False)  # stopped early
+    Verdict.objects.filter(solution__name="overflow.cpp", suite=gen).update(results=[])   # results lost
+    Verdict.objects.filter(solution__name="broken.cpp", suite=gen).update(verdict="CE", complete=False, results=[])
+    pairs = evaluation_pairs(problems=selection.problems, origins=selection.origins)
+    assert sorted(s.name for s, _ in pairs.missing) == ["overflow.cpp", "print3.py", "right.py"]
+    assert all(t == gen for _, t in pairs.missing)

@@ -58,6 +58,8 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         if not selection.problems.exists():
             raise CommandError("no problem matches")
+        if not options["sync"]:
+            self._warn_without_workers()
         row = evaluation_report_create(selection=selection, enqueue=False)
         report = self._run(row.pk, options)
         if report.report is None:
@@ -65,6 +67,22 @@ class Command(BaseCommand):
         json_path, csv_path = report_write(report=report.report, out=out)
         self._summary(report.report)
         self.stdout.write(f"wrote {json_path} and {csv_path} (report #{report.pk})")
+
+    def _warn_without_workers(self) -> None:
+        try:
+            import django_rq
+            from rq import Worker
+
+            from hardtests_web.embedded import ensure_redis
+            from problems.jobs import SANDBOX_QUEUE
+
+            ensure_redis()
+            queue = django_rq.get_queue(SANDBOX_QUEUE)
+            if Worker.count(queue=queue) == 0:
+                self.stderr.write("warning: no worker listens on the sandbox queue yet; judging waits for one "
+                                  "(start `make run`, or use --sync)")
+        except Exception as exc:  # noqa: BLE001 - only a hint; enqueueing reports real errors
+            self.stderr.write(f"warning: could not check the sandbox workers: {exc}")
 
     def _run(self, report_id: int, options: dict[str, Any]) -> Any:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
