@@ -1,0 +1,85 @@
+"""RQ jobs of the catalogue: judging on the `sandbox` queue. Jobs take ids only."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import django_rq
+from django.db import transaction
+from django.utils import timezone
+
+from hardtests_web.embedded import ensure_redis
+from problems.judging import judge_code, solution_judge
+from problems.models import JudgingTask, Problem, Solution, TestSuite
+
+log = logging.getLogger(__name__)
+SANDBOX_QUEUE = "sandbox"
+
+
+def judge_solution_job(task_id: int) -> str:
+    """Judge one stored solution; the outcome (or the failure) is recorded on the task row."""
+    claimed = JudgingTask.objects.filter(pk=task_id, status=JudgingTask.Status.QUEUED).update(
+        status=JudgingTask.Status.RUNNING
+    )
+    if claimed != 1:
+        return "skipped"  # already taken by another worker, or cancelled
+    task = JudgingTask.objects.select_related("solution__problem", "suite__output_judge").get(pk=task_id)
+    try:
+        verdict = solution_judge(solution=task.solution, suite=task.suite, mode=task.mode)
+    except Exception as exc:
+        log.exception("judging task %s failed", task_id)
+        JudgingTask.objects.filter(pk=task_id).update(
+            status=JudgingTask.Status.FAILED, error=f"{type(exc).__name__}: {exc}"[:2000], finished_at=timezone.now()
+        )
+        raise
+    JudgingTask.objects.filter(pk=task_id).update(status=JudgingTask.Status.DONE, finished_at=timezone.now())
+    return verdict.verdict
+
+
+def judge_code_job(problem_id: int, suite_id: int, language: str, code: str, mode: str) -> dict[str, Any]:
+    """Judge submitted code without storing it (the verification API); returns the result."""
+    problem = Problem.objects.get(pk=problem_id)
+    suite = TestSuite.objects.select_related("output_judge").get(pk=suite_id)
+    return judge_code(problem=problem, suite=suite, language=language, code=code, mode=mode).to_dict()
+
+
+def judging_enqueue(*, suite: TestSuite, solutions: list[Solution] | None = None, mode: str = "all") -> int:
+    """Queue one judging job per solution (default: every solution of the suite's problem)."""
+    if solutions is None:
+        solutions = list(suite.problem.solutions.all())
+    ensure_redis()
+    tasks = [JudgingTask.objects.create(solution=s, suite=suite, mode=mode) for s in solutions]
+
+    def enqueue() -> None:
+        queue = django_rq.get_queue(SANDBOX_QUEUE)
+        for task in tasks:
+            job = queue.enqueue(judge_solution_job, task.pk, job_timeout=3600, failure_ttl=7 * 86400)
+            JudgingTask.objects.filter(pk=task.pk).update(job_id=job.id)
+
+    transaction.on_commit(enqueue)
+    return len(tasks)
+
+
+def judging_sweep_dead(*, older_than_s: int = 120) -> int:
+    """Mark tasks whose RQ job died without recording anything (a killed worker) as failed."""
+    from rq.exceptions import NoSuchJobError
+    from rq.job import Job
+
+    stale = JudgingTask.objects.filter(
+        status__in=[JudgingTask.Status.QUEUED, JudgingTask.Status.RUNNING],
+        created_at__lt=timezone.now() - timezone.timedelta(seconds=older_than_s),
+    ).exclude(job_id="")
+    connection = django_rq.get_connection(SANDBOX_QUEUE)
+    marked = 0
+    for task in stale:
+        try:
+            status = Job.fetch(task.job_id, connection=connection).get_status()
+        except NoSuchJobError:
+            status = None
+        if status in (None, "failed", "stopped", "canceled"):
+            marked += JudgingTask.objects.filter(pk=task.pk, status=task.status).update(
+                status=JudgingTask.Status.FAILED, error="the worker died before recording a verdict",
+                finished_at=timezone.now(),
+            )
+    return marked
