@@ -8,12 +8,12 @@ the same limit each).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from django.conf import settings
 
+from generation.materialise.batching import call_many
 from generation.materialise.types import (
     Candidate,
     MaterialiseError,
@@ -34,7 +34,7 @@ from generation.parsing import (
     regular_functions,
 )
 from problems.models import TestCase, TestKit
-from sandbox import CallResult, Limits, Sandbox, Verdict, call_python
+from sandbox import CallResult, Limits, Sandbox, call_python
 
 PROBE_CALLS = 2
 MAX_INPUT_BYTES = 32 * 1024 * 1024
@@ -88,18 +88,7 @@ def _describe_failure(result: CallResult) -> str:
 
 
 def _run_generator(sb: Sandbox, job: GeneratorJob, limits: Limits, clock: SandboxClock) -> list[CallResult]:
-    first = call_python(sb, job.code, job.function, [()] * min(PROBE_CALLS, job.calls), limits)
-    clock.add(first)
-    remaining = job.calls - len(first)
-    if remaining <= 0:
-        return first
-    if all(r.verdict == Verdict.TLE for r in first):
-        skipped = CallResult(ok=False, error="not called: the first calls exceeded the time limit",
-                             verdict=Verdict.TLE)
-        return first + [skipped] * remaining
-    rest = call_python(sb, job.code, job.function, [()] * remaining, limits)
-    clock.add(rest)
-    return first + rest
+    return call_many(sb, job.code, job.function, [()] * job.calls, limits, clock, probe=PROBE_CALLS)
 
 
 def _usable(result: CallResult) -> bool:
@@ -186,16 +175,14 @@ def _chunks(items: list, parts: int) -> list[list]:
 
 def run_checker_calls(sb: Sandbox, code: str, function: str, args: list[tuple], clock: SandboxClock,
                       limits: Limits | None = None) -> list[CallResult]:
-    """call_python over many argument tuples, split across threads; results in order."""
+    """`function(*a)` for each a in args (validators, judging functions), split across threads."""
     if not args:
         return []
     limits = limits or checker_limits()
     chunks = _chunks(args, threads())
     with ThreadPoolExecutor(max_workers=len(chunks)) as pool:
-        parts = list(pool.map(lambda chunk: call_python(sb, code, function, chunk, limits), chunks))
-    results = [r for part in parts for r in part]
-    clock.add(results)
-    return results
+        parts = list(pool.map(lambda chunk: call_many(sb, code, function, chunk, limits, clock), chunks))
+    return [r for part in parts for r in part]
 
 
 def validate_candidates(
@@ -207,7 +194,6 @@ def validate_candidates(
     progress: Progress,
     clock: SandboxClock,
     samples: list[str],
-    on_cancel: Callable[[], None] | None = None,
 ) -> list[Candidate]:
     """Keep the inputs the kit's validator accepts; regression inputs must all be rejected."""
     validator = kit.validator

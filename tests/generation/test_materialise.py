@@ -174,3 +174,19 @@ def test_oracles_run_in_reliability_order_with_unsupported_languages_skipped() -
     result = materialise_kit(kit=make_kit(problem, hacking=""))
     assert result.oracle_id == problem.solutions.get(reliability=2).pk
     assert result.second_oracle_id == problem.solutions.get(reliability=3).pk
+
+
+def test_calls_stuck_in_c_code_fall_back_to_one_process_per_call(settings) -> None:
+    # sum(range(...)) runs in C, where the per-call timer cannot interrupt it: the shared
+    # process dies at its limit and the calls are made again, one process each.
+    settings.HARDTESTS_GENERATOR_TIME_S = 0.5
+    settings.HARDTESTS_HACKING_CALLS = 4
+    hacking = (
+        "import os\n\n\ndef gen_hacking_input_stuck():\n    return str(sum(range(10**13)))\n\n\n"
+        "def gen_hacking_input_exit():\n    os._exit(0)\n"
+    )
+    problem = make_problem()
+    result = materialise_kit(kit=make_kit(problem, regular="", hacking=hacking))
+    hacking = result.counts["hacking"]
+    assert hacking["generated"] == 8 and hacking["failed"] == 8
+    assert result.counts["direct"]["kept"] == 2
