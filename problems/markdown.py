@@ -81,6 +81,14 @@ def sanitise_html(html: str) -> str:
     )
 
 
-def render_markdown(text: str) -> str:
-    """Markdown (with $math$) -> sanitised HTML, safe to mark safe in a template."""
-    return sanitise_html(_MD.render(text or ""))
+def render_markdown(text: str, *, heading_shift: int = 2) -> str:
+    """Markdown (with $math$) -> sanitised HTML, safe to mark safe in a template.
+
+    Headings move down two levels: a statement's "# Title" sits under the page's own h1.
+    """
+    env: dict[str, Any] = {}
+    tokens = _MD.parse(text or "", env)
+    for token in tokens:
+        if token.type in ("heading_open", "heading_close") and heading_shift:
+            token.tag = f"h{min(6, int(token.tag[1]) + heading_shift)}"
+    return sanitise_html(_MD.renderer.render(tokens, _MD.options, env))

@@ -36,6 +36,15 @@ def test_running_run_keeps_polling(user_client: Client, world: World) -> None:
     assert response.status_code == 200 and b'hx-trigger="every 1s"' in response.content
 
 
+def test_cancel_button_only_while_running_and_only_for_maintainers(maintainer_client: Client, user_client: Client,
+                                                                   world: World) -> None:
+    url = f"/runs/{world.run.pk}/"
+    assert b"Cancel run" not in maintainer_client.get(url).content  # finished
+    GenerationRun.objects.filter(pk=world.run.pk).update(status=GenerationRun.Status.RUNNING)
+    assert b"Cancel run" in maintainer_client.get(url).content
+    assert b"Cancel run" not in user_client.get(url).content
+
+
 def test_llm_call_prompt_and_reply_are_escaped(user_client: Client, world: World) -> None:
     url = f"/runs/{world.run.pk}/calls/{world.call.pk}/"
     html = user_client.get(url).content.decode()
