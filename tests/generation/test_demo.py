@@ -1,0 +1,111 @@
+"""The bundled demo problems: their kits materialise into suites that give every candidate
+its gold verdict, and the quadratic trap is caught only by hacking tests."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pytest
+from django.db import transaction
+from django.test.utils import override_settings
+
+from generation.models import GenerationRun
+from generation.services import generation_run_execute, generation_run_start
+from problems.models import Problem, Solution, TestCase, TestSuite
+
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
+
+# Fewer calls than the paper's defaults keep the module quick; the kits still have to catch
+# every wrong candidate with them.
+COUNTS = {"HARDTESTS_REGULAR_CALLS": 5, "HARDTESTS_STRATIFIED_CALLS": 3, "HARDTESTS_HACKING_CALLS": 3}
+
+
+@pytest.fixture(scope="module")
+def demo_runs(django_db_setup: Any, django_db_blocker: Any) -> Iterator[dict[str, GenerationRun]]:
+    """Load and materialise the demo set once for the module, inside a transaction rolled back at the end."""
+    from problems.demo import demo_folders, demo_load
+
+    if not demo_folders():
+        pytest.skip("no demo problems in problems/demo_data yet")
+    with django_db_blocker.unblock(), override_settings(**COUNTS):
+        outer = transaction.atomic()
+        outer.__enter__()
+        try:
+            demo_load()
+            runs = {}
+            for problem in Problem.objects.filter(source="demo").order_by("pid"):
+                run = generation_run_start(problem=problem, mode=GenerationRun.Mode.FROM_KIT, enqueue=False)
+                runs[problem.pid] = generation_run_execute(run_id=run.pk)
+            yield runs
+        finally:
+            transaction.set_rollback(True)
+            outer.__exit__(None, None, None)
+
+
+def test_every_demo_kit_materialises_into_an_active_generated_suite(demo_runs: dict[str, GenerationRun]) -> None:
+    failed = {pid: f"{run.failure_reason}: {run.error[:300]}" for pid, run in demo_runs.items()
+              if run.status != GenerationRun.Status.SUCCEEDED}
+    assert not failed
+    for run in demo_runs.values():
+        assert run.suite.status == TestSuite.Status.ACTIVE and run.suite.origin == TestSuite.Origin.GENERATED
+        kinds = set(run.suite.tests.values_list("kind", flat=True))
+        assert TestCase.Kind.DIRECT in kinds and TestCase.Kind.HACKING in kinds
+
+
+def _judge_all(jobs: list[tuple[TestSuite, Solution]], mode: str = "fail_fast") -> list[str]:
+    """Judge (suite, solution) pairs on a few threads; returns the verdicts in order."""
+    from problems.judging import judge_code, suite_cache
+
+    for suite, _ in jobs:
+        # Threads have their own database connections, which cannot see this test's
+        # uncommitted rows: load everything they need here first.
+        suite_cache.get(suite)
+
+    def one(job: tuple[TestSuite, Solution]) -> str:
+        suite, solution = job
+        return judge_code(problem=suite.problem, suite=suite, language=solution.language, code=solution.code,
+                          mode=mode).verdict
+
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        return list(pool.map(one, jobs))
+
+
+def _suite(run: GenerationRun) -> TestSuite:
+    return TestSuite.objects.select_related("problem", "output_judge").get(pk=run.suite_id)
+
+
+def test_generated_suites_give_every_demo_candidate_its_gold_verdict(demo_runs: dict[str, GenerationRun]) -> None:
+    jobs = [
+        (_suite(run), candidate)
+        for run in demo_runs.values() if run.status == GenerationRun.Status.SUCCEEDED
+        for candidate in run.problem.solutions.filter(role=Solution.Role.CANDIDATE)
+    ]
+    assert len(jobs) >= len(demo_runs) * 3
+    verdicts = _judge_all(jobs)
+    wrong = [f"{suite.problem.pid} {candidate.name}: {verdict}, gold {candidate.gold_verdict}"
+             for (suite, candidate), verdict in zip(jobs, verdicts, strict=True) if verdict != candidate.gold_verdict]
+    assert not wrong
+
+
+def test_the_quadratic_trap_is_caught_only_by_hacking_tests(demo_runs: dict[str, GenerationRun]) -> None:
+    from problems.blobs import blob_get
+    from problems.services import NewTest, suite_add_tests, suite_create
+
+    run = demo_runs.get("demo/next-greater")
+    if run is None:
+        pytest.skip("the next-greater demo problem is not bundled")
+    suite = _suite(run)
+    naive = run.problem.solutions.get(name__contains="naive_scan")
+    correct = run.problem.solutions.get(name__contains="alt_stack_right")
+    # The same suite without its hacking tests.
+    without = suite_create(problem=run.problem, origin=TestSuite.Origin.OFFICIAL, note="no hacking tests")
+    kept = suite.tests.exclude(kind=TestCase.Kind.HACKING).order_by("ordinal")
+    suite_add_tests(suite=without, tests=[
+        NewTest(input=blob_get(t.input_sha256), output=blob_get(t.output_sha256), kind=t.kind) for t in kept
+    ])
+    without = TestSuite.objects.select_related("problem", "output_judge").get(pk=without.pk)
+    assert without.test_count >= 10
+    verdicts = _judge_all([(suite, naive), (without, naive), (without, correct)])
+    assert verdicts == ["TLE", "AC", "AC"]
