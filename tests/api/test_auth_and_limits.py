@@ -11,7 +11,8 @@ from hardtests_web.api.tokens import token_authenticate, token_create, token_rev
 from hardtests_web.models import ApiToken
 from tests.api.conftest import GOOD
 
-pytestmark = pytest.mark.django_db
+# postgres: NUL bytes and lone surrogates are what PostgreSQL refuses and SQLite accepts.
+pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
 
 @pytest.mark.parametrize(

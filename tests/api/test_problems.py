@@ -6,7 +6,8 @@ from problems.models import DifficultyLabel, ProblemAlias, Tag, TestSuite
 from tests.api.conftest import AB_TESTS, make_suite
 from tests.factories import ProblemFactory
 
-pytestmark = pytest.mark.django_db
+# postgres: lookups, DISTINCT paging and EXISTS filters are worth checking on both databases.
+pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
 
 def test_problem_list_pages_and_filters(api):

@@ -10,7 +10,7 @@ from django.test import override_settings
 from tests.api.conftest import AB_TESTS, CAPPED, GOOD, WRONG, make_suite
 
 # Transactional: the worker is another process and must see the test's committed rows.
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow, pytest.mark.postgres]
 
 
 def _verify(api, code, **extra):

@@ -7,7 +7,7 @@ from django.test import override_settings
 
 from tests.api.conftest import GOOD
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
 ITEM = {"problem": "ab/sum", "language": "python3", "code": GOOD}
 
