@@ -13,6 +13,7 @@ from django.core.cache import cache
 from django.db import connection
 from django.db.models import Count, Q, QuerySet, Sum
 from django.db.models.expressions import RawSQL
+from django.urls import reverse
 
 from problems.models import (
     DifficultyLabel,
@@ -168,10 +169,20 @@ def is_unfiltered(params: dict[str, Any]) -> bool:
 
 @dataclass
 class ProblemRow:
-    problem: Problem
+    pk: int
+    pid: str
+    title: str
+    platform: str
+    url: str
+    tags: list[str] = field(default_factory=list)
+    more_tags: int = 0
+    difficulties: list[tuple[str, str]] = field(default_factory=list)
     suite_status: str = "none"
     test_count: int | None = None
     has_judge: bool = False
+
+
+ROW_TAGS_SHOWN = 5
 
 
 @dataclass
@@ -208,11 +219,20 @@ def problem_page(params: dict[str, Any], page: int) -> ProblemPage:
     last = max(1, -(-total // PAGE_SIZE))
     page = min(max(1, page), last)
     offset = (page - 1) * PAGE_SIZE
-    problems = list(
-        qs.only("id", "pid", "title", "platform", "source", "time_limit_ms", "memory_limit_mb")
-        .prefetch_related("tags", "difficulties")[offset : offset + PAGE_SIZE]
-    )
-    ids = [p.pk for p in problems]
+    # Plain value rows rather than model instances with prefetch_related: the page shows 50
+    # rows and the ORM's per-row related managers would cost more than the queries.
+    problems = list(qs.values_list("id", "pid", "title", "platform")[offset : offset + PAGE_SIZE])
+    ids = [p[0] for p in problems]
+    tags: dict[int, list[str]] = {}
+    for pid, name in (
+        Problem.tags.through.objects.filter(problem_id__in=ids).order_by("tag__name").values_list("problem_id", "tag__name")
+    ):
+        tags.setdefault(pid, []).append(name)
+    labels: dict[int, list[tuple[str, str]]] = {}
+    for pid, source, level in (
+        DifficultyLabel.objects.filter(problem_id__in=ids).order_by("source").values_list("problem_id", "source", "level")
+    ):
+        labels.setdefault(pid, []).append((source, level))
     suites: dict[int, list[tuple[str, int]]] = {}
     for pid, status, count in (
         _generated_suites()
@@ -223,10 +243,14 @@ def problem_page(params: dict[str, Any], page: int) -> ProblemPage:
     ):
         suites.setdefault(pid, []).append((status, count))
     judged = set(OutputJudge.objects.filter(problem_id__in=ids).values_list("problem_id", flat=True))
+    detail = reverse("problem_detail", args=[0])[: -len("0/")]
     rows = []
-    for problem in problems:
-        row = ProblemRow(problem=problem, has_judge=problem.pk in judged)
-        mine = suites.get(problem.pk, [])
+    for pk, pid, title, platform in problems:
+        names = tags.get(pk, [])
+        row = ProblemRow(pk=pk, pid=pid, title=title, platform=platform, url=f"{detail}{pk}/",
+                         tags=names[:ROW_TAGS_SHOWN], more_tags=max(0, len(names) - ROW_TAGS_SHOWN),
+                         difficulties=labels.get(pk, []), has_judge=pk in judged)
+        mine = suites.get(pk, [])
         active = [count for status, count in mine if status == TestSuite.Status.ACTIVE]
         if active:
             row.suite_status, row.test_count = "active", active[0]
