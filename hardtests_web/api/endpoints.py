@@ -10,7 +10,7 @@ from ninja import Query, Router, Status
 
 from hardtests_web.api import schemas as s
 from hardtests_web.api.conf import api_setting
-from hardtests_web.api.errors import ApiError, PayloadTooLarge
+from hardtests_web.api.errors import ApiError, NotFound, PayloadTooLarge
 from hardtests_web.api.selectors import (
     ProblemFilters,
     preferred_active,
@@ -82,12 +82,13 @@ def verify(request: HttpRequest, body: s.VerifyIn) -> dict[str, Any]:
 
 
 def _batch_out(batch_id: str, outcomes: list[Outcome], suites: list[dict[str, Any]], created: float) -> dict:
-    now_ms = int((time.time() - created) * 1000)
     items = []
     for index, (outcome, suite) in enumerate(zip(outcomes, suites, strict=True)):
         item: dict[str, Any] = {"index": index, "status": outcome.status, "error": outcome.error}
         if outcome.status in ("finished", "failed"):
-            item["result"] = _verify_out(outcome, suite, now_ms)
+            # From the batch's arrival to this item's result, however late it is read.
+            elapsed_ms = int(max(0.0, (outcome.finished_at or time.time()) - created) * 1000)
+            item["result"] = _verify_out(outcome, suite, elapsed_ms)
         items.append(item)
     done = sum(1 for o in outcomes if o.status in ("finished", "failed"))
     return {
@@ -218,3 +219,12 @@ def problem_detail(request: HttpRequest, pid: str) -> dict[str, Any]:
         "suites": [_suite_brief(x) for x in suites],
     }
 
+
+
+# Last, so it only catches what no operation above matched: an unknown path under
+# /api/v1/ answers JSON 404 like the rest of the API, not Django's HTML page.
+@router.api_operation(
+    ["GET", "POST", "PUT", "PATCH", "DELETE"], "/{path:rest}", auth=None, include_in_schema=False
+)
+def unknown_path(request: HttpRequest, rest: str) -> None:
+    raise NotFound(f"no API operation at {request.path[:300]!r}; see /api/v1/openapi.json")

@@ -51,6 +51,7 @@ class Outcome:
     status: str  # queued, running, finished, failed
     result: dict[str, Any] | None = None
     error: str | None = None
+    finished_at: float | None = None  # when the worker stored the result (epoch seconds)
 
 
 def verification_prepare(*, problem: str, language: str, code: str, mode: str, suite: int | None) -> Verification:
@@ -118,10 +119,11 @@ def _wait(connection: Redis, job_ids: list[str], timeout_s: float) -> dict[str, 
 
 def _outcome(result: Result | None, job: Job | None) -> Outcome:
     if result is not None:
+        finished_at = result.created_at.timestamp() if result.created_at else None
         if result.type == Result.Type.SUCCESSFUL and isinstance(result.return_value, dict):
-            return Outcome("finished", result=result.return_value)
+            return Outcome("finished", result=result.return_value, finished_at=finished_at)
         last_line = (result.exc_string or "").strip().splitlines()[-1:] or [result.type.name.lower()]
-        return Outcome("failed", error=f"judging failed on the worker: {last_line[0][:500]}")
+        return Outcome("failed", error=f"judging failed on the worker: {last_line[0][:500]}", finished_at=finished_at)
     if job is None:
         return Outcome("failed", error="the job expired before a worker took it")
     status = job.get_status(refresh=False)

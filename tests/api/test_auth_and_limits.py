@@ -170,3 +170,13 @@ def test_unexpected_errors_are_json_500_without_a_traceback(api, monkeypatch):
     response = api.get("/api/v1/problems")
     assert response.status_code == 500
     assert response.json() == {"code": "internal", "detail": "internal error; it has been logged"}
+
+
+@pytest.mark.parametrize("path", ["/api/v1/nope", "/api/v1/verify/", "/api/v1/jobs/"])
+def test_unknown_api_paths_answer_json_404(path):
+    response = Client().get(path)
+    assert response.status_code == 404 and response.json()["code"] == "not_found"
+
+
+def test_wrong_method_is_405(api):
+    assert api.get("/api/v1/verify").status_code == 405
