@@ -137,7 +137,7 @@ def _outcome(result: Result | None, job: Job | None) -> Outcome:
 def verify_one(item: Verification) -> Outcome:
     """Run one verification and wait for it (503 when no worker answers within the timeout)."""
     timeout_s = api_setting("HARDTESTS_API_SYNC_TIMEOUT_S")
-    [job] = _enqueue([item], queued_ttl=timeout_s, result_ttl=SYNC_RESULT_TTL_S)
+    [job] = _enqueue([item], queued_ttl=max(1, timeout_s), result_ttl=SYNC_RESULT_TTL_S)
     try:
         results = _wait(job.connection, [job.id], timeout_s)
     except RedisError as exc:

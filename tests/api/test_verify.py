@@ -86,3 +86,15 @@ def test_batch_not_done_in_time_is_202_with_a_job_to_poll(api, make_api, ab_prob
     assert [i["result"]["reward"] for i in data["items"]] == [1, 0]
     # Someone else's job id looks like an unknown one.
     assert make_api().get(f"/api/v1/jobs/{job_id}").status_code == 404
+
+
+def test_a_job_that_crashes_on_the_worker_is_verdict_se_with_reward_0(ab_problem, sandbox_worker):
+    from hardtests_web.api.endpoints import _suite_info, _verify_out
+    from hardtests_web.api.verification import Verification, verify_one
+    from problems.models import TestSuite
+
+    gone = TestSuite(pk=10**9, problem=ab_problem, version=7, origin="generated", test_count=4)
+    outcome = verify_one(Verification(ab_problem, gone, "python3", GOOD, "fail_fast"))
+    assert outcome.status == "failed" and "DoesNotExist" in outcome.error
+    data = _verify_out(outcome, _suite_info(gone), 5)
+    assert (data["verdict"], data["reward"], data["total"], data["suite_version"]) == ("SE", 0, 4, 7)
