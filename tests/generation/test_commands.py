@@ -10,7 +10,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from generation.models import GenerationRun
-from problems.models import TestSuite
+from problems.models import Problem, TestSuite
 from problems.services import NewTest, suite_activate, suite_add_tests, suite_create
 from tests.conftest import manage
 from tests.generation.conftest import FakeLLM, inputs_reply, make_problem, validator_reply
@@ -122,3 +122,24 @@ def test_sandbox_run_wraps_the_sandbox_cli(tmp_path) -> None:
     result = json.loads(proc.stdout)
     assert result["verdict"] == "OK" and result["stdout"] == "42\n"
     assert manage("sandbox_run", str(tmp_path / "none.py"), "--language", "python3", check=False).returncode != 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_demo_materialise_enqueue_queues_kits_without_an_active_generated_suite() -> None:
+    from problems.demo import demo_folders, demo_load
+
+    if not demo_folders():
+        pytest.skip("no demo problems bundled yet")
+    demo_load()
+    demo = list(Problem.objects.filter(source="demo").order_by("pid"))
+    done = demo[0]
+    suite = _suite_with_tests(done)
+    out = call("demo_materialise", "--enqueue")
+    runs = GenerationRun.objects.filter(problem__source="demo")
+    assert runs.count() == len(demo) - 1 and not runs.filter(problem=done).exists()
+    assert all(r.mode == GenerationRun.Mode.FROM_KIT and r.judge_candidates and r.job_id for r in runs)
+    candidates = done.solutions.filter(role="candidate").count()
+    assert f"queued {len(demo) - 1} generation run(s) and {candidates} judging task(s)" in out
+    # a second start queues nothing new while those runs are pending
+    assert "queued 0 generation run(s) and 0 judging task(s)" in call("demo_materialise", "--enqueue")
+    assert suite.status == TestSuite.Status.ACTIVE

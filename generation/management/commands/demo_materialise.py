@@ -26,7 +26,10 @@ def _active_generated(problem: Problem) -> TestSuite | None:
 
 
 def _unjudged(problem: Problem, suite: TestSuite) -> list[Solution]:
-    return list(problem.solutions.filter(role=Solution.Role.CANDIDATE).exclude(verdicts__suite=suite))
+    """Candidates with no verdict against the suite and no judging of it under way."""
+    pending = suite.judging_tasks.filter(status__in=("queued", "running")).values("solution_id")
+    return list(problem.solutions.filter(role=Solution.Role.CANDIDATE).exclude(verdicts__suite=suite)
+                .exclude(pk__in=pending))
 
 
 class Command(BaseCommand):
