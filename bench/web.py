@@ -194,15 +194,17 @@ def measure(repeat: int, seed: int = 11) -> list[dict[str, Any]]:
             {"HTTP_HX_REQUEST": "true", "HTTP_HX_TARGET": "problem-table"} if "htmx" in name else {})
         for _ in range(3):  # warm caches (templates, facets) the way a running server has them
             client.get(url(), **headers)
-        times = []
+        times, cpu = [], []
         for _ in range(repeat):
             target = url()
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             response = client.get(target, **headers)
             times.append((time.perf_counter() - t0) * 1000)
+            cpu.append((time.process_time() - c0) * 1000)
             assert response.status_code in (200, 286), (target, response.status_code)
         rows.append({"group": group, "page": name, "p50_ms": round(statistics.median(times), 1),
-                     "p95_ms": round(_percentile(times, 95), 1), "target_ms": TARGETS_MS[group]})
+                     "p95_ms": round(_percentile(times, 95), 1), "cpu_p95_ms": round(_percentile(cpu, 95), 1),
+                     "target_ms": TARGETS_MS[group]})
     cache.clear()
     return rows
 
@@ -224,11 +226,16 @@ def main() -> int:
     from django.db import connection
 
     from problems.models import Problem
+    from problems.selectors import search_index_install
 
     if not filled:
         call_command("migrate", verbosity=0)
+        # What a post_migrate hook does: put back search triggers a later migration dropped.
+        search_index_install()
         info = fill(args.problems, args.tests_per_suite)
         print(f"filled {var_dir} in {info['seconds']} s", file=sys.stderr)
+    if search_index_install():
+        print("search index was missing its triggers; reinstalled and rebuilt", file=sys.stderr)
     with connection.cursor() as cursor:
         cursor.execute("SELECT MAX(id) FROM problems_testcase")
         n_tests = cursor.fetchone()[0] or 0
@@ -241,10 +248,13 @@ def main() -> int:
     else:
         print(f"{n_problems:,} problems, {n_tests:,} test rows, SQLite, Django test client in-process, "
               f"{args.repeat} requests each")
-        print(f"{'page':<34} {'p50 ms':>8} {'p95 ms':>8} {'target':>8}")
+        load = os.getloadavg()[0]
+        print(f"load average {load:.1f} on {os.cpu_count()} CPUs; cpu p95 = CPU time of this process (no waiting)")
+        print(f"{'page':<34} {'p50 ms':>8} {'p95 ms':>8} {'cpu p95':>8} {'target':>8}")
         for r in rows:
             flag = "" if r["p95_ms"] < r["target_ms"] else "  OVER"
-            print(f"{r['page']:<34} {r['p50_ms']:>8} {r['p95_ms']:>8} {'<' + str(int(r['target_ms'])):>8}{flag}")
+            print(f"{r['page']:<34} {r['p50_ms']:>8} {r['p95_ms']:>8} {r['cpu_p95_ms']:>8} "
+                  f"{'<' + str(int(r['target_ms'])):>8}{flag}")
     if not args.keep:
         print(f"(database left in {var_dir}; delete it when done)", file=sys.stderr)
     return 0 if ok else 1

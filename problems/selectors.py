@@ -11,7 +11,7 @@ from typing import Any
 
 from django.core.cache import cache
 from django.db import connection
-from django.db.models import Count, Q, QuerySet, Sum
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Sum
 from django.db.models.expressions import RawSQL
 from django.urls import reverse
 
@@ -30,6 +30,7 @@ from problems.models import (
 )
 
 PAGE_SIZE = 50
+COUNT_CAP = 1000
 FACET_CACHE_S = 300
 # Judging preference for the suite a page shows by default (same order as problems.judging).
 ORIGIN_PREFERENCE = ("generated", "official", "imported", "public")
@@ -94,17 +95,23 @@ def search_index_install(**_signal_kwargs: Any) -> bool:
 
 def problem_search(qs: QuerySet[Problem], q: str) -> QuerySet[Problem]:
     """Problems whose title or statement contains every query word as a word prefix, or whose
-    id starts with the query (people paste ids)."""
+    id starts with the query (people paste ids; this part is case-sensitive)."""
     q = q.strip()
     terms = search_terms(q)
-    by_pid = Q(pid__istartswith=q) if q else Q()
+    # A range over the pid index rather than LIKE, which SQLite cannot serve from an index.
+    by_pid = Q(pid__gte=q, pid__lt=q + "\U0010ffff") if q else Q()
     if not terms:
         return qs.filter(by_pid) if q else qs
     vendor = connection.vendor
     if vendor == "sqlite" and _sqlite_fts_ready():
         match = " ".join(f'"{t}"*' for t in terms)
-        ids = RawSQL("SELECT rowid FROM problems_problem_fts WHERE problems_problem_fts MATCH %s", [match])
-        return qs.filter(Q(pk__in=ids) | by_pid)
+        # One IN over a UNION, so SQLite drives the query from the matching ids.
+        ids = RawSQL(
+            "SELECT rowid FROM problems_problem_fts WHERE problems_problem_fts MATCH %s "
+            "UNION SELECT id FROM problems_problem WHERE pid >= %s AND pid < %s",
+            [match, q, q + "\U0010ffff"],
+        )
+        return qs.filter(pk__in=ids)
     if vendor == "postgresql":
         tsquery = " & ".join(f"{t}:*" for t in terms)
         matched = RawSQL(
@@ -142,22 +149,24 @@ def problem_list_filter(params: dict[str, Any]) -> QuerySet[Problem]:
     if params.get("tag"):
         through = Problem.tags.through.objects.filter(tag__name=params["tag"])
         qs = qs.filter(pk__in=through.values("problem_id"))
-    active = _generated_suites().filter(status=TestSuite.Status.ACTIVE).values("problem_id")
+    # Broad conditions (most problems have an active suite) are correlated EXISTS probes, so a
+    # page sorted by an index stops after 50 hits; selective ones (a tag, failed suites) are
+    # IN (subquery) sets that SQLite and PostgreSQL drive the query from.
+    def suites_with(*statuses: str) -> Exists:
+        return Exists(_generated_suites().filter(problem_id=OuterRef("pk"), status__in=statuses))
+
     status = params.get("suite")
     if status == "active":
-        qs = qs.filter(pk__in=active)
+        qs = qs.filter(suites_with(TestSuite.Status.ACTIVE))
     elif status == "failed":
         failed = _generated_suites().filter(status=TestSuite.Status.FAILED).values("problem_id")
-        qs = qs.filter(pk__in=failed).exclude(pk__in=active)
+        qs = qs.filter(pk__in=failed).exclude(suites_with(TestSuite.Status.ACTIVE))
     elif status == "none":
-        tried = _generated_suites().filter(
-            status__in=[TestSuite.Status.ACTIVE, TestSuite.Status.FAILED]
-        ).values("problem_id")
-        qs = qs.exclude(pk__in=tried)
+        qs = qs.exclude(suites_with(TestSuite.Status.ACTIVE, TestSuite.Status.FAILED))
     judge = params.get("judge")
     if judge in ("yes", "no"):
-        judged = OutputJudge.objects.values("problem_id")
-        qs = qs.filter(pk__in=judged) if judge == "yes" else qs.exclude(pk__in=judged)
+        judged = Exists(OutputJudge.objects.filter(problem_id=OuterRef("pk")))
+        qs = qs.filter(judged) if judge == "yes" else qs.exclude(judged)
     if params.get("q"):
         qs = problem_search(qs, params["q"])
     return qs.order_by(*SORTS.get(params.get("sort") or "pid", SORTS["pid"]))
@@ -191,6 +200,7 @@ class ProblemPage:
     number: int
     total: int
     has_next: bool
+    capped: bool = False
     page_size: int = PAGE_SIZE
 
     @property
@@ -213,15 +223,25 @@ class ProblemPage:
 def problem_page(params: dict[str, Any], page: int) -> ProblemPage:
     """One page of the list with everything its rows show, in six queries."""
     qs = problem_list_filter(params)
-    # An unfiltered count is one index scan; a filtered one re-runs the filter sets, still
-    # without joins. Either way it is the only full pass over the catalogue.
-    total = Problem.objects.count() if is_unfiltered(params) else qs.count()
+    # An unfiltered count is one index scan. A filtered count stops at COUNT_CAP matches: an
+    # exact one would evaluate the filters over the whole catalogue on every keystroke.
+    if is_unfiltered(params):
+        total, capped = Problem.objects.count(), False
+    else:
+        total = qs.order_by().values("pk")[: COUNT_CAP + 1].count()
+        capped = total > COUNT_CAP
     last = max(1, -(-total // PAGE_SIZE))
-    page = min(max(1, page), last)
+    page = max(1, page) if capped else min(max(1, page), last)
     offset = (page - 1) * PAGE_SIZE
     # Plain value rows rather than model instances with prefetch_related: the page shows 50
     # rows and the ORM's per-row related managers would cost more than the queries.
-    problems = list(qs.values_list("id", "pid", "title", "platform")[offset : offset + PAGE_SIZE])
+    problems = list(qs.values_list("id", "pid", "title", "platform")[offset : offset + PAGE_SIZE + 1])
+    has_next = len(problems) > PAGE_SIZE
+    problems = problems[:PAGE_SIZE]
+    if capped and not problems and page > 1:
+        page, offset = 1, 0
+        problems = list(qs.values_list("id", "pid", "title", "platform")[:PAGE_SIZE])
+        has_next = True
     ids = [p[0] for p in problems]
     tags: dict[int, list[str]] = {}
     for pid, name in (
@@ -257,7 +277,8 @@ def problem_page(params: dict[str, Any], page: int) -> ProblemPage:
         elif mine:
             row.suite_status = mine[0][0]
         rows.append(row)
-    return ProblemPage(rows=rows, number=page, total=total, has_next=page < last)
+    return ProblemPage(rows=rows, number=page, total=min(total, COUNT_CAP) if capped else total,
+                       has_next=has_next, capped=capped)
 
 
 def problem_facets() -> dict[str, Any]:

@@ -176,3 +176,14 @@ def test_search_index_repairs_itself_after_a_table_remake(user_client: Client, w
     assert search_index_install() is True
     assert _sqlite_fts_ready() and search_index_install() is False
     assert "x/gnu" in user_client.get("/problems/?q=gnu").content.decode()  # rebuilt index has it
+
+
+def test_filtered_counts_stop_at_the_cap_and_paging_goes_on(user_client: Client, db: None) -> None:
+    from problems.selectors import COUNT_CAP
+
+    many_problems(COUNT_CAP + 60)
+    html = user_client.get("/problems/?platform=atcoder").content.decode()
+    assert f"of {COUNT_CAP:,}+ problems" in html and "Next" in html and "of 21" not in html
+    last = user_client.get(f"/problems/?platform=atcoder&page={COUNT_CAP // 50 + 2}").content.decode()
+    assert f"bulk/{COUNT_CAP + 59:04d}" in last and 'rel="next"' not in last
+    assert "Page 1 of 22" in user_client.get("/problems/").content.decode()  # unfiltered: exact
