@@ -148,7 +148,6 @@ STATIC_ROOT.mkdir(exist_ok=True)
 # In development whitenoise serves straight from static/, no collectstatic needed.
 WHITENOISE_USE_FINDERS = DEBUG
 WHITENOISE_AUTOREFRESH = DEBUG
-FORMS_URLFIELD_ASSUME_HTTPS = True
 
 LOGIN_URL = "login"
 LOGIN_URL_PATH = "/accounts/login/"
