@@ -6,7 +6,7 @@ from django.test import Client
 from problems.models import DifficultyLabel, Problem, Tag
 from tests.web.conftest import HTMX, World, htmx, many_problems
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
 
 def test_home_shows_totals_charts_and_recent_runs(user_client: Client, world: World) -> None:

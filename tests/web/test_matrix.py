@@ -7,7 +7,7 @@ from problems.models import JudgingTask, Solution
 from tests.factories import SolutionFactory
 from tests.web.conftest import World, htmx
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
 
 def _url(world: World) -> str:
