@@ -20,9 +20,11 @@ from django.utils import timezone
 from generation import prompting
 from generation.llm import LLMUnavailable, chat
 from generation.materialise import MaterialiseError, materialise_kit
+from generation.materialise.inputs import run_checker_calls
 from generation.materialise.oracles import oracles_in_order
+from generation.materialise.types import SandboxClock
 from generation.models import FailureReason, GenerationRun, LLMCall
-from generation.parsing import ReplyInvalid, parse_inputs_reply, parse_validator_reply
+from generation.parsing import ReplyInvalid, ValidatorReply, parse_inputs_reply, parse_validator_reply
 from generation.runs import RunRecorder, run_fail
 from problems.models import SUPPORTED_LANGUAGES, CodeOrigin, Solution, TestKit, TestSuite
 from problems.services import (
@@ -34,7 +36,7 @@ from problems.services import (
     suite_fail,
     validator_create,
 )
-from sandbox import SandboxUnavailable
+from sandbox import SandboxUnavailable, get_sandbox
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -55,8 +57,13 @@ def _reference_oracle(run: GenerationRun) -> Solution:
 
 
 def _ask(run: GenerationRun, rec: RunRecorder, *, purpose: str, prompt_version: str,
-         messages: list[dict[str, str]], parse: Callable[[str], T]) -> T:
-    """One LLM call plus up to HARDTESTS_LLM_REPLY_RETRIES retries with the parse error fed back."""
+         messages: list[dict[str, str]], parse: Callable[[str], T],
+         review: Callable[[T], str | None] | None = None) -> T:
+    """One LLM call plus up to HARDTESTS_LLM_REPLY_RETRIES retries with the parse error fed back.
+
+    `review` may find a problem in a well-formed reply (a validator that rejects a sample);
+    that is fed back the same way while retries remain, and only logged on the last attempt.
+    """
     retries = max(0, settings.HARDTESTS_LLM_REPLY_RETRIES)
     last: LLMCall | None = None
     for attempt in range(retries + 1):
@@ -66,15 +73,54 @@ def _ask(run: GenerationRun, rec: RunRecorder, *, purpose: str, prompt_version: 
         except LLMUnavailable as exc:
             raise RunFailed(FailureReason.LLM_UNAVAILABLE, str(exc)) from exc
         try:
-            return parse(reply)
+            parsed = parse(reply)
         except ReplyInvalid as exc:
             LLMCall.objects.filter(pk=last.pk).update(parse_error=str(exc))
             rec.log(f"{label}: reply rejected: {exc}")
             messages = prompting.retry_messages(messages, reply, str(exc))
+            rec.check_cancel()
+            continue
+        problem = review(parsed) if review is not None else None
+        if problem is None:
+            return parsed
+        if attempt == retries:
+            rec.log(f"{label}: warning: {problem}")
+            return parsed
+        LLMCall.objects.filter(pk=last.pk).update(parse_error=problem)
+        rec.log(f"{label}: reply sent back: {problem}")
+        messages = prompting.retry_messages(messages, reply, problem)
         rec.check_cancel()
     raise RunFailed(FailureReason.LLM_REPLY_INVALID,
                     f"the {purpose} reply was invalid after {retries + 1} attempt(s): {last.parse_error if last else ''}"
                     f" (reply kept on LLM call #{last.pk if last else '?'})")
+
+
+def _validator_review(run: GenerationRun, rec: RunRecorder) -> Callable[[ValidatorReply], str | None]:
+    """Try a proposed validator on what we know: samples are valid, regression inputs are not."""
+    problem = run.problem
+    samples = [s["input"] for s in problem.samples or [] if isinstance(s, dict) and isinstance(s.get("input"), str)]
+    previous = problem.inputvalidators.order_by("-version").first()
+    regression = [x for x in (previous.regression_inputs if previous else []) if isinstance(x, str)]
+
+    def review(parsed: ValidatorReply) -> str | None:
+        if not samples and not regression:
+            return None
+        rec.log(f"trying the proposed validator on {len(samples)} sample(s) and {len(regression)} "
+                "regression input(s)")
+        results = run_checker_calls(get_sandbox(), parsed.input_validator, "validate_input",
+                                    [(x,) for x in samples + regression], SandboxClock())
+        for i, result in enumerate(results[: len(samples)], 1):
+            if not (result.ok and result.value is True):
+                why = f"it returned {result.value!r}" if result.ok else f"it failed: {result.error}"
+                return (f"validate_input rejects sample input #{i}, which is valid by definition ({why}):\n"
+                        f"{samples[i - 1][:2000]!r}")
+        for i, result in enumerate(results[len(samples):], 1):
+            if result.ok and result.value is True:
+                return (f"validate_input accepts this input, which a reviewer showed to be invalid:\n"
+                        f"{regression[i - 1][:2000]!r}")
+        return None
+
+    return review
 
 
 def _llm_kit(run: GenerationRun, rec: RunRecorder) -> TestKit:
@@ -87,7 +133,8 @@ def _llm_kit(run: GenerationRun, rec: RunRecorder) -> TestKit:
     rec.stage(GenerationRun.Stage.LLM_VALIDATOR)
     rec.log(f"asking {model} for a validator (reference oracle: {oracle}, rank {oracle.reliability})")
     first = _ask(run, rec, purpose="validator", prompt_version=prompting.VALIDATOR_PROMPT,
-                 messages=prompting.validator_prompt(**common), parse=parse_validator_reply)
+                 messages=prompting.validator_prompt(**common), parse=parse_validator_reply,
+                 review=_validator_review(run, rec))
     for note in first.notes:
         rec.log(note)
     rec.log("output judging function: " + ("yes" if first.needs_output_judge else "not needed"))

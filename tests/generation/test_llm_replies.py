@@ -117,3 +117,31 @@ def test_a_problem_without_a_usable_oracle_fails_before_calling_the_llm(fake_llm
     run = start(problem)
     assert run.failure_reason == FailureReason.NO_VALID_ORACLE
     assert fake_llm.requests == []
+
+
+def test_a_validator_rejecting_a_sample_is_sent_back_once(fake_llm: FakeLLM) -> None:
+    problem = make_problem()
+    too_strict = VALIDATOR.replace("int(p) > 10**9", "int(p) > 1")  # rejects the sample "1 2"
+    fake_llm.reply(validator_reply(too_strict), validator_reply(), inputs_reply())
+    run = start(problem)
+    assert run.status == GenerationRun.Status.SUCCEEDED, run.error
+    first = run.llm_calls.order_by("id").first()
+    assert "rejects sample input #1" in first.parse_error
+    assert "rejects sample input #1" in fake_llm.requests[1]["messages"][-1]["content"]
+    assert run.kit.validator.code == VALIDATOR
+
+
+def test_a_validator_accepting_a_regression_input_is_sent_back(fake_llm: FakeLLM) -> None:
+    from problems.models import CodeOrigin
+    from problems.services import validator_create
+
+    problem = make_problem()
+    old = validator_create(problem=problem, code=VALIDATOR, origin=CodeOrigin.LLM)
+    old.regression_inputs = ["0 1000000000\n"]  # say a reviewer found b must stay below 1e9
+    old.save()
+    stricter = VALIDATOR.replace("int(p) > 10**9", "int(p) >= 10**9")
+    fake_llm.reply(validator_reply(), validator_reply(stricter), inputs_reply())
+    run = start(problem)
+    assert run.status == GenerationRun.Status.SUCCEEDED, run.error
+    assert "a reviewer showed to be invalid" in run.llm_calls.order_by("id").first().parse_error
+    assert run.kit.validator.code == stricter and run.kit.validator.regression_inputs == ["0 1000000000\n"]

@@ -101,9 +101,9 @@ def test_a_failed_run_leaves_the_previous_active_suite_alone(fake_llm: FakeLLM) 
     fake_llm.reply(validator_reply(), inputs_reply())
     first = run_from_scratch(problem)
     assert first.status == GenerationRun.Status.SUCCEEDED, first.error
-    # the second attempt's validator rejects everything
-    rejecting = "def validate_input(input_str):\n    return False\n"
-    fake_llm.reply(validator_reply(rejecting), inputs_reply())
+    # the second attempt's generators all raise and its direct inputs are all invalid
+    broken = "def gen_range_based_input():\n    raise RuntimeError('broken')\n"
+    fake_llm.reply(validator_reply(), inputs_reply(direct=["x\n"], regular=broken, hacking=None))
     second = run_from_scratch(problem)
     assert second.status == GenerationRun.Status.FAILED
     assert second.failure_reason == FailureReason.INPUT_GENERATION_FAILED
@@ -122,3 +122,27 @@ def test_llm_calls_are_recorded_even_when_they_fail(fake_llm: FakeLLM) -> None:
     assert [c.attempt for c in calls] == [1, 2, 3]
     assert all("500" in c.error for c in calls)
     assert not problem.kits.exists()
+
+
+def test_a_run_declared_dead_while_saving_never_activates_its_half_suite(fake_llm: FakeLLM, monkeypatch) -> None:
+    from generation import pipeline
+    from generation.runs import run_fail
+
+    problem = make_problem()
+    fake_llm.reply(validator_reply(), inputs_reply(), validator_reply(), inputs_reply())
+    first = run_from_scratch(problem)
+    real_add = pipeline.suite_add_tests
+
+    def add_then_sweep(*, suite, tests):
+        count = real_add(suite=suite, tests=tests)
+        # a sweeper decides the worker is dead while the suite is being written
+        run_fail(run_id=suite.generation_run.pk, reason=FailureReason.WORKER_DIED, error="worker died: test",
+                 from_status=(GenerationRun.Status.RUNNING,))
+        return count
+
+    monkeypatch.setattr(pipeline, "suite_add_tests", add_then_sweep)
+    second = run_from_scratch(problem)
+    assert second.status == GenerationRun.Status.FAILED and second.failure_reason == FailureReason.WORKER_DIED
+    assert second.suite.status == TestSuite.Status.FAILED and second.suite.test_count > 0
+    active = TestSuite.objects.get(problem=problem, status=TestSuite.Status.ACTIVE)
+    assert active == first.suite
