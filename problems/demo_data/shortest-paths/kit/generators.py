@@ -2,8 +2,8 @@ import random
 
 
 def gen_range_based_input():
-    n = random.choice([random.randint(1, 30), random.randint(1, 5000), 5000])
-    m = random.choice([random.randint(0, 10**4), 10**4, random.randint(0, 2 * n)])
+    n = random.choice([random.randint(1, 30), random.randint(1, 10**4), 5000, 10**4])
+    m = random.choice([random.randint(0, 10**4), 10**4, random.randint(0, min(10**4, 2 * n))])
     wmax = random.choice([1, 10, 1000, 10**6])
     edges = []
     if random.random() < 0.5 and n > 1:

@@ -1,10 +1,10 @@
 import random
 
 
-# Targets 32-bit distances: a single chain of 5000 crossroads starting at 1
-# with maximal weights (the far end is about 5e9 away), labels shuffled.
+# Targets 32-bit distances: a single chain of 10^4 crossroads starting at 1
+# with maximal weights (the far end is about 1e10 away), labels shuffled.
 def gen_hacking_input_heavy_chain():
-    n = 5000
+    n = 10**4
     order = [1] + random.sample(range(2, n + 1), n - 1)
     lines = [f"{n} {n - 1}"]
     for i in range(n - 1):
@@ -28,7 +28,7 @@ def gen_hacking_input_cheap_detour():
 
 # Targets O(n^2) Dijkstra: maximum n, everything reachable.
 def gen_hacking_input_max_connected():
-    n, m = 5000, 10**4
+    n, m = 10**4, 10**4
     edges = [(random.randint(1, v - 1), v) for v in range(2, n + 1)]
     while len(edges) < m:
         edges.append((random.randint(1, n), random.randint(1, n)))

@@ -27,7 +27,7 @@ def validate_input(input_str):
         if head is None:
             return False
         n, m = head
-        if n < 1 or n > 5000 or len(lines) != m + 1:
+        if n < 1 or n > 10**4 or len(lines) != m + 1:
             return False
         for line in lines[1:]:
             e = _ints(line, 3, 1, 10**6)
