@@ -9,9 +9,12 @@ from __future__ import annotations
 import csv
 import io
 import json
+import multiprocessing
+import os
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,7 +26,7 @@ from django.utils import timezone
 from problems.blobs import blob_get
 from problems.models import JudgingTask, Problem, Solution, TestSuite
 from review.evaluation import metrics
-from review.evaluation.redundancy import LCS_RATIO, LENGTH_RATIO, near_duplicates
+from review.evaluation.redundancy import LCS_RATIO, LENGTH_RATIO, NearDuplicates, near_duplicates
 from review.evaluation.selectors import (
     Pairs,
     evaluation_outcomes,
@@ -122,15 +125,33 @@ def evaluation_wait(
         time.sleep(poll_s)
 
 
-def _near_duplicates_section(suites: list[TestSuite], budget_s: float) -> dict[str, Any]:
+def _suite_near_duplicates(bodies: list[bytes], budget_s: float) -> NearDuplicates:
+    return near_duplicates(bodies, budget_s=budget_s)
+
+
+def _near_duplicates_section(suites: list[TestSuite], budget_s: float, processes: int | None = None) -> dict[str, Any]:
+    """Near-duplicate shares per suite; suites are independent, so they run in parallel
+    processes (one per CPU by default) because exact LCS of large inputs is CPU-bound."""
     started = time.perf_counter()
+    workers = max(1, min(processes or os.cpu_count() or 1, len(suites)))
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) if workers > 1 else None
+    pending: list[tuple[TestSuite, int, Future[NearDuplicates] | NearDuplicates]] = []
+    try:
+        for suite in suites:
+            bodies = [blob_get(sha) for sha in suite.tests.order_by("ordinal").values_list("input_sha256", flat=True)]
+            size = sum(len(b) for b in bodies)
+            work = pool.submit(_suite_near_duplicates, bodies, budget_s) if pool else near_duplicates(
+                bodies, budget_s=budget_s)
+            pending.append((suite, size, work))
+        results = [(suite, size, work.result() if isinstance(work, Future) else work) for suite, size, work in pending]
+    finally:
+        if pool:
+            pool.shutdown(cancel_futures=True)
     per_suite = []
     totals: dict[str, dict[str, Any]] = {}
-    for suite in suites:
-        bodies = [blob_get(sha) for sha in suite.tests.order_by("ordinal").values_list("input_sha256", flat=True)]
-        found = near_duplicates(bodies, budget_s=budget_s)
+    for suite, size, found in results:
         per_suite.append({"pid": suite.problem.pid, "origin": suite.origin, "suite_version": suite.version,
-                          "bytes": sum(len(b) for b in bodies), **found.to_dict()})
+                          "bytes": size, **found.to_dict()})
         t = totals.setdefault(suite.origin, {"suites": 0, "inputs": 0, "near_duplicate_inputs": 0,
                                              "pairs_lcs_computed": 0, "pairs_unchecked": 0, "seconds": 0.0})
         t["suites"] += 1
@@ -145,6 +166,7 @@ def _near_duplicates_section(suites: list[TestSuite], budget_s: float) -> dict[s
     return {
         "rule": f"lengths within {100 - LENGTH_RATIO * 100:.0f}% and LCS >= {LCS_RATIO:.0%} of the shorter",
         "seconds": time.perf_counter() - started,
+        "processes": workers,
         "budget_s_per_suite": budget_s,
         "by_origin": dict(sorted(totals.items())),
         "suites": per_suite,
