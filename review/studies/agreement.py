@@ -35,6 +35,19 @@ class Rate:
     def value(self) -> float | None:
         return self.successes / self.total if self.total else None
 
+    # Percentages for pages: None stays None so templates can say "no labels".
+    @property
+    def pct(self) -> float | None:
+        return None if self.value is None else 100 * self.value
+
+    @property
+    def low_pct(self) -> float | None:
+        return None if self.low is None else 100 * self.low
+
+    @property
+    def high_pct(self) -> float | None:
+        return None if self.high is None else 100 * self.high
+
 
 @dataclass(frozen=True)
 class PairKappa:

@@ -1,0 +1,74 @@
+"""RQ jobs of studies, on the `sandbox` queue. They take ids, claim the row with a
+conditional update, call one function, and record the outcome (or failure) on the row."""
+
+from __future__ import annotations
+
+import logging
+
+import django_rq
+from django.db import transaction
+
+from hardtests_web.embedded import ensure_redis
+from review.models import SuiteAddition, ValidatorTrial
+from review.studies import sandboxed, services
+
+log = logging.getLogger(__name__)
+SANDBOX_QUEUE = "sandbox"
+
+
+def validator_trial_job(trial_id: int) -> str:
+    claimed = ValidatorTrial.objects.filter(pk=trial_id, status=ValidatorTrial.Status.QUEUED).update(
+        status=ValidatorTrial.Status.RUNNING
+    )
+    if claimed != 1:
+        return "skipped"
+    trial = ValidatorTrial.objects.select_related("validator").get(pk=trial_id)
+    try:
+        accepted, error = sandboxed.validator_verdicts(trial.validator.code, [trial.input])[0]
+    except Exception as exc:
+        log.exception("validator trial %s failed", trial_id)
+        services.trial_record(trial=trial, accepted=None, error=f"{type(exc).__name__}: {exc}")
+        raise
+    services.trial_record(trial=trial, accepted=accepted, error=error)
+    return "accepted" if accepted else "rejected" if accepted is False else "failed"
+
+
+def suite_addition_job(addition_id: int) -> str:
+    claimed = SuiteAddition.objects.filter(pk=addition_id, status=SuiteAddition.Status.QUEUED).update(
+        status=SuiteAddition.Status.RUNNING
+    )
+    if claimed != 1:
+        return "skipped"
+    addition = SuiteAddition.objects.select_related("item__problem", "item__suite").get(pk=addition_id)
+    try:
+        base, suite, output, lines = sandboxed.suite_with_added_input(addition)
+    except sandboxed.AdditionRefused as exc:
+        services.suite_addition_record(addition=addition, error=str(exc))
+        return "refused"
+    except Exception as exc:
+        log.exception("suite addition %s failed", addition_id)
+        services.suite_addition_record(addition=addition, error=f"{type(exc).__name__}: {exc}")
+        raise
+    services.suite_addition_record(
+        addition=addition, base_suite=base, new_suite=suite, output_preview=sandboxed.output_preview(output),
+        log_lines=lines,
+    )
+    return "added"
+
+
+def _enqueue(model: type, pk: int, func: object, timeout: int) -> None:
+    ensure_redis()
+
+    def enqueue() -> None:
+        job = django_rq.get_queue(SANDBOX_QUEUE).enqueue(func, pk, job_timeout=timeout, failure_ttl=7 * 86400)
+        model.objects.filter(pk=pk).update(job_id=job.id)
+
+    transaction.on_commit(enqueue)
+
+
+def enqueue_trial(trial: ValidatorTrial) -> None:
+    _enqueue(ValidatorTrial, trial.pk, validator_trial_job, 120)
+
+
+def enqueue_suite_addition(addition: SuiteAddition) -> None:
+    _enqueue(SuiteAddition, addition.pk, suite_addition_job, 1800)

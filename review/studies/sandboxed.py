@@ -1,0 +1,151 @@
+"""The parts of studies that run untrusted code; called only from RQ jobs (review/studies/jobs.py).
+
+The validator and the oracles run in the sandbox like everywhere else, never in the web
+process. Adding a suggested input to a suite follows the materialisation rules for one
+input: the newest validator must accept it, then oracles run in reliability order (at most
+HARDTESTS_MAX_ORACLES) until two agree on its output (through the suite's judging function
+when it has one), and the output comes from the more reliable oracle of that pair.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db.models import F
+
+from problems.blobs import blob_get, blob_sha256, preview
+from problems.judging import limits_for, suite_for_judging
+from problems.models import (
+    SUPPORTED_LANGUAGES,
+    InputValidator,
+    OutputJudge,
+    Problem,
+    Solution,
+    TestCase,
+    TestSuite,
+)
+from problems.services import NewTest, suite_activate, suite_add_tests, suite_create, suite_fail
+from review.models import StudyItem, SuiteAddition
+from review.studies.selectors import latest_validator
+from sandbox import Limits, Sandbox, call_python, compare_default, get_sandbox
+
+VALIDATOR_LIMITS = Limits(time_s=5, memory_mb=512)
+JUDGE_LIMITS = Limits(time_s=5, memory_mb=512)
+
+
+class AdditionRefused(RuntimeError):
+    """The input cannot join the suite; the message says why, for the page."""
+
+
+def validator_verdicts(code: str, inputs: list[str], sb: Sandbox | None = None) -> list[tuple[bool | None, str]]:
+    """(accepted, error) per input: True/False from validate_input, None with an error otherwise."""
+    results = call_python(sb or get_sandbox(), code, "validate_input", [(text,) for text in inputs], VALIDATOR_LIMITS)
+    verdicts: list[tuple[bool | None, str]] = []
+    for result in results:
+        if not result.ok:
+            verdicts.append((None, result.error or "the validator failed"))
+        elif isinstance(result.value, bool):
+            verdicts.append((result.value, ""))
+        else:
+            verdicts.append((None, f"validate_input returned {type(result.value).__name__}, not a bool"))
+    return verdicts
+
+
+@dataclass
+class OracleOutput:
+    solution: Solution
+    output: bytes
+
+
+def _same_output(sb: Sandbox, judge: OutputJudge | None, text: str, reference: bytes, other: bytes) -> bool:
+    if compare_default(reference, other):
+        return True
+    if judge is None:
+        return False
+    args = [(text, other.decode("utf-8", "replace"), reference.decode("utf-8", "replace"))]
+    result = call_python(sb, judge.code, "output_judging_function", args, JUDGE_LIMITS)[0]
+    return bool(result.ok and result.value is True)
+
+
+def agreed_output(
+    *, problem: Problem, text: str, judge: OutputJudge | None, log: list[str], sb: Sandbox | None = None
+) -> tuple[Solution, bytes]:
+    sb = sb or get_sandbox()
+    oracles = [
+        s for s in problem.solutions.filter(role=Solution.Role.ORACLE).order_by(F("reliability").asc(nulls_last=True), "id")
+        if s.language in SUPPORTED_LANGUAGES
+    ][: settings.HARDTESTS_MAX_ORACLES]
+    if len(oracles) < 2:
+        raise AdditionRefused(f"{len(oracles)} oracle(s) in a supported language; two must agree")
+    limits = limits_for(problem)
+    finished: list[OracleOutput] = []
+    for solution in oracles:
+        program = sb.compile(solution.language, solution.code)
+        if not program.ok:
+            log.append(f"oracle {solution}: does not compile ({program.verdict})")
+            continue
+        run = sb.run(program, [text.encode()], limits)[0]
+        if not run.ok:
+            log.append(f"oracle {solution}: {run.verdict}")
+            continue
+        log.append(f"oracle {solution}: ran in {run.time_ms} ms")
+        for earlier in finished:
+            if _same_output(sb, judge, text, earlier.output, run.stdout):
+                log.append(f"oracles {earlier.solution} and {solution} agree")
+                return earlier.solution, earlier.output
+            log.append(f"oracles {earlier.solution} and {solution} disagree")
+        finished.append(OracleOutput(solution, run.stdout))
+    raise AdditionRefused(f"no two of {len(finished)} working oracle(s) agree on the output")
+
+
+def suite_with_added_input(addition: SuiteAddition, *, sb: Sandbox | None = None) -> tuple[TestSuite, TestSuite, bytes, list[str]]:
+    """Build and activate a new suite version: the base suite's tests plus the suggested input.
+
+    Returns (base suite, new suite, output, log). Raises AdditionRefused with the reason.
+    """
+    sb = sb or get_sandbox()
+    log: list[str] = []
+    item: StudyItem = addition.item
+    problem = item.problem
+    text = addition.input
+    validator: InputValidator | None = latest_validator(problem)
+    if validator is None:
+        raise AdditionRefused("the problem has no validator")
+    accepted, error = validator_verdicts(validator.code, [text], sb)[0]
+    if accepted is None:
+        raise AdditionRefused(f"validator v{validator.version} failed on the input: {error}")
+    if not accepted:
+        raise AdditionRefused(f"validator v{validator.version} rejects the input")
+    log.append(f"validator v{validator.version} accepts the input")
+    origin = item.suite.origin if item.suite else None
+    base = suite_for_judging(problem, origin) or suite_for_judging(problem)
+    if base is None:
+        raise AdditionRefused("the problem has no active suite")
+    if base.tests.filter(input_sha256=blob_sha256(text)).exists():
+        raise AdditionRefused(f"suite v{base.version} already has this input")
+    oracle, output = agreed_output(problem=problem, text=text, judge=base.output_judge, log=log, sb=sb)
+    old = [
+        NewTest(input=blob_get(t.input_sha256), output=blob_get(t.output_sha256), kind=t.kind, generator=t.generator,
+                call_number=t.call_number, validator_version=t.validator_version, oracle_id=t.oracle_id)
+        for t in base.tests.order_by("ordinal")
+    ]
+    new = NewTest(input=text, output=output, kind=TestCase.Kind.IMPORTED,
+                  generator=f"study {item.study_id} item {item.position}", validator_version=validator.version,
+                  oracle_id=oracle.pk)
+    suite = suite_create(
+        problem=problem, origin=base.origin, kit=base.kit, validator=base.validator, output_judge=base.output_judge,
+        note=f"v{base.version} + 1 input suggested in study {item.study_id}",
+    )
+    try:
+        suite_add_tests(suite=suite, tests=[*old, new])
+        suite = suite_activate(suite=suite)
+    except Exception as exc:
+        suite_fail(suite=suite, note=f"adding a suggested input failed: {exc}")
+        raise
+    log.append(f"suite v{suite.version} active with {suite.test_count} tests (v{base.version} had {base.test_count})")
+    return base, suite, output, log
+
+
+def output_preview(output: bytes) -> str:
+    return preview(output, 200)

@@ -1,0 +1,429 @@
+"""Study pages. Thin: check permission, validate a form, call one service, render.
+
+Blindness is enforced here and in selectors: the annotation page is built from the
+annotator's own row only, and the results, review and export pages check
+`can_see_results` / maintainer rights before reading anyone's labels.
+"""
+
+from __future__ import annotations
+
+from functools import wraps
+from typing import Any
+
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseForbidden
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from hardtests_web.permissions import is_maintainer
+from review.models import Annotation, Study, StudyItem, SuiteAddition, ValidatorTrial
+from review.studies import assignment, results, selectors, services
+from review.studies.forms import (
+    ACTION_KEYS,
+    REASON_KEYS,
+    SUITE_KEYS,
+    VALIDATOR_KEYS,
+    AdjudicationForm,
+    InputForm,
+    LabelForm,
+    StudyForm,
+    ValidatorEditForm,
+)
+
+STOP_POLLING = 286
+
+
+def maintainer_required(view: Any) -> Any:
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not is_maintainer(request.user):
+            return HttpResponseForbidden("maintainers only")
+        return view(request, *args, **kwargs)
+
+    return wrapped
+
+
+def _study(request: HttpRequest, pk: int) -> Study:
+    study = get_object_or_404(Study, pk=pk)
+    if not selectors.can_view_study(study, request.user):
+        raise Http404("no such study")  # annotators do not learn which studies exist
+    return study
+
+
+def _item(study: Study, item_pk: int) -> StudyItem:
+    return get_object_or_404(StudyItem.objects.select_related("problem", "validator", "suite", "study"),
+                             pk=item_pk, study=study)
+
+
+def _own_annotation(request: HttpRequest, item: StudyItem) -> Annotation | None:
+    return Annotation.objects.filter(item=item, annotator=request.user).first()
+
+
+def _elapsed(request: HttpRequest) -> int | None:
+    raw = request.POST.get("elapsed_ms", "")
+    return int(raw) if raw.isdigit() else None
+
+
+def _go_next(request: HttpRequest, study: Study) -> HttpResponse:
+    try:
+        annotation = assignment.item_next(study=study, user=request.user)
+    except assignment.AssignmentError as exc:
+        messages.error(request, str(exc))
+        return redirect("studies:detail", pk=study.pk)
+    if annotation is None:
+        messages.info(request, "Nothing left for you to label in this study.")
+        return redirect("studies:detail", pk=study.pk)
+    return redirect("studies:annotate", pk=study.pk, item_pk=annotation.item_id)
+
+
+# --- studies ----------------------------------------------------------------------------
+
+
+@require_GET
+def study_list(request: HttpRequest) -> HttpResponse:
+    studies = selectors.studies_visible_to(request.user)
+    return render(request, "review/studies/study_list.html", {"studies": studies})
+
+
+@maintainer_required
+def study_create(request: HttpRequest) -> HttpResponse:
+    form = StudyForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        study = services.study_create(created_by=request.user, **form.service_fields())
+        messages.success(request, f"Study {study.name!r} created as a draft.")
+        return redirect("studies:detail", pk=study.pk)
+    return render(request, "review/studies/study_form.html", {"form": form, "study": None})
+
+
+@maintainer_required
+def study_edit(request: HttpRequest, pk: int) -> HttpResponse:
+    study = get_object_or_404(Study, pk=pk)
+    form = StudyForm(request.POST or None, instance=study)
+    if request.method == "POST" and form.is_valid():
+        study.refresh_from_db()  # the ModelForm wrote cleaned values onto the instance; the service decides
+        services.study_update(study=study, **form.service_fields())
+        messages.success(request, "Study saved.")
+        return redirect("studies:detail", pk=study.pk)
+    return render(request, "review/studies/study_form.html", {"form": form, "study": study})
+
+
+@require_GET
+def study_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    study = _study(request, pk)
+    maintainer = is_maintainer(request.user)
+    context: dict[str, Any] = {
+        "study": study,
+        "guidelines_html": selectors.markdown_html(study.guidelines),
+        "is_member": selectors.is_member(study, request.user),
+        "can_label": selectors.can_label(study, request.user),
+        "can_see_results": selectors.can_see_results(study, request.user),
+        "mine": selectors.my_annotations(study, request.user),
+        "held": assignment.current_claim(study=study, user=request.user) if study.status == Study.Status.OPEN else None,
+        "item_count": study.items.count(),
+    }
+    if maintainer:
+        context["progress"] = selectors.study_progress(study)
+        context["annotators"] = study.annotators.order_by("username")
+        if study.status == Study.Status.DRAFT:
+            context["preview_problems"] = selectors.study_problems(study)[:50]
+    return render(request, "review/studies/study_detail.html", context)
+
+
+@require_POST
+@maintainer_required
+def study_open(request: HttpRequest, pk: int) -> HttpResponse:
+    study = get_object_or_404(Study, pk=pk)
+    try:
+        study = services.study_open(study=study)
+        messages.success(request, f"Study open with {study.items.count()} items.")
+    except services.StudyStateError as exc:
+        messages.error(request, str(exc))
+    return redirect("studies:detail", pk=pk)
+
+
+@require_POST
+@maintainer_required
+def study_close(request: HttpRequest, pk: int) -> HttpResponse:
+    study = get_object_or_404(Study, pk=pk)
+    try:
+        services.study_close(study=study)
+        messages.success(request, "Study closed: annotators can now see the results.")
+    except services.StudyStateError as exc:
+        messages.error(request, str(exc))
+    return redirect("studies:detail", pk=pk)
+
+
+@require_POST
+@maintainer_required
+def study_results_visibility(request: HttpRequest, pk: int) -> HttpResponse:
+    study = get_object_or_404(Study, pk=pk)
+    opened = request.POST.get("opened") == "1"
+    services.study_set_results_opened(study=study, opened=opened)
+    messages.success(request, "Results opened to annotators." if opened else "Results hidden from annotators.")
+    return redirect("studies:detail", pk=pk)
+
+
+# --- labelling --------------------------------------------------------------------------
+
+
+@require_POST
+def item_next(request: HttpRequest, pk: int) -> HttpResponse:
+    study = _study(request, pk)
+    if not selectors.can_label(study, request.user):
+        return HttpResponseForbidden("you are not labelling in this study")
+    return _go_next(request, study)
+
+
+@require_GET
+def annotate(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
+    study = _study(request, pk)
+    item = _item(study, item_pk)
+    annotation = _own_annotation(request, item)
+    if annotation is None or annotation.status == Annotation.Status.SKIPPED:
+        if is_maintainer(request.user):
+            return redirect("studies:review_item", pk=pk, item_pk=item_pk)
+        raise Http404("this item is not assigned to you")
+    if study.status == Study.Status.OPEN:
+        services.annotation_view(annotation=annotation)
+    form = LabelForm(initial=_initial(annotation), study=study)
+    return render(request, "review/studies/annotate.html", _annotate_context(study, item, annotation, form))
+
+
+def _initial(annotation: Annotation) -> dict[str, Any]:
+    fields = ("validator_label", "validator_reason", "counterexample", "suite_label", "missing_cases",
+              "suggested_input", "comment")
+    return {name: getattr(annotation, name) for name in fields}
+
+
+def _annotate_context(study: Study, item: StudyItem, annotation: Annotation, form: LabelForm) -> dict[str, Any]:
+    return {
+        **selectors.item_page_context(item),
+        "study": study,
+        "annotation": annotation,
+        "form": form,
+        "editable": study.status == Study.Status.OPEN,
+        "validator_keys": VALIDATOR_KEYS,
+        "suite_keys": SUITE_KEYS,
+        "reason_keys": REASON_KEYS,
+        "keys": ACTION_KEYS,
+        "validator_choices": [(v, label, VALIDATOR_KEYS[v]) for v, label in form.fields["validator_label"].choices],
+        "reason_choices": [(v, label, REASON_KEYS[v]) for v, label in form.fields["validator_reason"].choices],
+        "suite_choices": [(v, label, SUITE_KEYS[v]) for v, label in form.fields["suite_label"].choices],
+        "position": item.position + 1,
+        "item_count": study.items.count(),
+    }
+
+
+@require_POST
+def label(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
+    study = _study(request, pk)
+    if not selectors.can_label(study, request.user):
+        return HttpResponseForbidden("you are not labelling in this study")
+    item = _item(study, item_pk)
+    annotation = _own_annotation(request, item)
+    if annotation is None or annotation.status == Annotation.Status.SKIPPED:
+        return HttpResponseForbidden("this item is not assigned to you")
+    form = LabelForm(request.POST, study=study)
+    if not form.is_valid():
+        context = _annotate_context(study, item, annotation, form)
+        return render(request, "review/studies/annotate.html", context, status=422)
+    data = form.cleaned_data
+    labels = services.Labels(**{k: data.get(k) or "" for k in services.Labels.__dataclass_fields__})
+    try:
+        services.annotation_submit(annotation=annotation, labels=labels, elapsed_ms=data.get("elapsed_ms"))
+    except services.StudyStateError as exc:
+        messages.error(request, str(exc))
+        return redirect("studies:detail", pk=pk)
+    return _go_next(request, study)
+
+
+@require_POST
+def skip(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
+    study = _study(request, pk)
+    if not selectors.can_label(study, request.user):
+        return HttpResponseForbidden("you are not labelling in this study")
+    annotation = _own_annotation(request, _item(study, item_pk))
+    if annotation is None or annotation.status != Annotation.Status.CLAIMED:
+        return HttpResponseForbidden("you do not hold this item")
+    assignment.item_skip(annotation=annotation, elapsed_ms=_elapsed(request) or 0)
+    return _go_next(request, study)
+
+
+@require_POST
+def resume(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
+    study = _study(request, pk)
+    if not selectors.can_label(study, request.user):
+        return HttpResponseForbidden("you are not labelling in this study")
+    annotation = _own_annotation(request, _item(study, item_pk))
+    if annotation is None:
+        return HttpResponseForbidden("this item is not assigned to you")
+    if annotation.status == Annotation.Status.SKIPPED and not assignment.item_resume_skipped(annotation=annotation):
+        messages.info(request, "Enough people are labelling that item already.")
+        return redirect("studies:detail", pk=pk)
+    return redirect("studies:annotate", pk=pk, item_pk=item_pk)
+
+
+# --- the try-it box ---------------------------------------------------------------------
+
+
+def _may_try(request: HttpRequest, item: StudyItem) -> bool:
+    if is_maintainer(request.user):
+        return True
+    annotation = _own_annotation(request, item)
+    return annotation is not None and annotation.status != Annotation.Status.SKIPPED
+
+
+@require_POST
+def trial_start(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
+    study = _study(request, pk)
+    item = _item(study, item_pk)
+    if not _may_try(request, item):
+        return HttpResponseForbidden("this item is not assigned to you")
+    purpose = request.POST.get("purpose", ValidatorTrial.Purpose.TRY)
+    if purpose not in ValidatorTrial.Purpose.values:
+        purpose = ValidatorTrial.Purpose.TRY
+    text = request.POST.get("counterexample" if purpose == ValidatorTrial.Purpose.COUNTEREXAMPLE else "input", "")
+    if not text:
+        return render(request, "review/studies/_trial.html", {"trial": None, "message": "Type an input first."})
+    try:
+        trial = services.trial_start(item=item, user=request.user, text=text, purpose=purpose)
+    except services.StudyStateError as exc:
+        return render(request, "review/studies/_trial.html", {"trial": None, "message": str(exc)})
+    return render(request, "review/studies/_trial.html", {"trial": trial})
+
+
+@require_GET
+def trial_status(request: HttpRequest, trial_pk: int) -> HttpResponse:
+    trial = get_object_or_404(ValidatorTrial.objects.select_related("validator"), pk=trial_pk)
+    if trial.user_id != request.user.pk and not is_maintainer(request.user):
+        raise Http404("no such trial")
+    response = render(request, "review/studies/_trial.html", {"trial": trial})
+    if trial.finished:
+        response.status_code = STOP_POLLING
+    return response
+
+
+# --- results, review, adjudication, export ----------------------------------------------
+
+
+@require_GET
+def study_results(request: HttpRequest, pk: int) -> HttpResponse:
+    study = _study(request, pk)
+    if not selectors.can_see_results(study, request.user):
+        return HttpResponseForbidden("results are hidden until the study closes")
+    context = {"study": study, **results.study_results(study), "progress": selectors.study_progress(study)}
+    return render(request, "review/studies/results.html", context)
+
+
+@require_GET
+@maintainer_required
+def review_item(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
+    study = get_object_or_404(Study, pk=pk)
+    item = _item(study, item_pk)
+    return render(request, "review/studies/review_item.html", _review_context(request, study, item))
+
+
+def _review_context(request: HttpRequest, study: Study, item: StudyItem, **forms: Any) -> dict[str, Any]:
+    adjudication = getattr(item, "adjudication", None)
+    initial = {}
+    if adjudication is not None:
+        initial = {k: getattr(adjudication, k) for k in
+                   ("validator_label", "validator_reason", "counterexample", "suite_label", "note")}
+    latest = selectors.latest_validator(item.problem)
+    annotations = list(item.annotations.select_related("annotator").order_by("annotator__username"))
+    return {
+        **selectors.item_page_context(item),
+        "study": study,
+        "annotations": annotations,
+        "adjudication": adjudication,
+        "adjudication_form": forms.get("adjudication_form") or AdjudicationForm(initial=initial),
+        "validator_form": forms.get("validator_form") or ValidatorEditForm(
+            initial={"code": latest.code if latest else "", "note": f"fix from study {study.name}"}
+        ),
+        "latest_validator": latest,
+        "regression_inputs": (latest.regression_inputs if latest else []),
+        "suggested": [a for a in annotations if a.suggested_input],
+        "additions": list(item.suite_additions.select_related("new_suite").order_by("-created_at")[:10]),
+        "input_form": forms.get("input_form") or InputForm(),
+    }
+
+
+@require_POST
+@maintainer_required
+def adjudicate(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
+    study = get_object_or_404(Study, pk=pk)
+    item = _item(study, item_pk)
+    form = AdjudicationForm(request.POST)
+    if not form.is_valid():
+        context = _review_context(request, study, item, adjudication_form=form)
+        return render(request, "review/studies/review_item.html", context, status=422)
+    adjudication = services.adjudication_set(item=item, user=request.user, **form.cleaned_data)
+    note = " The counterexample is now a regression input of the validator." if adjudication.regression_recorded else ""
+    messages.success(request, "Final label saved." + note)
+    return redirect("studies:review_item", pk=pk, item_pk=item_pk)
+
+
+@require_POST
+@maintainer_required
+def validator_edit(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
+    study = get_object_or_404(Study, pk=pk)
+    item = _item(study, item_pk)
+    form = ValidatorEditForm(request.POST)
+    if not form.is_valid():
+        context = _review_context(request, study, item, validator_form=form)
+        return render(request, "review/studies/review_item.html", context, status=422)
+    edit = services.validator_edit(item=item, user=request.user, **form.cleaned_data)
+    messages.success(request, f"Saved validator v{edit.validator.version} (kit v{edit.kit.version}); {edit.message}.")
+    return redirect("studies:review_item", pk=pk, item_pk=item_pk)
+
+
+@require_POST
+@maintainer_required
+def suite_addition_start(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
+    study = get_object_or_404(Study, pk=pk)
+    item = _item(study, item_pk)
+    form = InputForm(request.POST)
+    if not form.is_valid():
+        context = _review_context(request, study, item, input_form=form)
+        return render(request, "review/studies/review_item.html", context, status=422)
+    annotation = item.annotations.filter(pk=request.POST.get("annotation") or 0).first()
+    try:
+        addition = services.suite_addition_start(
+            item=item, user=request.user, text=form.cleaned_data["input"], annotation=annotation
+        )
+    except services.StudyStateError as exc:
+        messages.error(request, str(exc))
+        return redirect("studies:review_item", pk=pk, item_pk=item_pk)
+    if request.htmx:
+        return render(request, "review/studies/_addition.html", {"addition": addition})
+    return redirect(reverse("studies:review_item", kwargs={"pk": pk, "item_pk": item_pk}) + f"#addition-{addition.pk}")
+
+
+@require_GET
+@maintainer_required
+def suite_addition_status(request: HttpRequest, addition_pk: int) -> HttpResponse:
+    addition = get_object_or_404(SuiteAddition.objects.select_related("new_suite", "base_suite"), pk=addition_pk)
+    response = render(request, "review/studies/_addition.html", {"addition": addition})
+    if addition.finished:
+        response.status_code = STOP_POLLING
+    return response
+
+
+def _export(request: HttpRequest, pk: int, body: Any, content_type: str, ext: str) -> HttpResponse:
+    study = _study(request, pk)
+    if not selectors.can_see_results(study, request.user):
+        return HttpResponseForbidden("results are hidden until the study closes")
+    response = HttpResponse(body(study), content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="study-{study.pk}-labels.{ext}"'
+    return response
+
+
+@require_GET
+def export_csv(request: HttpRequest, pk: int) -> HttpResponse:
+    return _export(request, pk, results.export_csv, "text/csv; charset=utf-8", "csv")
+
+
+@require_GET
+def export_jsonl(request: HttpRequest, pk: int) -> HttpResponse:
+    return _export(request, pk, results.export_jsonl, "application/x-ndjson; charset=utf-8", "jsonl")

@@ -1,0 +1,398 @@
+"""Study pages over HTTP: blindness as an annotator, permissions, labelling, results, export."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from problems.models import InputValidator, TestKit
+from review.models import Adjudication, Annotation, Study, ValidatorTrial
+from review.studies import assignment, services
+from review.studies.services import Labels
+from tests.factories import annotator, maintainer
+from tests.review.test_studies_support import LOOSE_VALIDATOR, make_problem, make_study
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _fast_passwords(settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+SECRET_COMMENT = "bob-thinks-the-bound-is-wrong-7f3a"
+
+
+def _client(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def world():
+    m = maintainer()
+    alice, bob, carol = annotator("alice"), annotator("bob"), annotator("carol")
+    problems = [make_problem(validator=LOOSE_VALIDATOR) for _ in range(2)]
+    study = make_study(problems=problems, annotators=[alice, bob], created_by=m, overlap=2,
+                       guidelines="Label **carefully**. <script>alert(1)</script>")
+    return {"m": m, "alice": alice, "bob": bob, "carol": carol, "study": study}
+
+
+def _bob_labels(study, bob):
+    annotation = assignment.item_next(study=study, user=bob)
+    services.annotation_submit(
+        annotation=annotation,
+        labels=Labels(validator_label="incorrect", validator_reason="wrong_bound", counterexample="-5 3",
+                      suite_label="incomplete", missing_cases="no negative numbers", comment=SECRET_COMMENT),
+        elapsed_ms=4000,
+    )
+    return annotation
+
+
+# --- blindness ----------------------------------------------------------------------------
+
+
+def test_annotator_does_not_see_other_labels_on_the_item_page(world):
+    study, alice, bob = world["study"], world["alice"], world["bob"]
+    bob_annotation = _bob_labels(study, bob)
+    client = _client(alice)
+    response = client.post(reverse("studies:next", args=[study.pk]))
+    assert response.status_code == 302
+    page = client.get(response["Location"])
+    assert page.status_code == 200
+    body = page.content.decode()
+    assert f"/items/{bob_annotation.item_id}/" in response["Location"]  # the same item bob labelled
+    assert SECRET_COMMENT not in body and "no negative numbers" not in body and "bob" not in body.lower()
+    assert "wrong_bound" not in body.replace('value="wrong_bound"', "")  # only the radio value, unchecked
+    assert 'value="incorrect" data-shortcut="2" checked' not in body
+
+
+def test_annotator_cannot_see_results_or_export_until_closed_or_opened(world):
+    study, alice, bob, m = world["study"], world["alice"], world["bob"], world["m"]
+    _bob_labels(study, bob)
+    client = _client(alice)
+    urls = [reverse(name, args=[study.pk]) for name in ("studies:results", "studies:export_csv", "studies:export_jsonl")]
+    for url in urls:
+        assert client.get(url).status_code == 403, url
+    detail = client.get(reverse("studies:detail", args=[study.pk])).content.decode()
+    assert "results-link" not in detail and "labels_submitted" not in detail
+    # another annotator's item review page and labels stay hidden
+    item = study.items.first()
+    assert client.get(reverse("studies:review_item", args=[study.pk, item.pk])).status_code == 403
+    assert client.get(reverse("studies:annotate", args=[study.pk, item.pk])).status_code == 404
+
+    _client(m).post(reverse("studies:results_visibility", args=[study.pk]), {"opened": "1"})
+    results = client.get(urls[0])
+    assert results.status_code == 200 and SECRET_COMMENT in results.content.decode()
+    _client(m).post(reverse("studies:results_visibility", args=[study.pk]), {"opened": "0"})
+    assert client.get(urls[0]).status_code == 403
+    _client(m).post(reverse("studies:close", args=[study.pk]))
+    for url in urls:
+        assert client.get(url).status_code == 200, url
+
+
+def test_annotator_cannot_poll_someone_elses_trial(world):
+    study, alice, bob = world["study"], world["alice"], world["bob"]
+    held = assignment.item_next(study=study, user=bob)
+    trial = services.trial_start(item=held.item, user=bob, text="-5 3\n")
+    assert _client(alice).get(reverse("studies:trial", args=[trial.pk])).status_code == 404
+    assert _client(bob).get(reverse("studies:trial", args=[trial.pk])).status_code == 200
+
+
+def test_annotators_see_only_their_studies(world):
+    study, carol = world["study"], world["carol"]
+    draft = make_study(problems=[make_problem()], annotators=[carol], open_it=False, name="draft for carol")
+    client = _client(carol)
+    listing = client.get(reverse("studies:list")).content.decode()
+    assert study.name not in listing and "draft for carol" not in listing
+    assert client.get(reverse("studies:detail", args=[study.pk])).status_code == 404
+    assert client.get(reverse("studies:detail", args=[draft.pk])).status_code == 404
+    assert client.post(reverse("studies:next", args=[study.pk])).status_code == 404
+    alice_listing = _client(world["alice"]).get(reverse("studies:list")).content.decode()
+    assert study.name in alice_listing
+    assert "draft for carol" in _client(world["m"]).get(reverse("studies:list")).content.decode()
+
+
+def test_guidelines_markdown_is_sanitised(world):
+    page = _client(world["alice"]).get(reverse("studies:detail", args=[world["study"].pk])).content.decode()
+    assert "<strong>carefully</strong>" in page
+    assert "<script>alert(1)</script>" not in page
+
+
+# --- permissions on every state-changing view --------------------------------------------
+
+
+def _state_changing(study, item) -> list[tuple[str, dict]]:
+    s, i = study.pk, item.pk
+    return [
+        (reverse("studies:create"), {"name": "x", "questions": "both", "selection": "filter", "overlap": 1}),
+        (reverse("studies:edit", args=[s]), {"name": "renamed", "questions": "both", "selection": "filter",
+                                             "overlap": 2}),
+        (reverse("studies:open", args=[s]), {}),
+        (reverse("studies:close", args=[s]), {}),
+        (reverse("studies:results_visibility", args=[s]), {"opened": "1"}),
+        (reverse("studies:adjudicate", args=[s, i]), {"validator_label": "correct"}),
+        (reverse("studies:validator_edit", args=[s, i]), {"code": "def validate_input(s):\n    return False\n"}),
+        (reverse("studies:add_test", args=[s, i]), {"input": "4 5\n"}),
+    ]
+
+
+def _labeller_views(study, item) -> list[tuple[str, dict]]:
+    s, i = study.pk, item.pk
+    return [
+        (reverse("studies:next", args=[s]), {}),
+        (reverse("studies:label", args=[s, i]), {"validator_label": "correct", "suite_label": "complete"}),
+        (reverse("studies:skip", args=[s, i]), {}),
+        (reverse("studies:resume", args=[s, i]), {}),
+        (reverse("studies:try", args=[s, i]), {"input": "1 2\n"}),
+    ]
+
+
+def _snapshot():
+    return (
+        list(Study.objects.values_list("name", "status", "results_opened")),
+        Annotation.objects.count(), Adjudication.objects.count(), InputValidator.objects.count(),
+        ValidatorTrial.objects.count(), TestKit.objects.count(),
+    )
+
+
+def test_annotator_is_refused_every_maintainer_action(world):
+    study, alice = world["study"], world["alice"]
+    item = study.items.first()
+    client = _client(alice)
+    before = _snapshot()
+    for url, data in _state_changing(study, item):
+        assert client.post(url, data).status_code == 403, url
+    assert _snapshot() == before
+
+
+def test_anonymous_is_refused_everything(world):
+    study = world["study"]
+    item = study.items.first()
+    client = Client()
+    before = _snapshot()
+    for url, data in _state_changing(study, item) + _labeller_views(study, item):
+        response = client.post(url, data)
+        assert response.status_code == 302 and "/accounts/login/" in response["Location"], url
+    for name in ("studies:list", "studies:results", "studies:export_csv"):
+        url = reverse(name, args=[study.pk] if name != "studies:list" else [])
+        assert "/accounts/login/" in client.get(url)["Location"]
+    assert _snapshot() == before
+
+
+def test_anonymous_reads_with_public_read_still_see_no_study(world, settings):
+    settings.HARDTESTS_PUBLIC_READ = True
+    study = world["study"]
+    client = Client()
+    assert client.get(reverse("studies:detail", args=[study.pk])).status_code == 404
+    assert client.get(reverse("studies:results", args=[study.pk])).status_code == 404
+    assert study.name not in client.get(reverse("studies:list")).content.decode()
+
+
+def test_non_member_annotator_cannot_label_and_gets_405_on_get(world):
+    study, carol = world["study"], world["carol"]
+    item = study.items.first()
+    client = _client(carol)
+    for url, data in _labeller_views(study, item):
+        assert client.post(url, data).status_code in (403, 404), url
+    assert _client(world["alice"]).get(reverse("studies:next", args=[study.pk])).status_code == 405
+    assert _client(world["m"]).get(reverse("studies:open", args=[study.pk])).status_code == 405
+
+
+def test_csrf_is_required_for_posts(world):
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(world["m"])
+    assert client.post(reverse("studies:close", args=[world["study"].pk])).status_code == 403
+    world["study"].refresh_from_db()
+    assert world["study"].status == Study.Status.OPEN
+
+
+# --- maintainers manage studies ----------------------------------------------------------
+
+
+def test_maintainer_creates_edits_and_opens_a_study_in_the_ui():
+    m, a = maintainer(), annotator("alice")
+    problems = [make_problem(), make_problem()]
+    client = _client(m)
+    assert client.get(reverse("studies:create")).status_code == 200
+    response = client.post(reverse("studies:create"), {
+        "name": "Pilot", "guidelines": "Be *careful*", "questions": "both", "selection": "list",
+        "problem_list": f"{problems[0].pid}\n{problems[1].pk}\n", "overlap": 2, "seed": 5,
+        "annotators": [a.pk],
+    })
+    assert response.status_code == 302, response.content.decode()[:2000]
+    study = Study.objects.get(name="Pilot")
+    assert study.status == Study.Status.DRAFT and study.seed == 5
+    assert set(study.problems.all()) == set(problems) and list(study.annotators.all()) == [a]
+    assert client.get(reverse("studies:edit", args=[study.pk])).status_code == 200
+    response = client.post(reverse("studies:edit", args=[study.pk]), {
+        "name": "Pilot 2", "guidelines": "", "questions": "validator", "selection": "list",
+        "problem_list": problems[0].pid, "overlap": 1, "annotators": [a.pk],
+    })
+    assert response.status_code == 302
+    study.refresh_from_db()
+    assert (study.name, study.questions, study.overlap, study.problems.count()) == ("Pilot 2", "validator", 1, 1)
+    assert client.post(reverse("studies:open", args=[study.pk])).status_code == 302
+    study.refresh_from_db()
+    assert study.status == Study.Status.OPEN and study.items.count() == 1
+    # once open, the overlap is fixed even if a form says otherwise
+    client.post(reverse("studies:edit", args=[study.pk]), {"name": "Pilot 3", "overlap": 5, "annotators": [a.pk]})
+    study.refresh_from_db()
+    assert study.name == "Pilot 3" and study.overlap == 1
+    detail = client.get(reverse("studies:detail", args=[study.pk])).content.decode()
+    assert "Close the study" in detail
+
+
+def test_unknown_problem_in_the_list_is_a_form_error():
+    client = _client(maintainer())
+    response = client.post(reverse("studies:create"), {
+        "name": "x", "questions": "both", "selection": "list", "problem_list": "nope/1", "overlap": 1,
+    })
+    assert response.status_code == 200 and "unknown problem" in response.content.decode()
+
+
+# --- labelling over HTTP -----------------------------------------------------------------
+
+
+def test_label_submit_moves_to_the_next_item_and_records_time(world):
+    study, alice = world["study"], world["alice"]
+    client = _client(alice)
+    first = client.post(reverse("studies:next", args=[study.pk]))["Location"]
+    page = client.get(first).content.decode()
+    assert "Is the validator correct?" in page and "<kbd>1</kbd>" in page and 'class="highlight"' in page
+    assert "Hacking (HackGen)" in page and "2000000000" in page
+    item_pk = int(first.rstrip("/").split("/")[-1])
+    bad = client.post(reverse("studies:label", args=[study.pk, item_pk]), {"validator_label": "incorrect"})
+    assert bad.status_code == 422 and "say why" in bad.content.decode()
+    response = client.post(reverse("studies:label", args=[study.pk, item_pk]), {
+        "validator_label": "incorrect", "validator_reason": "wrong_bound", "counterexample": "-5 3\r\n",
+        "suite_label": "complete", "comment": "hi", "elapsed_ms": "12345",
+    })
+    assert response.status_code == 302 and response["Location"] != first
+    annotation = Annotation.objects.get(annotator=alice, item_id=item_pk)
+    assert annotation.status == Annotation.Status.SUBMITTED
+    assert annotation.counterexample == "-5 3\n"  # CRLF from the browser normalised
+    assert annotation.time_spent_ms == 12345
+    # not checked on the page: a check was queued for it
+    assert ValidatorTrial.objects.filter(user=alice, input="-5 3\n", purpose="counterexample").exists()
+
+
+def test_skip_over_http_then_resume_from_the_study_page(world):
+    study, alice = world["study"], world["alice"]
+    client = _client(alice)
+    first = client.post(reverse("studies:next", args=[study.pk]))["Location"]
+    item_pk = int(first.rstrip("/").split("/")[-1])
+    second = client.post(reverse("studies:skip", args=[study.pk, item_pk]), {"elapsed_ms": "10"})["Location"]
+    assert second != first
+    assert client.get(first).status_code == 404  # a skipped item is not open to label until resumed
+    detail = client.get(reverse("studies:detail", args=[study.pk])).content.decode()
+    assert "Label it now" in detail
+    resumed = client.post(reverse("studies:resume", args=[study.pk, item_pk]))
+    assert resumed.status_code == 302 and resumed["Location"] == first
+
+
+def test_trial_endpoint_returns_a_polling_partial_then_286(world):
+    study, alice = world["study"], world["alice"]
+    held = assignment.item_next(study=study, user=alice)
+    client = _client(alice)
+    response = client.post(reverse("studies:try", args=[study.pk, held.item_id]), {"input": "1 2\r\n"},
+                           HTTP_HX_REQUEST="true")
+    body = response.content.decode()
+    trial = ValidatorTrial.objects.get()
+    assert trial.input == "1 2\n" and 'hx-trigger="every 500ms"' in body
+    poll = client.get(reverse("studies:trial", args=[trial.pk]))
+    assert poll.status_code == 200
+    services.trial_record(trial=trial, accepted=True)
+    done = client.get(reverse("studies:trial", args=[trial.pk]))
+    assert done.status_code == 286 and "accepts" in done.content.decode() and "hx-trigger" not in done.content.decode()
+
+
+# --- results, adjudication, export ---------------------------------------------------------
+
+
+def _all_label(study, alice, bob):
+    for user, label in ((alice, "correct"), (bob, "incorrect")):
+        while (annotation := assignment.item_next(study=study, user=user)) is not None:
+            services.annotation_submit(annotation=annotation, labels=Labels(
+                validator_label=label, validator_reason="wrong_bound" if label == "incorrect" else "",
+                counterexample="-5 3\n" if label == "incorrect" else "", suite_label="complete",
+                comment="=HYPERLINK(\"x\")",
+            ), elapsed_ms=1000)
+
+
+def test_results_page_shows_rates_agreement_and_disagreements(world):
+    study, alice, bob, m = world["study"], world["alice"], world["bob"], world["m"]
+    _all_label(study, alice, bob)
+    page = _client(m).get(reverse("studies:results", args=[study.pk])).content.decode()
+    assert "Validator correct" in page and "Suite complete" in page
+    assert "Fleiss" in page and "Krippendorff" in page and "Cohen" in page and "alice × bob" in page
+    assert "undefined" in page  # everyone said "complete": the suite statistics are undefined
+    assert page.count("Review &amp; adjudicate") >= 2
+
+
+def test_adjudication_keeps_labels_and_records_a_regression_input(world):
+    study, alice, bob, m = world["study"], world["alice"], world["bob"], world["m"]
+    _all_label(study, alice, bob)
+    item = study.items.order_by("position").first()
+    client = _client(m)
+    assert client.get(reverse("studies:review_item", args=[study.pk, item.pk])).status_code == 200
+    response = client.post(reverse("studies:adjudicate", args=[study.pk, item.pk]), {
+        "validator_label": "incorrect", "validator_reason": "wrong_bound", "counterexample": "-5 3\r\n",
+        "suite_label": "complete", "note": "bob is right",
+    })
+    assert response.status_code == 302
+    adjudication = Adjudication.objects.get(item=item)
+    assert adjudication.regression_recorded and adjudication.validator_label == "incorrect"
+    assert item.validator.__class__.objects.get(pk=item.validator.pk).regression_inputs == ["-5 3\n"]
+    assert set(item.annotations.values_list("validator_label", flat=True)) == {"correct", "incorrect"}
+    # a new version of the validator inherits the regression input
+    from problems.services import validator_create
+    assert validator_create(problem=item.problem, code="x", origin="edited").regression_inputs == ["-5 3\n"]
+
+
+def test_too_strict_counterexamples_are_not_regression_inputs(world):
+    item = world["study"].items.first()
+    services.adjudication_set(item=item, user=world["m"], validator_label="incorrect",
+                              validator_reason="too_strict_format", counterexample="1  2\n")
+    item.validator.refresh_from_db()
+    assert item.validator.regression_inputs == []
+
+
+def test_export_has_every_label_as_csv_and_json_lines(world):
+    study, alice, bob, m = world["study"], world["alice"], world["bob"], world["m"]
+    _all_label(study, alice, bob)
+    item = study.items.order_by("position").first()
+    services.adjudication_set(item=item, user=m, validator_label="incorrect", validator_reason="wrong_bound",
+                              counterexample="-5 3\n")
+    client = _client(m)
+    response = client.get(reverse("studies:export_csv", args=[study.pk]))
+    assert response["Content-Disposition"].endswith('.csv"')
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    assert len(rows) == 4 and {r["annotator"] for r in rows} == {"alice", "bob"}
+    assert {r["final_validator_label"] for r in rows if r["item_position"] == "0"} == {"incorrect"}
+    assert all(r["comment"].startswith("'=") for r in rows)  # a spreadsheet will not run it as a formula
+    lines = client.get(reverse("studies:export_jsonl", args=[study.pk])).content.decode().splitlines()
+    records = [json.loads(line) for line in lines]
+    assert len(records) == 4 and records[0]["time_spent_ms"] == 1000
+    assert {r["counterexample"] for r in records if r["annotator"] == "bob"} == {"-5 3\n"}
+
+
+def test_validator_edit_from_an_item_makes_new_versions_and_rematerialises(world, monkeypatch):
+    calls = []
+    monkeypatch.setattr(services, "_rematerialise",
+                        lambda *, problem, user: calls.append((problem, user)) or (None, "queued"))
+    study, m = world["study"], world["m"]
+    item = study.items.first()
+    code = "def validate_input(s):\n    return False\n"
+    response = _client(m).post(reverse("studies:validator_edit", args=[study.pk, item.pk]),
+                               {"code": code, "note": "tighten"})
+    assert response.status_code == 302
+    newest = InputValidator.objects.filter(problem=item.problem).order_by("-version").first()
+    assert newest.version == 2 and newest.code == code and newest.edited_by == m
+    assert TestKit.objects.filter(problem=item.problem).order_by("-version").first().validator == newest
+    assert calls == [(item.problem, m)]
