@@ -12,9 +12,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.core.exceptions import PermissionDenied
+
 from review.models import Adjudication, Annotation, Study, StudyItem, SuiteLabel, ValidatorLabel
 from review.studies import agreement as stats
-from review.studies.selectors import labels_by_item, submitted_annotations
+from review.studies.selectors import can_see_results, labels_by_item, submitted_annotations
 
 VALIDATOR_CATEGORIES = tuple(ValidatorLabel.values)
 SUITE_CATEGORIES = tuple(SuiteLabel.values)
@@ -87,7 +89,14 @@ def _question(
     )
 
 
-def study_results(study: Study) -> dict[str, Any]:
+def _check(study: Study, viewer: Any) -> None:
+    # The views check first; this is the second lock on the same door (blind labelling).
+    if not can_see_results(study, viewer):
+        raise PermissionDenied("results are hidden until the study closes")
+
+
+def study_results(study: Study, *, viewer: Any) -> dict[str, Any]:
+    _check(study, viewer)
     items = list(study.items.select_related("problem", "validator", "suite", "adjudication").order_by("position"))
     annotations = list(submitted_annotations(study))
     usernames = {a.annotator_id: a.annotator.username for a in annotations}
@@ -174,7 +183,8 @@ EXPORT_FIELDS = [
 _FREE_TEXT = {"comment", "missing_cases", "adjudication_note", "problem_title", "study"}
 
 
-def export_rows(study: Study) -> Iterator[dict[str, Any]]:
+def export_rows(study: Study, *, viewer: Any) -> Iterator[dict[str, Any]]:
+    _check(study, viewer)
     annotations = (
         Annotation.objects.filter(item__study=study)
         .select_related("item__problem", "item__validator", "item__suite", "item__adjudication__adjudicated_by",
@@ -222,14 +232,14 @@ def _cell(key: str, value: Any) -> Any:
     return "" if value is None else value
 
 
-def export_csv(study: Study) -> str:
+def export_csv(study: Study, *, viewer: Any) -> str:
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=EXPORT_FIELDS)
     writer.writeheader()
-    for row in export_rows(study):
+    for row in export_rows(study, viewer=viewer):
         writer.writerow({k: _cell(k, v) for k, v in row.items()})
     return out.getvalue()
 
 
-def export_jsonl(study: Study) -> str:
-    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in export_rows(study))
+def export_jsonl(study: Study, *, viewer: Any) -> str:
+    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in export_rows(study, viewer=viewer))

@@ -86,9 +86,27 @@ def study_update(*, study: Study, **fields: Any) -> Study:
         for key, value in fields.items():
             setattr(study, key, value)
         study.save()
+        if "annotators" in m2m:
+            kept = {user.pk for user in m2m["annotators"]}
+            removed = set(study.annotators.values_list("pk", flat=True)) - kept
+            if removed:
+                _release_claims(study=study, user_ids=removed)
         for key, value in m2m.items():
             getattr(study, key).set(value)
     return study
+
+
+def _release_claims(*, study: Study, user_ids: set[int]) -> int:
+    """Someone taken off a study gives back the items they hold, so they stop blocking the overlap;
+    their submitted labels stay."""
+    released = 0
+    for annotation in Annotation.objects.filter(
+        item__study=study, annotator_id__in=user_ids, status=Annotation.Status.CLAIMED
+    ):
+        if Annotation.objects.filter(pk=annotation.pk, status=Annotation.Status.CLAIMED).delete()[0]:
+            StudyItem.objects.filter(pk=annotation.item_id, claims__gt=0).update(claims=F("claims") - 1)
+            released += 1
+    return released
 
 
 def study_items_freeze(*, study: Study) -> int:

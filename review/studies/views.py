@@ -312,7 +312,8 @@ def study_results(request: HttpRequest, pk: int) -> HttpResponse:
     study = _study(request, pk)
     if not selectors.can_see_results(study, request.user):
         return HttpResponseForbidden("results are hidden until the study closes")
-    context = {"study": study, **results.study_results(study), "progress": selectors.study_progress(study)}
+    context = {"study": study, **results.study_results(study, viewer=request.user),
+               "progress": selectors.study_progress(study)}
     return render(request, "review/studies/results.html", context)
 
 
@@ -414,7 +415,7 @@ def _export(request: HttpRequest, pk: int, body: Any, content_type: str, ext: st
     study = _study(request, pk)
     if not selectors.can_see_results(study, request.user):
         return HttpResponseForbidden("results are hidden until the study closes")
-    response = HttpResponse(body(study), content_type=content_type)
+    response = HttpResponse(body(study, viewer=request.user), content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="study-{study.pk}-labels.{ext}"'
     return response
 

@@ -14,7 +14,7 @@ from review.studies.services import Labels
 from tests.factories import ProblemFactory, annotator, maintainer
 from tests.review.test_studies_support import make_problem, make_study
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
 
 @pytest.fixture(autouse=True)
@@ -201,3 +201,16 @@ def test_next_is_refused_unless_the_study_is_open():
     study = make_study(problems=[make_problem()], annotators=[annotator("a")], open_it=False)
     with pytest.raises(assignment.AssignmentError):
         assignment.item_next(study=study, user=study.annotators.get())
+
+
+def test_taking_an_annotator_off_a_study_gives_back_their_claims_and_keeps_their_labels():
+    a, b = annotator("a"), annotator("b")
+    study = make_study(problems=[make_problem(), make_problem()], annotators=[a, b], overlap=1)
+    done = assignment.item_next(study=study, user=b)
+    _submit(done)
+    held = assignment.item_next(study=study, user=b)
+    services.study_update(study=study, annotators=[a])
+    assert not Annotation.objects.filter(pk=held.pk).exists()
+    assert StudyItem.objects.get(pk=held.item_id).claims == 0
+    assert Annotation.objects.get(pk=done.pk).status == Annotation.Status.SUBMITTED
+    assert assignment.item_next(study=study, user=a).item_id == held.item_id

@@ -396,3 +396,30 @@ def test_validator_edit_from_an_item_makes_new_versions_and_rematerialises(world
     assert newest.version == 2 and newest.code == code and newest.edited_by == m
     assert TestKit.objects.filter(problem=item.problem).order_by("-version").first().validator == newest
     assert calls == [(item.problem, m)]
+
+
+def test_validator_edit_starts_a_from_kit_generation_run_with_the_new_kit(world):
+    from generation.models import GenerationRun
+
+    study, m = world["study"], world["m"]
+    item = study.items.first()
+    code = "def validate_input(s):\n    return len(s.split()) == 2\n"
+    _client(m).post(reverse("studies:validator_edit", args=[study.pk, item.pk]), {"code": code, "note": "n"})
+    run = GenerationRun.objects.get(problem=item.problem)
+    newest_kit = TestKit.objects.filter(problem=item.problem).order_by("-version").first()
+    assert run.mode == "from_kit" and run.kit == newest_kit and newest_kit.validator.code == code
+    page = _client(m).get(reverse("studies:review_item", args=[study.pk, item.pk])).content.decode()
+    assert reverse("generation:problem_runs", args=[item.problem.pk]) in page
+
+
+def test_results_and_export_selectors_refuse_a_blind_annotator_too(world):
+    from django.core.exceptions import PermissionDenied
+
+    from review.studies import results
+
+    study, alice = world["study"], world["alice"]
+    for call in (lambda: results.study_results(study, viewer=alice), lambda: results.export_csv(study, viewer=alice),
+                 lambda: results.export_jsonl(study, viewer=alice)):
+        with pytest.raises(PermissionDenied):
+            call()
+    assert results.study_results(study, viewer=world["m"])["questions"]
