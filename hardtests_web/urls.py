@@ -5,6 +5,7 @@ from django.contrib.auth import views as auth_views
 from django.http import HttpRequest, JsonResponse
 from django.urls import include, path
 
+from generation.dashboard import home
 from hardtests_web.api import api
 
 
@@ -21,6 +22,7 @@ urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("api/v1/", api.urls),
     path("account/tokens/", include("hardtests_web.token_urls")),
+    path("", home, name="home"),
     path("", include("problems.urls")),
     path("", include("generation.urls")),
     path("", include("review.urls")),

@@ -5,11 +5,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-import django_rq
 from django.db import transaction
 from django.utils import timezone
 
-from hardtests_web.embedded import ensure_redis
+from hardtests_web.queues import get_queue, redis_connection
 from problems.judging import judge_code, solution_judge
 from problems.models import JudgingTask, Problem, Solution, TestSuite
 
@@ -48,11 +47,10 @@ def judging_enqueue(*, suite: TestSuite, solutions: list[Solution] | None = None
     """Queue one judging job per solution (default: every solution of the suite's problem)."""
     if solutions is None:
         solutions = list(suite.problem.solutions.all())
-    ensure_redis()
     tasks = [JudgingTask.objects.create(solution=s, suite=suite, mode=mode) for s in solutions]
 
     def enqueue() -> None:
-        queue = django_rq.get_queue(SANDBOX_QUEUE)
+        queue = get_queue(SANDBOX_QUEUE)
         for task in tasks:
             job = queue.enqueue(judge_solution_job, task.pk, job_timeout=3600, failure_ttl=7 * 86400)
             JudgingTask.objects.filter(pk=task.pk).update(job_id=job.id)
@@ -70,7 +68,7 @@ def judging_sweep_dead(*, older_than_s: int = 120) -> int:
         status__in=[JudgingTask.Status.QUEUED, JudgingTask.Status.RUNNING],
         created_at__lt=timezone.now() - timezone.timedelta(seconds=older_than_s),
     ).exclude(job_id="")
-    connection = django_rq.get_connection(SANDBOX_QUEUE)
+    connection = redis_connection()
     marked = 0
     for task in stale:
         try:

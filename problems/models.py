@@ -59,7 +59,11 @@ class Problem(models.Model):
     class Meta:
         ordering = ["pid"]
         constraints = [models.UniqueConstraint(fields=["source", "pid"], name="problem_unique_pid_per_source")]
-        indexes = [models.Index(fields=["pid"]), models.Index(fields=["title"])]
+        indexes = [
+            models.Index(fields=["pid"]),
+            models.Index(fields=["title"]),
+            models.Index(fields=["platform", "pid"]),
+        ]
 
     def __str__(self) -> str:
         return f"{self.pid}: {self.title}"
@@ -193,9 +197,11 @@ class TestKit(models.Model):
     version = models.PositiveIntegerField()
     origin = models.CharField(max_length=10, choices=CodeOrigin.choices)
     model_name = models.CharField(max_length=100, blank=True)
-    validator = models.ForeignKey(InputValidator, null=True, blank=True, on_delete=models.PROTECT, related_name="kits")
+    # RESTRICT, not PROTECT: a validator cannot vanish under its kit, but deleting the whole
+    # problem (which cascades to both) is allowed.
+    validator = models.ForeignKey(InputValidator, null=True, blank=True, on_delete=models.RESTRICT, related_name="kits")
     needs_output_judge = models.BooleanField(default=False)
-    output_judge = models.ForeignKey(OutputJudge, null=True, blank=True, on_delete=models.PROTECT, related_name="kits")
+    output_judge = models.ForeignKey(OutputJudge, null=True, blank=True, on_delete=models.RESTRICT, related_name="kits")
     direct_inputs = models.JSONField(default=list, blank=True, help_text="LLMGen_input: list of input strings")
     regular_generator = models.TextField(blank=True, help_text="RPGen_SPGen_input_generator (Python)")
     hacking_generator = models.TextField(blank=True, help_text="HackGen_input_generator (Python)")

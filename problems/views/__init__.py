@@ -1,7 +1,6 @@
 """Pages of the catalogue. One module per screen; templates/problems/ holds pages and _partials."""
 
 from problems.views.downloads import suite_download, test_download
-from problems.views.home import home
 from problems.views.lists import problem_list
 from problems.views.matrix import problem_judge_all, problem_matrix
 from problems.views.problem import (
@@ -14,7 +13,7 @@ from problems.views.problem import (
 )
 
 __all__ = [
-    "home", "problem_list", "problem_detail", "problem_suite", "suite_compare", "problem_kit",
+    "problem_list", "problem_detail", "problem_suite", "suite_compare", "problem_kit",
     "problem_solutions_tab", "solution_code", "problem_matrix", "problem_judge_all", "test_download",
     "suite_download",
 ]

@@ -91,3 +91,15 @@ def test_tests_keep_only_a_bounded_preview():
 
 def test_models_and_migrations_agree():
     call_command("makemigrations", "--check", "--dry-run", verbosity=0)
+
+
+def test_deleting_a_problem_takes_its_kits_validators_and_suites_with_it():
+    from problems.models import Problem
+    from problems.services import kit_create, validator_create
+
+    problem = ProblemFactory()
+    validator = validator_create(problem=problem, code="def validate_input(s):\n    return True\n", origin="llm")
+    kit_create(problem=problem, origin="llm", validator=validator)
+    suite_activate(suite=_suite(problem))
+    problem.delete()
+    assert not Problem.objects.filter(pk=problem.pk).exists()

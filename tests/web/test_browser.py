@@ -52,19 +52,7 @@ def workers() -> Iterator[None]:
 
 
 @pytest.fixture
-def _rq_queues_follow_settings(monkeypatch: pytest.MonkeyPatch) -> None:
-    # django_rq reads RQ_QUEUES once at import, before tests/conftest.py points them at the
-    # private test Redis; problems.jobs.judging_enqueue uses django_rq.get_queue, so without
-    # this the live server would enqueue judging into the development Redis.
-    import django_rq.settings
-    from django.conf import settings
-
-    for name, conf in settings.RQ_QUEUES.items():
-        monkeypatch.setitem(django_rq.settings.QUEUES, name, conf)
-
-
-@pytest.fixture
-def seeded(transactional_db: None, _rq_queues_follow_settings: None) -> None:
+def seeded(transactional_db: None) -> None:
     """Demo problems and a maintainer; created before Playwright starts, because its sync API
     runs an event loop in this thread and Django refuses ORM calls from there."""
     from problems.demo import demo_load

@@ -1,4 +1,8 @@
-"""The home page: catalogue totals, the two HardTests pictures, recent runs."""
+"""The home page: catalogue totals, the two HardTests pictures, recent runs.
+
+It lives in generation/ because it reads both the catalogue and generation runs, and the
+dependency direction is generation -> problems.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +10,6 @@ from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-# The dashboard is the one page that spans the catalogue and generation; it reads generation's
-# models (never its services), which keeps problems' own services and selectors free of it.
 from generation.models import FailureReason, GenerationRun
 from problems.selectors import catalogue_totals, test_kind_distribution
 from problems.views.charts import bar_chart
