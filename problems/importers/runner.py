@@ -20,10 +20,11 @@ from pathlib import Path
 from typing import IO, Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import reset_queries, transaction
 from django.utils import timezone
 
 from problems.importers.base import FormatCounters, RowError, RowSkipped
+from problems.importers.blobstore import background_writes
 from problems.importers.formats import DatasetFormat, Reader, formats
 from problems.importers.native import NativeRow, native_row_parse
 from problems.importers.sources import RawRow, RowFile, SourceError, files_open, hf_open
@@ -98,13 +99,16 @@ def _write(fmt: DatasetFormat, reader: Reader, *, limit: int | None, tally: _Tal
     chunk: list[NativeRow] = []
 
     def flush() -> None:
+        # With DEBUG on, Django keeps the last 9000 statements (megabytes of bulk inserts each).
+        reset_queries()
         for outcome in rows_write(chunk):
             tally.outcomes[outcome.status] += 1
             for key, n in outcome.counts.items():
                 tally.outcomes[f"written_{key}"] += n
         chunk.clear()
 
-    with transaction.atomic():
+    # The blob writer is joined (and its errors raised) before the transaction commits.
+    with transaction.atomic(), background_writes():
         for raw in _limited(reader.rows(), limit):
             done += 1
             try:

@@ -24,6 +24,7 @@ from typing import Any
 
 from django.db import transaction
 
+from problems.importers.fastinsert import fast_insert
 from problems.importers.identity import is_original, platform_id_from_url
 from problems.importers.native import NativeRow
 from problems.importers.writer_children import (
@@ -131,7 +132,12 @@ def _segment_write(rows: list[NativeRow]) -> list[RowOutcome]:
             targets.append(Target(index=i, problem=problem, parsed=parsed, merge=False, status="created"))
 
     if new:
-        Problem.objects.bulk_create([p for _, p in new], batch_size=500)
+        fast_insert(Problem, [p for _, p in new])
+        ids = {(source, pid): pk for source, pid, pk in Problem.objects.filter(
+            source__in={p.source for _, p in new}, pid__in={p.pid for _, p in new}).values_list("source", "pid", "id")}
+        for _, problem in new:
+            problem.pk = ids[(problem.source, problem.pid)]
+            problem._state.adding = False
     if changed:
         Problem.objects.bulk_update(changed, list(_FIELDS), batch_size=500)
 

@@ -11,12 +11,15 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 from django.db.models import Max
 from django.utils import timezone
 
-from problems.blobs import blob_sha256, blobs_put, preview
+from problems.blobs import blob_sha256, preview
+from problems.importers.blobstore import blobs_store
+from problems.importers.fastinsert import fast_insert
 from problems.importers.native import NativeRow
 from problems.models import (
     DifficultyLabel,
@@ -109,10 +112,10 @@ def tags_write(targets: list[Target]) -> None:
         wanted = {tag_ids[n] for n in t.parsed.data["tags"]}
         current = have[t.problem.pk]
         new = wanted - current.keys()
-        add.extend(through(problem_id=t.problem.pk, tag_id=tag) for tag in sorted(new))
+        add.extend({"problem_id": t.problem.pk, "tag_id": tag} for tag in sorted(new))
         current.update(dict.fromkeys(new, 0))
         t.changed("tags", len(new))
-    through.objects.bulk_create(add, batch_size=_BATCH)
+    fast_insert(through, add)
 
 
 def difficulty_write(targets: list[Target]) -> None:
@@ -123,14 +126,14 @@ def difficulty_write(targets: list[Target]) -> None:
         for label in t.parsed.data["difficulty"]:
             current = existing.get((t.problem.pk, label["source"]))
             if current is None:
-                create.append(DifficultyLabel(problem_id=t.problem.pk, **label))
+                create.append({"problem_id": t.problem.pk, **label})
             elif not t.merge and (current.level, current.score) != (label["level"], label["score"]):
                 current.level, current.score = label["level"], label["score"]
                 update.append(current)
             else:
                 continue
             t.changed("difficulty_labels")
-    DifficultyLabel.objects.bulk_create(create, batch_size=_BATCH)
+    fast_insert(DifficultyLabel, create)
     DifficultyLabel.objects.bulk_update(update, ["level", "score"], batch_size=_BATCH)
 
 
@@ -143,7 +146,7 @@ _SOLUTION_FIELDS = ("language", "source", "reliability", "gold_verdict", "origin
 
 def solutions_write(targets: list[Target]) -> None:
     ids = _ids(targets)
-    existing: dict[tuple[int, str, str], Solution] = {}
+    existing: dict[tuple[int, str, str], Any] = {}
     if ids:
         for sol in Solution.objects.filter(problem_id__in=ids).defer("code"):
             existing[(sol.problem_id, sol.role, sol.code_sha256)] = sol
@@ -155,9 +158,9 @@ def solutions_write(targets: list[Target]) -> None:
             key = (t.problem.pk, sol["role"], sha)
             current = existing.get(key)
             if current is None:
-                obj = Solution(problem_id=t.problem.pk, code_sha256=sha, **sol)
-                existing[key] = obj
-                create.append(obj)
+                row = {"problem_id": t.problem.pk, "code_sha256": sha, **sol}
+                existing[key] = SimpleNamespace(pk=None, **row)  # a later duplicate in the chunk compares to it
+                create.append(row)
                 t.changed("solutions")
                 continue
             # The same code from two sources is one solution; the more reliable source names it,
@@ -171,7 +174,7 @@ def solutions_write(targets: list[Target]) -> None:
                 if current.pk is not None:
                     update[current.pk] = current
                 t.changed("solutions_updated")
-    Solution.objects.bulk_create(create, batch_size=_BATCH)
+    fast_insert(Solution, create)
     Solution.objects.bulk_update(list(update.values()), list(_SOLUTION_FIELDS), batch_size=_BATCH)
 
 
@@ -310,21 +313,27 @@ def suites_write(targets: list[Target]) -> None:
         return
     # The partial unique index allows one active suite per origin: retire the old ones first.
     TestSuite.objects.filter(pk__in=superseded).update(status=TestSuite.Status.SUPERSEDED)
-    TestSuite.objects.bulk_create([s for _, s, _ in planned], batch_size=_BATCH)
-    bodies = [body for _, _, tests in planned for test in tests for body in (test["input"], test["output"])]
-    stored = iter(blobs_put(bodies))
+    fast_insert(TestSuite, [s for _, s, _ in planned])
+    suite_ids = {(p, o): pk for p, o, pk in TestSuite.objects.filter(
+        problem_id__in={s.problem_id for _, s, _ in planned}, status=TestSuite.Status.ACTIVE,
+    ).values_list("problem_id", "origin", "id")}
+    for _, suite, _ in planned:
+        suite.pk = suite_ids[(suite.problem_id, suite.origin)]
+        suite._state.adding = False
+    bodies = [_bytes(body) for _, _, tests in planned for test in tests for body in (test["input"], test["output"])]
+    stored = iter(blobs_store(bodies))
     rows = []
     for _, suite, tests in planned:
         for ordinal, test in enumerate(tests):
             in_sha, in_size = next(stored)
             out_sha, out_size = next(stored)
-            rows.append(TestCase(
-                suite=suite, ordinal=ordinal, kind=test["kind"], generator=test["generator"],
-                call_number=test["call_number"], input_sha256=in_sha, input_size=in_size,
-                input_preview=preview(test["input"], TestCase.PREVIEW_CHARS), output_sha256=out_sha,
-                output_size=out_size, output_preview=preview(test["output"], TestCase.PREVIEW_CHARS),
-            ))
-    TestCase.objects.bulk_create(rows, batch_size=2000)
+            rows.append({
+                "suite_id": suite.pk, "ordinal": ordinal, "kind": test["kind"], "generator": test["generator"],
+                "call_number": test["call_number"], "input_sha256": in_sha, "input_size": in_size,
+                "input_preview": preview(test["input"], TestCase.PREVIEW_CHARS), "output_sha256": out_sha,
+                "output_size": out_size, "output_preview": preview(test["output"], TestCase.PREVIEW_CHARS),
+            })
+    fast_insert(TestCase, rows)
 
 
 def _bytes(body: str | bytes) -> bytes:
