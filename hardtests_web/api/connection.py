@@ -2,7 +2,9 @@
 
 Not django_rq.get_connection(): that builds a new client and pool on every call (a
 connect per API request) and reads RQ_QUEUES once at import, so it would miss a Redis
-URL set later (tests point RQ_QUEUES at a private server).
+URL set later (tests point RQ_QUEUES at a private server). Not hardtests_web.queues
+either: its client has a 30 s socket read timeout, and the API blocks on XREAD for up
+to HARDTESTS_API_SYNC_TIMEOUT_S (60 s by default).
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import threading
 from django.conf import settings
 from redis import Redis
 from rq import Queue
+
+from hardtests_web.embedded import EmbeddedRedisError, ensure_redis
 
 SANDBOX_QUEUE = "sandbox"  # the queue problems.jobs uses for judging
 _clients: dict[str, Redis] = {}
@@ -27,6 +31,10 @@ def redis_connection() -> Redis:
             if client is None:
                 # Short connect timeout: a dead Redis must turn into a quick 503, not a hung
                 # request. No socket read timeout, because result waits block on XREAD.
+                try:
+                    ensure_redis()  # the embedded server, when REDIS_URL is unset (no-op otherwise)
+                except EmbeddedRedisError:
+                    pass  # the first command then fails with a RedisError, which the API turns into 503
                 client = Redis.from_url(url, socket_connect_timeout=2, health_check_interval=30)
                 _clients[url] = client
     return client
