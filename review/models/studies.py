@@ -152,6 +152,10 @@ class Annotation(models.Model):
     def __str__(self) -> str:
         return f"{self.annotator} on {self.item} ({self.status})"
 
+    @property
+    def time_spent_s(self) -> float:
+        return self.time_spent_ms / 1000
+
 
 class Adjudication(models.Model):
     """A maintainer's final label for an item; the individual annotations stay as they were."""

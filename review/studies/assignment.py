@@ -65,6 +65,16 @@ def item_next(*, study: Study, user: Any) -> Annotation | None:
     return None
 
 
+def has_work(*, study: Study, user: Any) -> bool:
+    """Whether `item_next` would give this user something now (held, or a free untouched item)."""
+    if study.status != Study.Status.OPEN:
+        return False
+    touched = Annotation.objects.filter(item__study=study, annotator=user)
+    if touched.filter(status=Annotation.Status.CLAIMED).exists():
+        return True
+    return study.items.exclude(pk__in=touched.values("item_id")).filter(claims__lt=study.overlap).exists()
+
+
 def item_skip(*, annotation: Annotation, elapsed_ms: int = 0) -> bool:
     """Hand the slot back so someone else can label the item; the time spent so far is kept."""
     with transaction.atomic():

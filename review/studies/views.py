@@ -120,6 +120,7 @@ def study_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "can_see_results": selectors.can_see_results(study, request.user),
         "mine": selectors.my_annotations(study, request.user),
         "held": assignment.current_claim(study=study, user=request.user) if study.status == Study.Status.OPEN else None,
+        "has_work": assignment.has_work(study=study, user=request.user),
         "item_count": study.items.count(),
     }
     if maintainer:

@@ -214,3 +214,14 @@ def test_taking_an_annotator_off_a_study_gives_back_their_claims_and_keeps_their
     assert StudyItem.objects.get(pk=held.item_id).claims == 0
     assert Annotation.objects.get(pk=done.pk).status == Annotation.Status.SUBMITTED
     assert assignment.item_next(study=study, user=a).item_id == held.item_id
+
+
+def test_has_work_tells_whether_next_would_give_something():
+    a, b = annotator("a"), annotator("b")
+    study = make_study(problems=[make_problem()], annotators=[a, b], overlap=1)
+    assert assignment.has_work(study=study, user=a) and assignment.has_work(study=study, user=b)
+    held = assignment.item_next(study=study, user=a)
+    assert assignment.has_work(study=study, user=a)  # resume
+    assert not assignment.has_work(study=study, user=b)  # the only slot is taken
+    _submit(held)
+    assert not assignment.has_work(study=study, user=a)
