@@ -135,6 +135,8 @@ def _kit(raw: Any) -> tuple[dict[str, Any], dict[str, list[str]], dict[str, str]
     validator = raw.get("input_validator") or ""
     if not isinstance(judge, str) or not isinstance(validator, str):
         raise RowError("tests: input_validator and output_judging_function must be strings")
+    if judge.strip() in ("None", "null"):  # "no judge needed", written as text by some copies
+        judge = ""
     needs = raw.get("needs_custom_output_judging_function")
     kit = {
         "input_validator": validator,

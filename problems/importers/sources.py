@@ -115,7 +115,7 @@ class ParquetFile(RowFile):
             self._file = pq.ParquetFile(path)
         except Exception as exc:  # pyarrow raises several types for a file that is not parquet
             raise SourceError(f"{path}: not a readable parquet file ({exc})") from None
-        self._group: tuple[int, list[dict[str, Any]]] | None = None
+        self._group: tuple[int, Any] | None = None
 
     def rows(self) -> Iterator[RawRow]:
         n = 0
@@ -141,9 +141,11 @@ class ParquetFile(RowFile):
     def get(self, locator: Any) -> dict[str, Any]:
         group, i = locator
         # Joined files are usually in the same order, so one cached row group serves many rows.
+        # It stays an Arrow table: HardTests tests rows reach tens of megabytes each, so only
+        # the row asked for becomes Python objects.
         if self._group is None or self._group[0] != group:
-            self._group = (group, self._file.read_row_group(group).to_pylist())
-        return self._group[1][i]
+            self._group = (group, self._file.read_row_group(group))
+        return self._group[1].slice(i, 1).to_pylist()[0]
 
 
 class HFDataset(RowFile):
