@@ -56,8 +56,14 @@ def docker_sb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
         if os.geteuid() != 0:
             pytest.skip("no Docker engine answers and starting one needs root")
         if shutil.which("dockerd") is None:
+            apt_env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
             install = subprocess.run(["apt-get", "install", "-y", "docker.io"], capture_output=True,
-                                     env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"}, timeout=600)
+                                     env=apt_env, timeout=600)
+            if install.returncode != 0:
+                # A fresh machine may have no package lists yet.
+                subprocess.run(["apt-get", "update", "-qq"], capture_output=True, env=apt_env, timeout=600)
+                install = subprocess.run(["apt-get", "install", "-y", "docker.io"], capture_output=True,
+                                         env=apt_env, timeout=600)
             if install.returncode != 0 or shutil.which("dockerd") is None:
                 pytest.skip(f"cannot install docker.io: {install.stderr.decode()[-500:]}")
         root = Path("/tmp") / f"hts-dockerd-{os.getpid()}"  # short path: unix sockets have a length limit
