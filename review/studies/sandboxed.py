@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.conf import settings
+from django.db import transaction
 from django.db.models import F
 
 from problems.blobs import blob_get, blob_sha256, preview
@@ -139,7 +140,12 @@ def suite_with_added_input(addition: SuiteAddition, *, sb: Sandbox | None = None
     )
     try:
         suite_add_tests(suite=suite, tests=[*old, new])
-        suite = suite_activate(suite=suite)
+        with transaction.atomic():
+            # Two additions racing from the same base would each drop the other's test; the
+            # second to get here finds its base superseded and is refused instead.
+            if not TestSuite.objects.select_for_update().filter(pk=base.pk, status=TestSuite.Status.ACTIVE).exists():
+                raise AdditionRefused(f"suite v{base.version} was replaced meanwhile; add the input again")
+            suite = suite_activate(suite=suite)
     except Exception as exc:
         suite_fail(suite=suite, note=f"adding a suggested input failed: {exc}")
         raise

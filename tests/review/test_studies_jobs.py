@@ -130,3 +130,20 @@ def test_an_input_already_in_the_suite_is_not_added_twice():
     _, item, _ = _item()
     addition = _addition(item, "1 2\n")
     assert addition.status == "failed" and "already" in addition.error
+
+
+def test_an_addition_whose_base_suite_was_replaced_meanwhile_is_refused(monkeypatch):
+    from review.studies import sandboxed
+
+    _, item, _ = _item()
+    real = sandboxed.suite_add_tests
+
+    def replace_base_then_add(*, suite, tests):
+        # another addition activates first, while this one is building
+        TestSuite.objects.filter(pk=item.suite_id).update(status=TestSuite.Status.SUPERSEDED)
+        return real(suite=suite, tests=tests)
+
+    monkeypatch.setattr(sandboxed, "suite_add_tests", replace_base_then_add)
+    addition = _addition(item, "40 2\n")
+    assert addition.status == "failed" and "replaced meanwhile" in addition.error
+    assert item.problem.suites.filter(status=TestSuite.Status.FAILED).count() == 1
