@@ -423,3 +423,18 @@ def test_results_and_export_selectors_refuse_a_blind_annotator_too(world):
         with pytest.raises(PermissionDenied):
             call()
     assert results.study_results(study, viewer=world["m"])["questions"]
+
+
+def test_admin_pages_of_every_study_model_load(world, admin_client):
+    from review.models import StudyItem, SuiteAddition
+
+    study, bob, m = world["study"], world["bob"], world["m"]
+    annotation = _bob_labels(study, bob)
+    services.adjudication_set(item=annotation.item, user=m, validator_label="correct")
+    services.suite_addition_start(item=annotation.item, user=m, text="4 5\n")
+    for model in (Study, StudyItem, Annotation, Adjudication, ValidatorTrial, SuiteAddition):
+        meta = model._meta
+        assert admin_client.get(reverse(f"admin:{meta.app_label}_{meta.model_name}_changelist")).status_code == 200
+        obj = model.objects.first()
+        url = reverse(f"admin:{meta.app_label}_{meta.model_name}_change", args=[obj.pk])
+        assert admin_client.get(url).status_code == 200, url
