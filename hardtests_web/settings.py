@@ -7,6 +7,7 @@ Every variable read here is listed in .env.example and in the README.
 
 from __future__ import annotations
 
+import os
 import secrets
 from pathlib import Path
 
@@ -106,8 +107,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "transaction_mode": "IMMEDIATE",
         "timeout": env_int("SQLITE_BUSY_TIMEOUT_S", 30),
     }
-    # A file, not :memory:, so RQ worker processes started by tests see the test database.
-    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test-db.sqlite3")}
+    # A file, not :memory:, so RQ worker processes started by tests see the test database
+    # (tests pass its name to them); one per test process, so two sessions never share one.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-db-{os.getpid()}.sqlite3")}
 else:
     DATABASES["default"].setdefault("TEST", {})
 
@@ -189,6 +191,17 @@ HARDTESTS_STRATIFIED_CALLS = env_int("HARDTESTS_STRATIFIED_CALLS", 10)
 HARDTESTS_HACKING_CALLS = env_int("HARDTESTS_HACKING_CALLS", 10)
 HARDTESTS_MAX_ORACLES = env_int("HARDTESTS_MAX_ORACLES", 8)
 HARDTESTS_ORACLE_AGREEMENT = env_float("HARDTESTS_ORACLE_AGREEMENT", 0.9)
+# Per-call limits of untrusted LLM-written code during materialisation.
+HARDTESTS_GENERATOR_TIME_S = env_float("HARDTESTS_GENERATOR_TIME_S", 10.0)
+HARDTESTS_GENERATOR_MEMORY_MB = env_int("HARDTESTS_GENERATOR_MEMORY_MB", 1024)
+HARDTESTS_BATCH_GENERATOR_TIME_S = env_float("HARDTESTS_BATCH_GENERATOR_TIME_S", 120.0)
+HARDTESTS_CHECKER_TIME_S = env_float("HARDTESTS_CHECKER_TIME_S", 10.0)
+# Oracles get this multiple of the problem's time limit (they are trusted to be correct, not fast).
+HARDTESTS_ORACLE_TIME_FACTOR = env_float("HARDTESTS_ORACLE_TIME_FACTOR", 2.0)
+HARDTESTS_MATERIALISE_THREADS = env_int("HARDTESTS_MATERIALISE_THREADS", min(4, os.cpu_count() or 1))
+HARDTESTS_LLM_BACKOFF_S = env_float("HARDTESTS_LLM_BACKOFF_S", 1.0)
+# A running generation run whose heartbeat is older than this is declared dead.
+HARDTESTS_RUN_STALE_S = env_float("HARDTESTS_RUN_STALE_S", 120.0)
 
 # Sandbox (the sandbox package reads its own HARDTESTS_SANDBOX_* variables too).
 HARDTESTS_SANDBOX_BACKEND = env_str("HARDTESTS_SANDBOX_BACKEND", "bwrap")

@@ -31,11 +31,17 @@ def _private_services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None
     queues = {name: {**conf, "URL": url} for name, conf in settings.RQ_QUEUES.items()}
     override = override_settings(REDIS_URL=url, REDIS_URL_FROM_ENV=url, RQ_QUEUES=queues, MEDIA_ROOT=str(media))
     override.enable()
+    # django_rq copied RQ_QUEUES at import (its /rq/ dashboard and get_queue read that copy).
+    import django_rq.settings
+
+    saved_queues = dict(django_rq.settings.QUEUES)
+    django_rq.settings.QUEUES.update(queues)
     os.environ["REDIS_URL"] = url
     os.environ["HARDTESTS_MEDIA_ROOT"] = str(media)
     try:
         yield
     finally:
+        django_rq.settings.QUEUES.update(saved_queues)
         override.disable()
         assert child is not None
         child.terminate()

@@ -22,16 +22,6 @@ from problems.models import Problem, Solution
 from problems.services import solution_upsert
 
 
-@pytest.fixture(autouse=True)
-def _django_rq_uses_the_test_redis(monkeypatch: pytest.MonkeyPatch) -> None:
-    """django_rq reads RQ_QUEUES once at import, before tests/conftest.py points it at the
-    private Redis; code that enqueues through django_rq (problems.jobs) needs the override."""
-    import django_rq.settings
-    from django.conf import settings
-
-    monkeypatch.setattr(django_rq.settings, "QUEUES", settings.RQ_QUEUES)
-
-
 # -- the fake LLM -------------------------------------------------------------
 
 

@@ -44,7 +44,9 @@ class Command(BaseCommand):
             children.append((name, subprocess.Popen([*manage, *argv], start_new_session=True)))
 
         for i in range(settings.HARDTESTS_GENERATION_WORKERS):
-            spawn(f"generation-worker-{i}", ["rqworker", "generation", "default"])
+            # GenerationWorker records a run as failed the moment its work horse is killed.
+            spawn(f"generation-worker-{i}",
+                  ["rqworker", "--worker-class", "generation.worker.GenerationWorker", "generation", "default"])
         for i in range(settings.HARDTESTS_SANDBOX_WORKERS):
             spawn(f"sandbox-worker-{i}", ["rqworker", "sandbox", "default"])
         if "demo_materialise" in get_commands():
