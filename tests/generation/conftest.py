@@ -21,7 +21,6 @@ import pytest
 from problems.models import Problem, Solution
 from problems.services import solution_upsert
 
-
 # -- the fake LLM -------------------------------------------------------------
 
 
