@@ -9,43 +9,24 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from generation.models import GenerationRun, LLMCall
-from hardtests_web.permissions import is_maintainer
+from generation.runs import stale_after_s
+from hardtests_web.htmx import STOP_POLLING, htmx_target
+from hardtests_web.permissions import require_maintainer
 from problems.forms import KitEditForm, RegenerateForm
 from problems.models import Problem, TestKit
 from problems.selectors import problem_get
 from problems.services import kit_with_edited_code
+from problems.tabs import render_tab
 
-STOP_POLLING = 286
 LOG_TAIL_LINES = 80
-
-
-# The same three helpers as problems/views/common.py; repeated, not imported, because no app
-# imports another app's views.
-def htmx_target(request: HttpRequest) -> str | None:
-    htmx = getattr(request, "htmx", None)
-    if not htmx or htmx.boosted or htmx.history_restore_request:
-        return None
-    return htmx.target or ""
-
-
-def render_tab(request: HttpRequest, problem: Problem, tab: str, template: str, context: dict[str, Any]) -> HttpResponse:
-    context = {**context, "problem": problem, "tab": tab, "tab_template": template}
-    if htmx_target(request) == "problem-tabs":
-        return render(request, "problems/_tabs.html", context)
-    return render(request, "problems/problem_detail.html", context)
-
-
-def require_maintainer(request: HttpRequest) -> None:
-    if not is_maintainer(request.user):
-        raise PermissionDenied("Only maintainers can do this.")
 
 
 def _llm_ready() -> bool:
@@ -57,8 +38,6 @@ def _llm_ready() -> bool:
 def _duration_s(run: GenerationRun) -> float | None:
     if run.started_at is None:
         return None
-    from django.utils import timezone
-
     end = run.finished_at or timezone.now()
     return (end - run.started_at).total_seconds()
 
@@ -113,8 +92,21 @@ def _get_run(pk: int) -> GenerationRun:
     return get_object_or_404(GenerationRun.objects.select_related("problem", "created_by", "suite", "kit"), pk=pk)
 
 
-def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
+def _get_live_run(pk: int) -> GenerationRun:
+    """The run, after failing it if its worker died (so the page never waits on a corpse)."""
+    from generation.services import sweep_stale_runs
+
     run = _get_run(pk)
+    if not run.finished and run.status == GenerationRun.Status.RUNNING:
+        beat = run.heartbeat_at or run.started_at
+        if beat is None or (timezone.now() - beat).total_seconds() > stale_after_s():
+            sweep_stale_runs()
+            run = _get_run(pk)
+    return run
+
+
+def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    run = _get_live_run(pk)
     context = _run_context(run)
     if htmx_target(request) == "run-progress":
         return render(request, "generation/_run_progress.html", context,
@@ -124,7 +116,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 def run_progress(request: HttpRequest, pk: int) -> HttpResponse:
     """The live part of the run page; 286 once the run has ended stops the polling."""
-    run = _get_run(pk)
+    run = _get_live_run(pk)
     return render(request, "generation/_run_progress.html", _run_context(run),
                   status=STOP_POLLING if run.finished else 200)
 
@@ -166,6 +158,8 @@ def regenerate(request: HttpRequest, pk: int) -> HttpResponse:
         run = generation_run_start(
             problem=problem, mode=mode, user=request.user,
             model_name=form.cleaned_data.get("model_name") if mode == "from_scratch" else None,
+            # A new suite should come with its candidates' verdicts (the matrix, evaluation).
+            judge_candidates=True,
         )
         messages.success(request, f"Run #{run.pk} queued.")
         return redirect("generation:run_detail", pk=run.pk)
@@ -192,6 +186,6 @@ def kit_edit(request: HttpRequest, pk: int) -> HttpResponse:
             kit=kit, user=request.user, validator_code=form.cleaned_data["validator_code"],
             judge_code=form.cleaned_data["judge_code"], note=form.cleaned_data["note"],
         )
-        run = generation_run_start(problem=problem, mode="from_kit", user=request.user)
+        run = generation_run_start(problem=problem, mode="from_kit", user=request.user, judge_candidates=True)
     messages.success(request, f"Saved kit v{new_kit.version}; run #{run.pk} is materialising it.")
     return redirect("generation:run_detail", pk=run.pk)

@@ -27,3 +27,11 @@ def is_maintainer(user: Any) -> bool:
 
 def is_annotator(user: Any) -> bool:
     return _in_group(user, ANNOTATORS) or is_maintainer(user)
+
+
+def require_maintainer(request: Any) -> None:
+    """For views: refuse (403) anyone who is not a maintainer."""
+    from django.core.exceptions import PermissionDenied
+
+    if not is_maintainer(request.user):
+        raise PermissionDenied("Only maintainers can do this.")

@@ -12,10 +12,10 @@ from django.views.decorators.http import require_POST
 from problems.forms import JudgeAllForm
 from problems.models import SUPPORTED_LANGUAGES
 from problems.selectors import problem_get, problem_solutions, problem_suites, suite_pick, verdict_matrix
-from problems.views.common import htmx_target, render_tab, require_maintainer
+from problems.views.common import STOP_POLLING, htmx_target, render_tab, require_maintainer
 
 # htmx stops polling when a response has this status.
-STOP_POLLING = 286
+
 
 
 def problem_matrix(request: HttpRequest, pk: int) -> HttpResponse:
