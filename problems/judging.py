@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from problems.blobs import blob_get
-from problems.models import SUPPORTED_LANGUAGES, Problem, Solution, TestSuite
+from problems.models import SUPPORTED_LANGUAGES, OutputJudge, Problem, Solution, TestSuite
 from problems.services import verdict_record
 from sandbox import Limits, RunResult, Sandbox, Verdict, call_python, compare_default, get_sandbox
 
@@ -77,12 +77,20 @@ class JudgeResult:
         return data
 
 
+@dataclass(frozen=True)
+class LoadedSuite:
+    tests: list[LoadedTest]
+    # Source of output_judging_function, or None for the default comparator.
+    judge_code: str | None
+    size: int
+
+
 class _SuiteCache:
-    """Suite id -> its tests in judging order, evicting least recently used past a byte budget."""
+    """Suite -> its tests in judging order and its judge, evicting least recently used past a byte budget."""
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
-        self._items: OrderedDict[tuple[Any, ...], tuple[list[LoadedTest], int]] = OrderedDict()
+        self._items: OrderedDict[tuple[Any, ...], LoadedSuite] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
 
@@ -92,23 +100,22 @@ class _SuiteCache:
         # with the creation time it names one suite for good.
         return (suite.pk, suite.problem_id, suite.version, suite.created_at)
 
-    def get(self, suite: TestSuite) -> list[LoadedTest]:
+    def get(self, suite: TestSuite) -> LoadedSuite:
         key = self.key(suite)
         with self._lock:
             hit = self._items.get(key)
             if hit is not None:
                 self._items.move_to_end(key)
-                return hit[0]
-        tests = _load_tests(suite)
-        size = sum(len(t.input) + len(t.output) for t in tests)
+                return hit
+        loaded = _load_suite(suite)
         with self._lock:
             # Suites never change after activation, so a cached copy never goes stale.
-            self._items[key] = (tests, size)
-            self._bytes += size
+            self._items[key] = loaded
+            self._bytes += loaded.size
             while self._bytes > self.max_bytes and len(self._items) > 1:
-                _, (_, evicted) = self._items.popitem(last=False)
-                self._bytes -= evicted
-        return tests
+                _, evicted = self._items.popitem(last=False)
+                self._bytes -= evicted.size
+        return loaded
 
     def clear(self) -> None:
         with self._lock:
@@ -116,11 +123,24 @@ class _SuiteCache:
             self._bytes = 0
 
 
-def _load_tests(suite: TestSuite) -> list[LoadedTest]:
+def _load_suite(suite: TestSuite) -> LoadedSuite:
     rows = suite.tests.values_list("ordinal", "kind", "input_sha256", "output_sha256")
     tests = [LoadedTest(o, k, blob_get(i), blob_get(out)) for o, k, i, out in rows]
     tests.sort(key=lambda t: (KIND_ORDER.get(t.kind, 9), t.ordinal))
-    return tests
+    judge = output_judge_for(suite)
+    return LoadedSuite(tests, judge.code if judge else None, sum(len(t.input) + len(t.output) for t in tests))
+
+
+def output_judge_for(suite: TestSuite) -> OutputJudge | None:
+    """The suite's own judging function; else the one of the problem's latest kit.
+
+    The judging function belongs to the problem (several answers may be right), so imported,
+    official and public-sample suites, which carry none of their own, are judged with it too.
+    """
+    if suite.output_judge_id:
+        return suite.output_judge
+    kit = suite.problem.kits.select_related("output_judge").order_by("-version").first()
+    return kit.output_judge if kit is not None else None
 
 
 suite_cache = _SuiteCache(CACHE_MAX_BYTES)
@@ -142,17 +162,17 @@ def limits_for(problem: Problem) -> Limits:
 
 
 def _accepts(
-    sb: Sandbox, suite: TestSuite, tests: list[LoadedTest], results: list[RunResult]
+    sb: Sandbox, judge_code: str | None, tests: list[LoadedTest], results: list[RunResult]
 ) -> list[tuple[bool, str]]:
-    """(accepted, reason) for each OK run: the suite's judging function if it has one."""
-    if suite.output_judge is None:
+    """(accepted, reason) for each OK run: the judging function if there is one."""
+    if judge_code is None:
         return [(compare_default(t.output, r.stdout), "") for t, r in zip(tests, results, strict=False)]
     calls = [
         (t.input.decode("utf-8", "replace"), r.stdout.decode("utf-8", "replace"), t.output.decode("utf-8", "replace"))
         for t, r in zip(tests, results, strict=False)
     ]
     # The judging function is untrusted code too, so it runs in the sandbox.
-    verdicts = call_python(sb, suite.output_judge.code, "output_judging_function", calls, Limits(time_s=5, memory_mb=512))
+    verdicts = call_python(sb, judge_code, "output_judging_function", calls, Limits(time_s=5, memory_mb=512))
     return [(bool(v.ok and v.value is True), "" if v.ok else f"judging function failed: {v.error}") for v in verdicts]
 
 
@@ -167,7 +187,8 @@ def judge_code(
 ) -> JudgeResult:
     """Compile and run a program against a suite; nothing is saved."""
     started = time.perf_counter()
-    tests = suite_cache.get(suite)
+    loaded = suite_cache.get(suite)
+    tests = loaded.tests
     result = JudgeResult(
         verdict="AC", passed=0, total=len(tests), complete=False,
         suite_id=suite.pk, suite_version=suite.version, suite_origin=suite.origin,
@@ -188,7 +209,7 @@ def judge_code(
         batch = tests[position : position + chunk]
         runs = sb.run(program, [t.input for t in batch], limits, stop_on_failure=fail_fast)
         ok_pairs = [(t, r) for t, r in zip(batch, runs, strict=False) if r.verdict == Verdict.OK]
-        accepted = iter(_accepts(sb, suite, [t for t, _ in ok_pairs], [r for _, r in ok_pairs]))
+        accepted = iter(_accepts(sb, loaded.judge_code, [t for t, _ in ok_pairs], [r for _, r in ok_pairs]))
         for test, run in zip(batch, runs, strict=False):
             verdict = str(run.verdict)
             if run.verdict == Verdict.OK:

@@ -88,6 +88,22 @@ def test_output_judging_function_runs_for_problems_with_many_answers():
     assert bad.verdict == "WA", bad
 
 
+def test_suites_without_a_judge_use_the_problems_judging_function():
+    from problems.services import kit_create
+
+    problem = ProblemFactory()
+    judge = judge_create(
+        problem=problem,
+        origin="llm",
+        code="def output_judging_function(input_str, candidate_output, reference_output):\n"
+        "    return sorted(candidate_output.split()) == sorted(reference_output.split())\n",
+    )
+    kit_create(problem=problem, origin="llm", validator=None, output_judge=judge)
+    samples = _suite(problem, [NewTest(input="x\n", output="1 2\n", kind="public")], origin=TestSuite.Origin.PUBLIC)
+    result = judge_code(problem=problem, suite=samples, language="python3", code="print(2, 1)", mode="all")
+    assert result.verdict == "AC"
+
+
 def test_suite_choice_prefers_generated_then_official_imported_public():
     problem = ProblemFactory()
     assert suite_for_judging(problem) is None
