@@ -88,7 +88,8 @@ def demo_users_ensure() -> list[tuple[str, str, str]]:
         if created:
             user.set_password(password)
             user.save()
-        user.groups.add(Group.objects.get(name=group_name))
+        # get_or_create: the roles migration made them, but a flushed database has none.
+        user.groups.add(Group.objects.get_or_create(name=group_name)[0])
     return [(u, p, g) for u, p, g in DEMO_USERS]
 
 

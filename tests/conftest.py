@@ -11,6 +11,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.conf import settings
@@ -64,3 +65,36 @@ def manage(*args: str, timeout: float = 120, check: bool = True) -> subprocess.C
     """Run `python manage.py ...` in a subprocess against the test database."""
     return subprocess.run([sys.executable, str(REPO / "manage.py"), *args], env=worker_env(), cwd=REPO,
                           capture_output=True, text=True, timeout=timeout, check=check)
+
+
+# Fewer calls than the paper's defaults keep the demo tests quick; the kits still have to
+# catch every wrong candidate with them.
+DEMO_COUNTS = {"HARDTESTS_REGULAR_CALLS": 5, "HARDTESTS_STRATIFIED_CALLS": 3, "HARDTESTS_HACKING_CALLS": 3}
+
+
+@pytest.fixture(scope="module")
+def demo_runs(django_db_setup: Any, django_db_blocker: Any) -> Iterator[dict[str, Any]]:
+    """Load the demo problems and materialise every kit once per module (real sandbox, no LLM),
+    inside a transaction rolled back at the end; maps pid -> its GenerationRun."""
+    from django.db import transaction
+
+    from generation.models import GenerationRun
+    from generation.services import generation_run_execute, generation_run_start
+    from problems.demo import demo_folders, demo_load
+    from problems.models import Problem
+
+    if not demo_folders():
+        pytest.skip("no demo problems in problems/demo_data")
+    with django_db_blocker.unblock(), override_settings(**DEMO_COUNTS):
+        outer = transaction.atomic()
+        outer.__enter__()
+        try:
+            demo_load()
+            runs = {}
+            for problem in Problem.objects.filter(source="demo").order_by("pid"):
+                run = generation_run_start(problem=problem, mode=GenerationRun.Mode.FROM_KIT, enqueue=False)
+                runs[problem.pid] = generation_run_execute(run_id=run.pk)
+            yield runs
+        finally:
+            transaction.set_rollback(True)
+            outer.__exit__(None, None, None)

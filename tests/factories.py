@@ -22,13 +22,13 @@ class UserFactory(factory.django.DjangoModelFactory):
 
 def maintainer(username: str = "maint") -> object:
     user = UserFactory(username=username)
-    user.groups.add(Group.objects.get(name=MAINTAINERS))
+    user.groups.add(Group.objects.get_or_create(name=MAINTAINERS)[0])
     return user
 
 
 def annotator(username: str = "anno") -> object:
     user = UserFactory(username=username)
-    user.groups.add(Group.objects.get(name=ANNOTATORS))
+    user.groups.add(Group.objects.get_or_create(name=ANNOTATORS)[0])
     return user
 
 

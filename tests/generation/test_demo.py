@@ -3,46 +3,14 @@ its gold verdict, and the quadratic trap is caught only by hacking tests."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 import pytest
-from django.db import transaction
-from django.test.utils import override_settings
 
 from generation.models import GenerationRun
-from generation.services import generation_run_execute, generation_run_start
-from problems.models import Problem, Solution, TestCase, TestSuite
+from problems.models import Solution, TestCase, TestSuite
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
-
-# Fewer calls than the paper's defaults keep the module quick; the kits still have to catch
-# every wrong candidate with them.
-COUNTS = {"HARDTESTS_REGULAR_CALLS": 5, "HARDTESTS_STRATIFIED_CALLS": 3, "HARDTESTS_HACKING_CALLS": 3}
-
-
-@pytest.fixture(scope="module")
-def demo_runs(django_db_setup: Any, django_db_blocker: Any) -> Iterator[dict[str, GenerationRun]]:
-    """Load and materialise the demo set once for the module, inside a transaction rolled back at the end."""
-    from problems.demo import demo_folders, demo_load
-
-    if not demo_folders():
-        pytest.skip("no demo problems in problems/demo_data yet")
-    with django_db_blocker.unblock(), override_settings(**COUNTS):
-        outer = transaction.atomic()
-        outer.__enter__()
-        try:
-            demo_load()
-            runs = {}
-            for problem in Problem.objects.filter(source="demo").order_by("pid"):
-                run = generation_run_start(problem=problem, mode=GenerationRun.Mode.FROM_KIT, enqueue=False)
-                runs[problem.pid] = generation_run_execute(run_id=run.pk)
-            yield runs
-        finally:
-            transaction.set_rollback(True)
-            outer.__exit__(None, None, None)
-
 
 def test_every_demo_kit_materialises_into_an_active_generated_suite(demo_runs: dict[str, GenerationRun]) -> None:
     failed = {pid: f"{run.failure_reason}: {run.error[:300]}" for pid, run in demo_runs.items()
