@@ -14,8 +14,9 @@ non-200 status, is an error.
 
 The baseline runs the same programs through problems.judging.judge_code sequentially in
 this one process (the sandbox called directly, no HTTP, no queue). Two ratios are
-printed: throughput (API with N workers vs one process) and median latency of a single
-verification (API with one client vs direct), which is the API's per-call overhead.
+printed: throughput (API with N workers vs one process) and the latency of a single
+verification (API with one client vs direct, measured in back-to-back pairs so that the
+machine's changing load hits both alike), whose difference is the API's per-call overhead.
 """
 
 from __future__ import annotations
@@ -279,34 +280,51 @@ def main() -> int:
         if warm["errors"]:
             report("warm-up (errors!)", warm)
 
-        api_conc = run_clients(url, token, "sum-n", args.language, args.clients, args.requests, "conc")
-        api_seq = run_clients(url, token, "sum-n", args.language, 1, max(20, args.requests // 2), "seq")
+        def direct_run(codes: list[tuple[str, int]]) -> dict[str, Any]:
+            latencies: list[float] = []
+            errors: list[str] = []
+            started = time.perf_counter()
+            for code, expected in codes:
+                t0 = time.perf_counter()
+                result = judge_code(problem=problem, suite=suite, language=args.language, code=code, mode="fail_fast")
+                latencies.append(time.perf_counter() - t0)
+                if result.reward != expected:
+                    errors.append(f"reward {result.reward} (verdict {result.verdict}), expected {expected}")
+            return {"n": len(codes), "wall": time.perf_counter() - started, "latencies": latencies, "errors": errors}
 
-        direct_latencies: list[float] = []
-        direct_errors: list[str] = []
-        started = time.perf_counter()
-        for code, expected in programs(args.language, total, "direct"):
-            t0 = time.perf_counter()
-            result = judge_code(problem=problem, suite=suite, language=args.language, code=code, mode="fail_fast")
-            direct_latencies.append(time.perf_counter() - t0)
-            if result.reward != expected:
-                direct_errors.append(f"reward {result.reward} (verdict {result.verdict}), expected {expected}")
-        direct = {"n": total, "wall": time.perf_counter() - started, "latencies": direct_latencies,
-                  "errors": direct_errors}
+        # The machine's load drifts, so the direct run is split around the API run (half
+        # before, half after), and the per-call overhead is measured in pairs: each program
+        # through the API, then at once the same program judged directly.
+        direct_codes = programs(args.language, total, "direct")
+        before = direct_run(direct_codes[: total // 2])
+        api_conc = run_clients(url, token, "sum-n", args.language, args.clients, args.requests, "conc")
+        after = direct_run(direct_codes[total // 2 :])
+        direct = {key: before[key] + after[key] for key in ("n", "wall", "latencies", "errors")}
+
+        pairs = max(20, args.requests // 2)
+        api_seq = {"n": 0, "wall": 0.0, "latencies": [], "errors": []}
+        direct_seq = {"n": 0, "wall": 0.0, "latencies": [], "errors": []}
+        for i, (code, expected) in enumerate(programs(args.language, pairs, "pair")):
+            one = run_clients(url, token, "sum-n", args.language, 1, 1, f"pair-{i}")
+            two = direct_run([(code + COMMENT[args.language].format(tag="direct"), expected)])
+            for total_run, part in ((api_seq, one), (direct_seq, two)):
+                for key in ("n", "wall", "latencies", "errors"):
+                    total_run[key] += part[key]
+        differences = [a - d for a, d in zip(api_seq["latencies"], direct_seq["latencies"], strict=True)]
 
         report(f"API, {args.clients} clients x {args.requests}", api_conc)
-        report("API, 1 client (sequential)", api_seq)
         report("direct judge_code, 1 process", direct)
+        report("API, 1 client, paired", api_seq)
+        report("direct judge_code, paired", direct_seq)
         throughput = (api_conc["n"] / api_conc["wall"]) / (direct["n"] / direct["wall"])
-        overhead = percentile(api_seq["latencies"], 0.5) - percentile(direct_latencies, 0.5)
         print(f"\nthroughput ratio API/direct: {throughput:.2f}  "
               f"({args.workers} workers vs 1 process on {os.cpu_count()} CPUs)")
-        print(f"latency ratio API/direct (p50, one at a time): "
-              f"{percentile(api_seq['latencies'], 0.5) / percentile(direct_latencies, 0.5):.2f}  "
-              f"(API overhead {overhead * 1000:.0f} ms per call)")
+        print(f"latency ratio API/direct (p50 of {pairs} pairs, one at a time): "
+              f"{percentile(api_seq['latencies'], 0.5) / percentile(direct_seq['latencies'], 0.5):.2f}  "
+              f"(API overhead per call: median {percentile(differences, 0.5) * 1000:.0f} ms)")
         print("HardTests paper reference: 5.1 s per verification on one CPU")
         print(f"load average {os.getloadavg()[0]:.1f} at the end (other work on this machine skews all figures)")
-        errors = len(api_conc["errors"]) + len(api_seq["errors"]) + len(direct_errors)
+        errors = sum(len(r["errors"]) for r in (api_conc, direct, api_seq, direct_seq))
         return 1 if errors else 0
     finally:
         stack.stop()
