@@ -12,7 +12,7 @@ from review.models import Annotation, Study, StudyItem
 from review.studies import assignment, services
 from review.studies.services import Labels
 from tests.factories import ProblemFactory, annotator, maintainer
-from tests.review.test_studies_support import make_problem, make_study
+from tests.review.test_studies_support import ensure_roles, make_problem, make_study
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
@@ -131,8 +131,9 @@ def test_a_double_request_by_one_annotator_holds_one_slot():
     assert StudyItem.objects.get().claims == 1
 
 
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@pytest.mark.django_db(transaction=True)
 def test_concurrent_requests_never_exceed_the_overlap():
+    ensure_roles()
     study = make_study(problems=[make_problem(), make_problem()], annotators=[], overlap=2)
     users = [annotator(f"c{i}") for i in range(6)]
     study.annotators.set(users)

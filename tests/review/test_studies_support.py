@@ -41,6 +41,16 @@ ORACLE_B = "import sys\nx = sys.stdin.read().split()\nprint(int(x[0]) + int(x[1]
 WRONG_ORACLE = "a, b = map(int, input().split())\nprint(a * b)\n"
 
 
+def ensure_roles() -> None:
+    """Transactional tests run after a flush that may have removed the groups a data migration made."""
+    from django.contrib.auth.models import Group
+
+    from hardtests_web.permissions import ANNOTATORS, MAINTAINERS
+
+    for name in (MAINTAINERS, ANNOTATORS):
+        Group.objects.get_or_create(name=name)
+
+
 def make_problem(
     *, validator: str = GOOD_VALIDATOR, oracles: tuple[str, ...] = (ORACLE_A, ORACLE_B), title: str | None = None,
     with_suite: bool = True, with_validator: bool = True,

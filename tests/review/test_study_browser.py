@@ -21,7 +21,7 @@ import pytest
 
 from tests.conftest import REPO, worker_env
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -62,8 +62,9 @@ def people(transactional_db: None, queues_follow_settings: None, settings) -> di
     """Made before Playwright starts: its sync API runs an event loop in this thread, and Django
     refuses ORM calls from there."""
     from tests.factories import annotator, maintainer
-    from tests.review.test_studies_support import LOOSE_VALIDATOR, make_problem
+    from tests.review.test_studies_support import LOOSE_VALIDATOR, ensure_roles, make_problem
 
+    ensure_roles()
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     maintainer("maint")
     annotator("alice")
