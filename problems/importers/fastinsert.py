@@ -11,7 +11,8 @@ keys are not returned: callers that need them read them back by natural key.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import operator
+from collections.abc import Sequence
 from typing import Any
 
 from django.db import connection, models
@@ -22,41 +23,37 @@ _PLAIN = (models.CharField, models.TextField, models.IntegerField, models.Boolea
 _AUTO = ("AutoField", "BigAutoField", "SmallAutoField")
 
 
-def _getter(field: models.Field, now: Any) -> Callable[[Any], Any]:
-    name = field.attname
-    timestamp = getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False)
-    if timestamp:
-        return lambda row: now
-    simple = isinstance(field, _PLAIN) and not isinstance(field, models.DateTimeField)
-    if field.has_default():
-        default = field.default
-        fallback: Callable[[], Any] = default if callable(default) else (lambda: default)
-    else:
-        fallback = lambda: None  # noqa: E731 - NOT NULL without a value fails loudly in the database
-    prep = field.get_db_prep_save
-
-    def get(row: Any) -> Any:
-        value = row.get(name, _MISSING) if isinstance(row, dict) else getattr(row, name)
-        if value is _MISSING:
-            value = fallback()
-        return value if simple else prep(value, connection)
-
-    return get
-
-
-_MISSING = object()
-
-
 def fast_insert(model: type[models.Model], rows: Sequence[dict[str, Any] | models.Model], *,
                 batch: int = 2000) -> None:
     if not rows:
         return
     now = connection.ops.adapt_datetimefield_value(timezone.now())
     fields = [f for f in model._meta.concrete_fields if not (f.primary_key and f.get_internal_type() in _AUTO)]
-    getters = [_getter(f, now) for f in fields]
+    names = [f.attname for f in fields]
+    # A missing key takes the field's default; the value is serialised at once, so one
+    # default object can serve every row.
+    defaults = {f.attname: f.get_default() if f.has_default() else None for f in fields}
+    pick = operator.itemgetter(*names)
+    stamps = [i for i, f in enumerate(fields) if getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False)]
+    converted = [(i, f.get_db_prep_save) for i, f in enumerate(fields)
+                 if i not in stamps and (not isinstance(f, _PLAIN) or isinstance(f, models.DateTimeField))]
     columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
     sql = (f"INSERT INTO {connection.ops.quote_name(model._meta.db_table)} ({columns}) "
            f"VALUES ({', '.join(['%s'] * len(fields))})")
+
+    def row(item: dict[str, Any] | models.Model) -> tuple[Any, ...]:
+        values = pick({**defaults, **(item if isinstance(item, dict) else item.__dict__)})
+        if len(names) == 1:
+            values = (values,)
+        if not (stamps or converted):
+            return values
+        out = list(values)
+        for i in stamps:
+            out[i] = now
+        for i, prep in converted:
+            out[i] = prep(out[i], connection)
+        return tuple(out)
+
     with connection.cursor() as cursor:
         for start in range(0, len(rows), batch):
-            cursor.executemany(sql, [tuple(g(r) for g in getters) for r in rows[start : start + batch]])
+            cursor.executemany(sql, [row(r) for r in rows[start : start + batch]])

@@ -104,7 +104,7 @@ class JsonlFile(RowFile):
 
 
 class ParquetFile(RowFile):
-    BATCH = 64
+    BATCH = 256
 
     def __init__(self, path: Path) -> None:
         import pyarrow.parquet as pq

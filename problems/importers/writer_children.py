@@ -41,7 +41,7 @@ _BATCH = 500
 @dataclass
 class Target:
     index: int
-    problem: Problem
+    problem: Any  # a Problem, or a namespace with its fields for one created in this chunk
     parsed: NativeRow
     merge: bool
     status: str
