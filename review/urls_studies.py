@@ -13,6 +13,7 @@ urlpatterns = [
     path("<int:pk>/open/", views.study_open, name="open"),
     path("<int:pk>/close/", views.study_close, name="close"),
     path("<int:pk>/results-visibility/", views.study_results_visibility, name="results_visibility"),
+    path("<int:pk>/release-idle/", views.study_release_idle, name="release_idle"),
     path("<int:pk>/next/", views.item_next, name="next"),
     path("<int:pk>/results/", views.study_results, name="results"),
     path("<int:pk>/export.csv", views.export_csv, name="export_csv"),

@@ -5,10 +5,11 @@ from __future__ import annotations
 import logging
 import random
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
 from problems.models import CodeOrigin, InputValidator, Problem, TestKit
@@ -96,17 +97,26 @@ def study_update(*, study: Study, **fields: Any) -> Study:
     return study
 
 
-def _release_claims(*, study: Study, user_ids: set[int]) -> int:
-    """Someone taken off a study gives back the items they hold, so they stop blocking the overlap;
-    their submitted labels stay."""
+def _release_claims(*, study: Study, user_ids: set[int] | None = None, idle_before: Any = None) -> int:
+    """Give back held items so they stop blocking the overlap; submitted labels stay."""
+    held = Annotation.objects.filter(item__study=study, status=Annotation.Status.CLAIMED)
+    if user_ids is not None:
+        held = held.filter(annotator_id__in=user_ids)
+    if idle_before is not None:
+        held = held.filter(Q(last_viewed_at__lt=idle_before) | Q(last_viewed_at__isnull=True, claimed_at__lt=idle_before))
     released = 0
-    for annotation in Annotation.objects.filter(
-        item__study=study, annotator_id__in=user_ids, status=Annotation.Status.CLAIMED
-    ):
+    for annotation in held:
         if Annotation.objects.filter(pk=annotation.pk, status=Annotation.Status.CLAIMED).delete()[0]:
             StudyItem.objects.filter(pk=annotation.item_id, claims__gt=0).update(claims=F("claims") - 1)
             released += 1
     return released
+
+
+def study_release_idle_claims(*, study: Study, idle_hours: float = 24) -> int:
+    """Items held by someone who has not opened them for `idle_hours` go back to the pool, so an
+    annotator who walked away does not keep an item from reaching its overlap."""
+    with transaction.atomic():
+        return _release_claims(study=study, idle_before=timezone.now() - timedelta(hours=idle_hours))
 
 
 def study_items_freeze(*, study: Study) -> int:

@@ -32,6 +32,7 @@ from review.studies.forms import (
 )
 
 STOP_POLLING = 286
+IDLE_HOURS = 24
 
 
 def maintainer_required(view: Any) -> Any:
@@ -125,6 +126,7 @@ def study_detail(request: HttpRequest, pk: int) -> HttpResponse:
     }
     if maintainer:
         context["progress"] = selectors.study_progress(study)
+        context["idle_hours"] = IDLE_HOURS
         context["annotators"] = study.annotators.order_by("username")
         if study.status == Study.Status.DRAFT:
             context["preview_problems"] = selectors.study_problems(study)[:50]
@@ -162,6 +164,15 @@ def study_results_visibility(request: HttpRequest, pk: int) -> HttpResponse:
     opened = request.POST.get("opened") == "1"
     services.study_set_results_opened(study=study, opened=opened)
     messages.success(request, "Results opened to annotators." if opened else "Results hidden from annotators.")
+    return redirect("studies:detail", pk=pk)
+
+
+@require_POST
+@maintainer_required
+def study_release_idle(request: HttpRequest, pk: int) -> HttpResponse:
+    study = get_object_or_404(Study, pk=pk)
+    released = services.study_release_idle_claims(study=study, idle_hours=IDLE_HOURS)
+    messages.success(request, f"Released {released} item{'s' if released != 1 else ''} held for over {IDLE_HOURS} h.")
     return redirect("studies:detail", pk=pk)
 
 

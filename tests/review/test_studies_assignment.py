@@ -226,3 +226,18 @@ def test_has_work_tells_whether_next_would_give_something():
     assert not assignment.has_work(study=study, user=b)  # the only slot is taken
     _submit(held)
     assert not assignment.has_work(study=study, user=a)
+
+
+def test_idle_claims_can_be_released_so_others_can_label():
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    a, b = annotator("a"), annotator("b")
+    study = make_study(problems=[make_problem()], annotators=[a, b], overlap=1)
+    held = assignment.item_next(study=study, user=a)
+    assert services.study_release_idle_claims(study=study, idle_hours=24) == 0  # just opened
+    Annotation.objects.filter(pk=held.pk).update(last_viewed_at=timezone.now() - timedelta(hours=25))
+    assert services.study_release_idle_claims(study=study, idle_hours=24) == 1
+    assert StudyItem.objects.get().claims == 0
+    assert assignment.item_next(study=study, user=b).item_id == held.item_id

@@ -136,6 +136,7 @@ def _state_changing(study, item) -> list[tuple[str, dict]]:
         (reverse("studies:open", args=[s]), {}),
         (reverse("studies:close", args=[s]), {}),
         (reverse("studies:results_visibility", args=[s]), {"opened": "1"}),
+        (reverse("studies:release_idle", args=[s]), {}),
         (reverse("studies:adjudicate", args=[s, i]), {"validator_label": "correct"}),
         (reverse("studies:validator_edit", args=[s, i]), {"code": "def validate_input(s):\n    return False\n"}),
         (reverse("studies:add_test", args=[s, i]), {"input": "4 5\n"}),
@@ -246,6 +247,8 @@ def test_maintainer_creates_edits_and_opens_a_study_in_the_ui():
     assert study.name == "Pilot 3" and study.overlap == 1
     detail = client.get(reverse("studies:detail", args=[study.pk])).content.decode()
     assert "Close the study" in detail
+    released = client.post(reverse("studies:release_idle", args=[study.pk]), follow=True)
+    assert "Released 0 items" in released.content.decode()
 
 
 def test_unknown_problem_in_the_list_is_a_form_error():
