@@ -167,15 +167,29 @@ def solutions_write(targets: list[Target]) -> None:
             # and a row may always restate its own source's solution.
             own_source = not t.merge and current.source == sol["source"]
             if not (own_source or _rank(sol["reliability"]) < _rank(current.reliability)):
+                # Kept under the more reliable source; the other source is remembered in the note.
+                also = f"also in {sol['source']}"
+                if sol["source"] and sol["source"] != current.source and also not in current.note \
+                        and current.pk is not None and len(current.note) + len(also) + 2 <= 500:
+                    current.note = f"{current.note}; {also}" if current.note else also
+                    update[current.pk] = current
+                    t.changed("solutions_updated")
                 continue
-            if any(getattr(current, f) != sol[f] for f in _SOLUTION_FIELDS):
+            wanted = {**sol, "note": _note_merge(sol["note"], current.note)}
+            if any(getattr(current, f) != wanted[f] for f in _SOLUTION_FIELDS):
                 for f in _SOLUTION_FIELDS:
-                    setattr(current, f, sol[f])
+                    setattr(current, f, wanted[f])
                 if current.pk is not None:
                     update[current.pk] = current
                 t.changed("solutions_updated")
     fast_insert(Solution, create)
     Solution.objects.bulk_update(list(update.values()), list(_SOLUTION_FIELDS), batch_size=_BATCH)
+
+
+def _note_merge(incoming: str, current: str) -> str:
+    """The row's note, keeping the "also in <source>" marks that merges added."""
+    marks = [part for part in current.split("; ") if part.startswith("also in ") and part not in incoming]
+    return "; ".join(p for p in (incoming, *marks) if p)[:500]
 
 
 def _max_versions(model: type, ids: set[int]) -> dict[int, int]:
@@ -303,7 +317,7 @@ def suites_write(targets: list[Target]) -> None:
                 problem_id=pk, version=version, status=TestSuite.Status.ACTIVE, origin=suite_data["origin"],
                 test_count=len(suite_data["tests"]), counts_by_kind=dict(sorted(counts.items())),
                 total_bytes=sum(len(_bytes(x["input"])) + len(_bytes(x["output"])) for x in suite_data["tests"]),
-                note="imported", activated_at=now,
+                note=f"imported from {t.parsed.data['source']}:{t.parsed.data['pid']}"[:500], activated_at=now,
             )
             active[(pk, suite_data["origin"])] = suite
             planned.append((t, suite, suite_data["tests"]))

@@ -116,6 +116,8 @@ def test_same_problem_from_two_sources_is_kept_once_with_merged_solutions():
     # named by the most reliable source; the mirror's kit and generated suite fill what was missing.
     python3 = watermelon.solutions.get(role="oracle", language="python3")
     assert (python3.source, python3.reliability) == ("codecontests", 2)
+    assert python3.note == "also in luogu_editorial; also in taco"
+    assert watermelon.suites.get(origin="generated", status="active").note == "imported from hardtests:luogu_CF4A"
     assert watermelon.solutions.filter(role="oracle").count() == 4
     assert watermelon.kits.count() == 1
     assert sorted(watermelon.suites.filter(status="active").values_list("origin", flat=True)) == [
