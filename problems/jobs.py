@@ -43,19 +43,32 @@ def judge_code_job(problem_id: int, suite_id: int, language: str, code: str, mod
     return judge_code(problem=problem, suite=suite, language=language, code=code, mode=mode).to_dict()
 
 
+def _enqueue_tasks(task_ids: list[int]) -> None:
+    queue = get_queue(SANDBOX_QUEUE)
+    for task_id in task_ids:
+        job = queue.enqueue(judge_solution_job, task_id, job_timeout=3600, failure_ttl=7 * 86400)
+        JudgingTask.objects.filter(pk=task_id).update(job_id=job.id)
+
+
+def judging_requeue_orphans() -> int:
+    """Queue again every unfinished task: for a Redis that just started empty, with no worker
+    running yet (the embedded one keeps nothing across restarts), so no job is lost."""
+    ids = list(
+        JudgingTask.objects.filter(status__in=[JudgingTask.Status.QUEUED, JudgingTask.Status.RUNNING]).values_list(
+            "pk", flat=True
+        )
+    )
+    JudgingTask.objects.filter(pk__in=ids).update(status=JudgingTask.Status.QUEUED)
+    _enqueue_tasks(ids)
+    return len(ids)
+
+
 def judging_enqueue(*, suite: TestSuite, solutions: list[Solution] | None = None, mode: str = "all") -> int:
     """Queue one judging job per solution (default: every solution of the suite's problem)."""
     if solutions is None:
         solutions = list(suite.problem.solutions.all())
     tasks = [JudgingTask.objects.create(solution=s, suite=suite, mode=mode) for s in solutions]
-
-    def enqueue() -> None:
-        queue = get_queue(SANDBOX_QUEUE)
-        for task in tasks:
-            job = queue.enqueue(judge_solution_job, task.pk, job_timeout=3600, failure_ttl=7 * 86400)
-            JudgingTask.objects.filter(pk=task.pk).update(job_id=job.id)
-
-    transaction.on_commit(enqueue)
+    transaction.on_commit(lambda: _enqueue_tasks([t.pk for t in tasks]))
     return len(tasks)
 
 

@@ -19,6 +19,8 @@ from django.core.management.base import BaseCommand
 
 from hardtests_web.embedded import embedded_redis_enabled, ensure_redis, stop_redis
 
+JANITOR_PERIOD_S = 60
+
 
 class Command(BaseCommand):
     help = "Run Redis (embedded), the RQ workers and the web server until Ctrl-C."
@@ -36,6 +38,13 @@ class Command(BaseCommand):
         own_redis = embedded_redis_enabled() and redis_child is not None
         if embedded_redis_enabled():
             self.stdout.write(f"redis: embedded at {settings.EMBEDDED_REDIS_SOCKET}")
+        if own_redis:
+            # A fresh embedded Redis holds no jobs: queue again what the last run left unfinished.
+            from problems.jobs import judging_requeue_orphans
+
+            requeued = judging_requeue_orphans()
+            if requeued:
+                self.stdout.write(f"judging: queued again {requeued} task(s) left unfinished last time")
         manage = [sys.executable, str(settings.BASE_DIR / "manage.py")]
 
         def spawn(name: str, argv: list[str]) -> None:
@@ -64,12 +73,16 @@ class Command(BaseCommand):
 
         signal.signal(signal.SIGINT, stop)
         signal.signal(signal.SIGTERM, stop)
+        next_sweep = time.monotonic() + JANITOR_PERIOD_S
         try:
             while not stopping:
                 for name, child in children:
                     if child.poll() is not None:
                         self.stderr.write(f"{name} exited with {child.returncode}; stopping everything")
                         stopping = True
+                if time.monotonic() > next_sweep:
+                    next_sweep = time.monotonic() + JANITOR_PERIOD_S
+                    self._sweep()
                 time.sleep(0.5)
         finally:
             for _, child in children:
@@ -86,3 +99,17 @@ class Command(BaseCommand):
                 if redis_child is not None:
                     redis_child.wait(timeout=10)
             self.stdout.write("stopped")
+
+    def _sweep(self) -> None:
+        """Record as failed the runs and judging tasks whose worker died (killed, OOM), so no
+        page waits on them forever."""
+        from generation.services import sweep_stale_runs
+        from problems.jobs import judging_sweep_dead
+
+        try:
+            runs, tasks = sweep_stale_runs(), judging_sweep_dead()
+        except Exception as exc:  # the supervisor must outlive a database or Redis hiccup
+            self.stderr.write(f"janitor: {exc}")
+            return
+        if runs or tasks:
+            self.stdout.write(f"janitor: recorded {runs} dead run(s) and {tasks} dead judging task(s)")
