@@ -196,8 +196,9 @@ def main() -> int:
     parser.add_argument("--requests", type=int, default=50, help="requests per client")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 2, help="sandbox RQ workers")
     parser.add_argument("--language", choices=sorted(PROGRAMS), default="python3")
-    parser.add_argument("--simple-workers", action="store_true",
-                        help="RQ SimpleWorker (no fork per job, so the suite cache survives between jobs)")
+    parser.add_argument("--forking-workers", action="store_true",
+                        help="RQ's forking Worker instead of the SimpleWorker `make run` uses (a fresh process, "
+                             "and an empty suite cache, per job)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory (logs)")
     args = parser.parse_args()
 
@@ -244,8 +245,8 @@ def main() -> int:
         port = free_port()
         manage = [sys.executable, str(REPO / "manage.py")]
         for i in range(args.workers):
-            extra = ["--worker-class", "rq.worker.SimpleWorker"] if args.simple_workers else []
-            stack.start(f"worker-{i}", [*manage, "rqworker", "sandbox", *extra])
+            extra = ["--worker-class", "rq.worker.SimpleWorker"] if not args.forking_workers else []
+            stack.start(f"worker-{i}", [*manage, "rqworker", "api", "sandbox", *extra])
         threads = max(8, args.clients * 2)
         stack.start("gunicorn", [
             str(Path(sys.executable).parent / "gunicorn"), "hardtests_web.wsgi:application",
@@ -271,7 +272,7 @@ def main() -> int:
                 raise RuntimeError(f"workers did not register; see {var}/worker-*.log")
             time.sleep(0.2)
         print(f"server: gunicorn 2 processes x {threads} threads; sandbox workers: {args.workers}"
-              f"{' (SimpleWorker)' if args.simple_workers else ' (forking Worker)'}\n")
+              f"{' (SimpleWorker)' if not args.forking_workers else ' (forking Worker)'}\n")
 
         url = f"{base}/api/v1/verify"
         total = args.clients * args.requests

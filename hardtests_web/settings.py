@@ -122,7 +122,8 @@ EMBEDDED_REDIS_DIR = VAR_DIR / "redis"
 EMBEDDED_REDIS_SOCKET = EMBEDDED_REDIS_DIR / "redis.sock"
 REDIS_URL = REDIS_URL_FROM_ENV or f"unix://{EMBEDDED_REDIS_SOCKET}?db=0"
 
-RQ_QUEUE_NAMES = ["generation", "sandbox", "default"]
+# `api` (verification requests) comes before `sandbox` (bulk judging) on the sandbox workers.
+RQ_QUEUE_NAMES = ["generation", "api", "sandbox", "default"]
 RQ_QUEUES = {
     name: {"URL": REDIS_URL, "DEFAULT_TIMEOUT": env_int("HARDTESTS_JOB_TIMEOUT_S", 3600)}
     for name in RQ_QUEUE_NAMES

@@ -1,4 +1,7 @@
-"""The Redis client and sandbox queue the API uses, one client per process.
+"""The Redis client and the `api` queue the API uses, one client per process.
+
+Verifications go to their own queue, which every sandbox worker takes before the `sandbox`
+queue, so a bulk evaluation or a "judge all" never delays a training loop.
 
 Not django_rq.get_connection(): that builds a new client and pool on every call (a
 connect per API request) and reads RQ_QUEUES once at import, so it would miss a Redis
@@ -17,13 +20,13 @@ from rq import Queue
 
 from hardtests_web.embedded import EmbeddedRedisError, ensure_redis
 
-SANDBOX_QUEUE = "sandbox"  # the queue problems.jobs uses for judging
+API_QUEUE = "api"
 _clients: dict[str, Redis] = {}
 _lock = threading.Lock()
 
 
 def redis_connection() -> Redis:
-    url = settings.RQ_QUEUES[SANDBOX_QUEUE]["URL"]
+    url = settings.RQ_QUEUES[API_QUEUE]["URL"]
     client = _clients.get(url)
     if client is None:
         with _lock:
@@ -41,4 +44,5 @@ def redis_connection() -> Redis:
 
 
 def sandbox_queue() -> Queue:
-    return Queue(SANDBOX_QUEUE, connection=redis_connection())
+    """The queue verification jobs go to (served by the sandbox workers, first)."""
+    return Queue(API_QUEUE, connection=redis_connection())

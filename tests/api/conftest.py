@@ -123,7 +123,7 @@ def sandbox_worker(
     # A file, not a pipe: a worker logging into a full pipe nobody reads would block.
     log = tmp_path_factory.mktemp("worker") / "rqworker.log"
     child = subprocess.Popen(
-        [sys.executable, str(REPO / "manage.py"), "rqworker", "sandbox"],
+        [sys.executable, str(REPO / "manage.py"), "rqworker", "api", "sandbox"],
         env=env, cwd=REPO, stdout=log.open("wb"), stderr=subprocess.STDOUT,
     )
     deadline = time.monotonic() + 30

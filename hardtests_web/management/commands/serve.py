@@ -57,7 +57,10 @@ class Command(BaseCommand):
             spawn(f"generation-worker-{i}",
                   ["rqworker", "--worker-class", "generation.worker.GenerationWorker", "generation", "default"])
         for i in range(settings.HARDTESTS_SANDBOX_WORKERS):
-            spawn(f"sandbox-worker-{i}", ["rqworker", "sandbox", "default"])
+            # SimpleWorker: no fork per job, so the imported judging code and its cache of suite
+            # bodies stay warm (the programs themselves always run in the sandbox).
+            spawn(f"sandbox-worker-{i}",
+                  ["rqworker", "--worker-class", "rq.worker.SimpleWorker", "api", "sandbox", "default"])
         if "demo_materialise" in get_commands():
             # Queue demo kits that have no active generated suite yet; the workers build them.
             call_command("demo_materialise", "--enqueue")
