@@ -1,7 +1,7 @@
 """Settings of the verification API.
 
-Each is read from Django settings when the lead adds it there (so tests can use
-override_settings), else from the environment with the default below. Read at call time,
+Each is declared in hardtests_web/settings.py (so tests can use override_settings); the
+defaults below serve code that runs with other settings. Read at call time,
 not import time, so a changed setting takes effect without re-importing the API.
 """
 
