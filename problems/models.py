@@ -337,9 +337,9 @@ class Verdict(models.Model):
         return f"{self.verdict} {self.passed}/{self.total}"
 
 
-class JudgingTask(models.Model):
-    """One queued judging of a solution against a suite, so pages can show pending and
-    failed cells from the database (never from Redis), and a crashed job stays visible."""
+class QueuedJobRecord(models.Model):
+    """What a row needs to follow one RQ job from the database: pages read job state here,
+    never from Redis, and a crashed job stays visible as failed."""
 
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"
@@ -347,14 +347,26 @@ class JudgingTask(models.Model):
         DONE = "done", "Done"
         FAILED = "failed", "Failed"
 
-    solution = models.ForeignKey(Solution, on_delete=models.CASCADE, related_name="judging_tasks")
-    suite = models.ForeignKey(TestSuite, on_delete=models.CASCADE, related_name="judging_tasks")
-    mode = models.CharField(max_length=10, default="all")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True)
     error = models.TextField(blank=True)
     job_id = models.CharField(max_length=64, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+
+    @property
+    def finished(self) -> bool:
+        return self.status in (self.Status.DONE, self.Status.FAILED)
+
+
+class JudgingTask(QueuedJobRecord):
+    """One queued judging of a solution against a suite (the verdict matrix's pending cells)."""
+
+    solution = models.ForeignKey(Solution, on_delete=models.CASCADE, related_name="judging_tasks")
+    suite = models.ForeignKey(TestSuite, on_delete=models.CASCADE, related_name="judging_tasks")
+    mode = models.CharField(max_length=10, default="all")
 
     class Meta:
         ordering = ["-created_at"]

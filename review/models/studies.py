@@ -13,7 +13,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from problems.models import InputValidator, Problem, TestSuite
+from problems.models import InputValidator, Problem, QueuedJobRecord, TestSuite
 
 __all__ = [
     "Adjudication",
@@ -177,28 +177,7 @@ class Adjudication(models.Model):
         return f"adjudication of {self.item}"
 
 
-class _QueuedJob(models.Model):
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
-
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True)
-    error = models.TextField(blank=True)
-    job_id = models.CharField(max_length=64, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        abstract = True
-
-    @property
-    def finished(self) -> bool:
-        return self.status in (self.Status.DONE, self.Status.FAILED)
-
-
-class ValidatorTrial(_QueuedJob):
+class ValidatorTrial(QueuedJobRecord):
     """The validator run on one typed input (try-it box, counterexample check), in the sandbox."""
 
     class Purpose(models.TextChoices):
@@ -219,7 +198,7 @@ class ValidatorTrial(_QueuedJob):
         return f"trial {self.pk} of {self.validator} ({self.status})"
 
 
-class SuiteAddition(_QueuedJob):
+class SuiteAddition(QueuedJobRecord):
     """A suggested missing input on its way into a new suite version: validate, agree, copy."""
 
     item = models.ForeignKey(StudyItem, on_delete=models.CASCADE, related_name="suite_additions")
