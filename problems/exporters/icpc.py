@@ -36,8 +36,11 @@ KIT_VALIDATOR = {code!r}
 def main():
     module = {{"__name__": "kit_validator"}}
     exec(compile(KIT_VALIDATOR, "kit_validator.py", "exec"), module)
+    # Bytes, decoded as the project's own checks decode them: no newline translation, and an
+    # input that is not UTF-8 reaches validate_input (which rejects it) instead of crashing.
+    input_str = sys.stdin.buffer.read().decode("utf-8", errors="replace")
     try:
-        valid = module["validate_input"](sys.stdin.read()) is True
+        valid = module["validate_input"](input_str) is True
     except Exception as exc:  # a validator that crashes does not accept
         print("validate_input raised", type(exc).__name__, exc, file=sys.stderr)
         valid = False
@@ -59,13 +62,19 @@ import sys
 KIT_JUDGE = {code!r}
 
 
+def read_text(stream):
+    # As the project's judging decodes: no newline translation, and a team output that is not
+    # UTF-8 is judged (and rejected), not a crash the judging system reports as a judge error.
+    return stream.read().decode("utf-8", errors="replace")
+
+
 def main():
     input_file, answer_file, feedback_dir = sys.argv[1:4]
-    with open(input_file, encoding="utf-8", errors="replace") as f:
-        input_str = f.read()
-    with open(answer_file, encoding="utf-8", errors="replace") as f:
-        reference = f.read()
-    candidate = sys.stdin.read()
+    with open(input_file, "rb") as f:
+        input_str = read_text(f)
+    with open(answer_file, "rb") as f:
+        reference = read_text(f)
+    candidate = read_text(sys.stdin.buffer)
     module = {{"__name__": "kit_judge"}}
     exec(compile(KIT_JUDGE, "kit_judge.py", "exec"), module)
     try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+import subprocess
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -14,7 +15,7 @@ from django.core.management.base import CommandError
 from problems.demo import demo_load
 from problems.exporters.bundles import problems_select
 from problems.exporters.hardtests import PROBLEMS_SCHEMA, TESTS_SCHEMA, hardtests_export
-from problems.exporters.icpc import icpc_export
+from problems.exporters.icpc import OUTPUT_VALIDATOR, icpc_export
 from problems.exporters.native import native_export
 from problems.exporters.training import training_export
 from problems.importers.runner import dataset_import
@@ -156,6 +157,65 @@ def test_icpc_input_validator_exits_42_or_43_in_the_sandbox(tmp_path):
     program = sb.compile("python3", wrapper)
     results = sb.run(program, ["1 2\n", "99999999999 1\n", "not numbers\n"], sandbox.Limits(time_s=5))
     assert [r.exit_code for r in results] == [42, 43, 43]
+
+
+def _run_validator(script: Path, stdin: bytes, *args: Path) -> int:
+    # The exported validators are plain programs a judging system runs (DOMjudge, Kattis),
+    # with files as arguments, which the project's sandbox does not pass: run them as it would.
+    # PYTHONIOENCODING as on a judging host with a UTF-8 locale, where Python's standard streams
+    # decode strictly (under the C locale of this machine they would escape bad bytes instead).
+    env = {"PATH": "/usr/bin:/bin", "PYTHONIOENCODING": "utf-8"}
+    done = subprocess.run(["/usr/bin/python3", str(script), *map(str, args)], input=stdin, capture_output=True,
+                          timeout=30, check=False, cwd=script.parent, env=env)
+    return done.returncode
+
+
+@pytest.mark.django_db
+def test_icpc_validators_exit_42_or_43_when_run_as_the_package_runs_them(tmp_path):
+    _catalogue()
+    icpc_export(problems=problems_select(["pid=sum-two", "pid=4_A. Watermelon"])[0], out=tmp_path / "out")
+    melon, plain = tmp_path / "out" / "codecontests-4-a-watermelon", tmp_path / "out" / "native-sum-two"
+    judged = melon / "output_validator" / "validate.py"
+    case, answer = melon / "data" / "secret" / "001.in", melon / "data" / "secret" / "001.ans"
+    assert case.read_bytes() == b"8\n" and answer.read_bytes() == b"YES\n"
+
+    def judge(team_output: bytes) -> tuple[int, str]:
+        feedback = tmp_path / f"feedback-{len(list(tmp_path.iterdir()))}"
+        feedback.mkdir()
+        code = _run_validator(judged, team_output, case, answer, feedback)
+        return code, (feedback / "judgemessage.txt").read_text()
+
+    # The judging function accepts any case, which the default comparison would not.
+    assert judge(b"yes\n") == (42, "accepted\n")
+    assert judge(b"YES") == (42, "accepted\n")
+    assert judge(b"NO\n") == (43, "output_judging_function returned False\n")
+    assert judge(b"") == (43, "output_judging_function returned False\n")
+    # Output that is not UTF-8 is a wrong answer, not a crash (a judge error to the system).
+    assert judge(b"\xff\xfeYES\n")[0] == 43
+
+    melon_inputs = melon / "input_validators" / "validate.py"
+    assert [_run_validator(melon_inputs, data) for data in (b"8\n", b"100\n", b"101\n", b"0\n", b"eight\n")] == [
+        42, 42, 43, 43, 43]
+
+    # A problem without a judging function: the package says default validation, ships no output
+    # validator, and its input validator still runs.
+    assert "validation: default" in (plain / "problem.yaml").read_text()
+    assert not (plain / "output_validator").exists()
+    plain_inputs = plain / "input_validators" / "validate.py"
+    assert [_run_validator(plain_inputs, data) for data in (b"1 2\n", b"-5 7", b"99999999999 1\n", b"not numbers\n",
+                                                             b"\xff\xfe")] == [42, 42, 43, 43, 43]
+
+
+def test_icpc_output_validator_rejects_when_the_judging_function_raises(tmp_path):
+    script = tmp_path / "validate.py"
+    script.write_text(OUTPUT_VALIDATOR.format(code="def output_judging_function(i, c, r):\n    return int(c) == 1\n"))
+    (tmp_path / "in").write_bytes(b"")
+    (tmp_path / "ans").write_bytes(b"1\n")
+    feedback = tmp_path / "feedback"
+    feedback.mkdir()
+    assert _run_validator(script, b"1\r\n", tmp_path / "in", tmp_path / "ans", feedback) == 42
+    assert _run_validator(script, b"x\n", tmp_path / "in", tmp_path / "ans", feedback) == 43
+    assert "raised ValueError" in (feedback / "judgemessage.txt").read_text()
 
 
 @pytest.mark.django_db
