@@ -7,6 +7,7 @@ from typing import Any
 from django import forms
 from django.conf import settings
 
+from problems.list_extensions import list_extensions
 from problems.selectors import SORT_LABELS
 
 SUITE_STATUS_CHOICES = [("", "Any suite"), ("active", "Active suite"), ("failed", "Failed, none active"),
@@ -35,6 +36,11 @@ class ProblemFilterForm(forms.Form):
                                                                             for lv in levels]))
         self.fields["difficulty"].choices = difficulty
         self.fields["tag"].choices = [("", "Any tag")] + [(t, t) for t in facets["tags"]]
+        # Filters of apps above problems (review status), placed before the sort selector.
+        for extension in list_extensions():
+            self.fields[extension.name] = forms.ChoiceField(required=False, choices=extension.choices,
+                                                            label=extension.label)
+        self.order_fields([name for name in self.fields if name not in ("sort", "page")] + ["sort", "page"])
 
     def filters(self) -> dict[str, Any]:
         """The cleaned filter state; invalid values (an unknown tag in an old link) are ignored."""

@@ -15,6 +15,7 @@ from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Sum
 from django.db.models.expressions import RawSQL
 from django.urls import reverse
 
+from problems.list_extensions import Cell, list_extensions
 from problems.models import (
     DifficultyLabel,
     InputValidator,
@@ -167,13 +168,18 @@ def problem_list_filter(params: dict[str, Any]) -> QuerySet[Problem]:
     if judge in ("yes", "no"):
         judged = Exists(OutputJudge.objects.filter(problem_id=OuterRef("pk")))
         qs = qs.filter(judged) if judge == "yes" else qs.exclude(judged)
+    for extension in list_extensions():
+        value = params.get(extension.name)
+        if value and value in dict(extension.choices):
+            qs = extension.apply(qs, value)
     if params.get("q"):
         qs = problem_search(qs, params["q"])
     return qs.order_by(*SORTS.get(params.get("sort") or "pid", SORTS["pid"]))
 
 
 def is_unfiltered(params: dict[str, Any]) -> bool:
-    return not any(params.get(k) for k in ("platform", "difficulty", "tag", "suite", "judge", "q"))
+    names = ["platform", "difficulty", "tag", "suite", "judge", "q"] + [e.name for e in list_extensions()]
+    return not any(params.get(k) for k in names)
 
 
 @dataclass
@@ -189,6 +195,8 @@ class ProblemRow:
     suite_status: str = "none"
     test_count: int | None = None
     has_judge: bool = False
+    # One cell per list extension with a column, in registration order.
+    extra: list[Cell] = field(default_factory=list)
 
 
 ROW_TAGS_SHOWN = 5
@@ -202,6 +210,8 @@ class ProblemPage:
     has_next: bool
     capped: bool = False
     page_size: int = PAGE_SIZE
+    # Headings of the list extensions' columns, matching ProblemRow.extra.
+    extra_columns: list[str] = field(default_factory=list)
 
     @property
     def has_previous(self) -> bool:
@@ -221,7 +231,7 @@ class ProblemPage:
 
 
 def problem_page(params: dict[str, Any], page: int) -> ProblemPage:
-    """One page of the list with everything its rows show, in six queries."""
+    """One page of the list with everything its rows show, in six queries plus one per extension column."""
     qs = problem_list_filter(params)
     # An unfiltered count is one index scan. A filtered count stops at COUNT_CAP matches: an
     # exact one would evaluate the filters over the whole catalogue on every keystroke.
@@ -263,13 +273,17 @@ def problem_page(params: dict[str, Any], page: int) -> ProblemPage:
     ):
         suites.setdefault(pid, []).append((status, count))
     judged = set(OutputJudge.objects.filter(problem_id__in=ids).values_list("problem_id", flat=True))
+    columns = [e for e in list_extensions() if e.column and e.cells]
+    extra = [e.cells(ids) if ids else {} for e in columns]  # type: ignore[misc]
+    blank = Cell("—")
     detail = reverse("problem_detail", args=[0])[: -len("0/")]
     rows = []
     for pk, pid, title, platform in problems:
         names = tags.get(pk, [])
         row = ProblemRow(pk=pk, pid=pid, title=title, platform=platform, url=f"{detail}{pk}/",
                          tags=names[:ROW_TAGS_SHOWN], more_tags=max(0, len(names) - ROW_TAGS_SHOWN),
-                         difficulties=labels.get(pk, []), has_judge=pk in judged)
+                         difficulties=labels.get(pk, []), has_judge=pk in judged,
+                         extra=[cells.get(pk, blank) for cells in extra])
         mine = suites.get(pk, [])
         active = [count for status, count in mine if status == TestSuite.Status.ACTIVE]
         if active:
@@ -278,7 +292,7 @@ def problem_page(params: dict[str, Any], page: int) -> ProblemPage:
             row.suite_status = mine[0][0]
         rows.append(row)
     return ProblemPage(rows=rows, number=page, total=min(total, COUNT_CAP) if capped else total,
-                       has_next=has_next, capped=capped)
+                       has_next=has_next, capped=capped, extra_columns=[e.column for e in columns])
 
 
 def problem_facets() -> dict[str, Any]:
