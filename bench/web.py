@@ -143,10 +143,31 @@ def fill(n_problems: int, tests_per_suite: int, seed: int = 7) -> dict[str, Any]
             Verdict.objects.create(solution=solution, suite=suite, verdict="AC" if i < 10 else "WA",
                                    passed=sum(r["verdict"] == "AC" for r in results), total=100, complete=True,
                                    results=results)
-    User.objects.create_superuser("bench", "bench@example.invalid", "bench")
+    bench_user = User.objects.create_superuser("bench", "bench@example.invalid", "bench")
+    _fill_review(ids, bench_user, rng)
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
     return {"seconds": round(time.perf_counter() - started, 1), "matrix_problem": matrix_problem.pk}
+
+
+def _fill_review(ids: list[tuple[int, Any]], user: Any, rng: random.Random) -> None:
+    """A validation study over 2,000 problems: half labelled, one in ten of those flagged."""
+    from django.db import transaction
+
+    from review.models import Annotation, Study, StudyItem
+
+    with transaction.atomic():
+        study = Study.objects.create(name="bench study", status=Study.Status.OPEN, overlap=1)
+        chosen = rng.sample([pid for pid, _ in ids], min(2000, len(ids)))
+        StudyItem.objects.bulk_create([StudyItem(study=study, problem_id=pid, position=i) for i, pid in enumerate(chosen)],
+                                      batch_size=2000)
+        items = list(StudyItem.objects.filter(study=study).values_list("pk", flat=True))
+        Annotation.objects.bulk_create(
+            [Annotation(item_id=item, annotator=user, status=Annotation.Status.SUBMITTED,
+                        validator_label="incorrect" if rng.random() < 0.1 else "correct", suite_label="complete")
+             for item in items[: len(items) // 2]],
+            batch_size=2000,
+        )
 
 
 def _percentile(values: list[float], p: float) -> float:
@@ -181,6 +202,8 @@ def measure(repeat: int, seed: int = 11) -> list[dict[str, Any]]:
         ("list", "list: failed suites", lambda: "/problems/?suite=failed"),
         ("list", "list: search one word", lambda: f"/problems/?q={rng.choice(words)}"),
         ("list", "list: search two words", lambda: f"/problems/?q={rng.choice(words)}+{rng.choice(words)[:4]}"),
+        ("list", "list: review flagged", lambda: "/problems/?review=flagged"),
+        ("list", "list: not reviewed + tag", lambda: f"/problems/?review=unreviewed&tag={tag}"),
         ("list", "list: search + filter (htmx)", lambda: f"/problems/?q={rng.choice(words)}&platform=luogu"),
         ("problem", "problem page (suite tab)", lambda: f"/problems/{rng.randint(1, max_pk - 1)}/"),
         ("problem", "problem: kit tab", lambda: f"/problems/{rng.randint(1, max_pk - 1)}/kit/"),
