@@ -132,9 +132,13 @@ RQ_SHOW_ADMIN_LINK = True
 HARDTESTS_SANDBOX_WORKERS = env_int("HARDTESTS_SANDBOX_WORKERS", 2)
 HARDTESTS_GENERATION_WORKERS = env_int("HARDTESTS_GENERATION_WORKERS", 1)
 
-# Test data: content-addressed, compressed files through Django's storage API.
+# Test data: content-addressed and compressed; large bodies are files in the default storage.
 MEDIA_ROOT = Path(env_str("HARDTESTS_MEDIA_ROOT", str(VAR_DIR / "media")))
 MEDIA_URL = "/media/"
+# A body whose compressed size is at most this many bytes lives in its Blob row instead of a
+# file of its own: creating one file per small body made the kernel the bottleneck of imports.
+# 0 keeps every body in a file.
+HARDTESTS_BLOB_INLINE_MAX = env_int("HARDTESTS_BLOB_INLINE_MAX", 16384)
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 from django.contrib import admin
+from django.db.models import BooleanField, ExpressionWrapper, Q, QuerySet
+from django.http import HttpRequest
 
 from problems.models import (
     Blob,
@@ -102,9 +104,18 @@ class TestCaseAdmin(admin.ModelAdmin):
 
 @admin.register(Blob)
 class BlobAdmin(admin.ModelAdmin):
-    list_display = ("sha256", "size", "stored_size", "created_at")
+    list_display = ("sha256", "size", "stored_size", "inline", "created_at")
     search_fields = ("sha256",)
     show_full_result_count = False
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Blob]:
+        # Inline bodies can be 16 KB each: list pages say whether a body is inline, never load it.
+        inline = ExpressionWrapper(Q(data__isnull=False), output_field=BooleanField())
+        return super().get_queryset(request).defer("data").annotate(is_inline=inline)
+
+    @admin.display(boolean=True, description="inline")
+    def inline(self, obj: Blob) -> bool:
+        return obj.is_inline  # type: ignore[attr-defined]
 
 
 @admin.register(Verdict)

@@ -296,11 +296,14 @@ class TestCase(models.Model):
 
 
 class Blob(models.Model):
-    """One stored body, by SHA-256; the file lives in the default storage under blobs/."""
+    """One stored body, by SHA-256: inline in ``data`` when small, else a file under blobs/."""
 
     sha256 = models.CharField(max_length=64, primary_key=True)
     size = models.PositiveIntegerField()
     stored_size = models.PositiveIntegerField()
+    # The zlib-compressed body when it is at most HARDTESTS_BLOB_INLINE_MAX bytes; null for a
+    # body kept as a file in the default storage (and for every body stored before this field).
+    data = models.BinaryField(null=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:

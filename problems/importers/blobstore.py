@@ -1,12 +1,13 @@
 """Storing hundreds of thousands of test bodies fast: the import path of problems.blobs.
 
-Same layout and encoding as `problems.blobs.blobs_put` (``blobs/aa/bb/<sha256>.z``, zlib at
-the same level, a Blob row per body), but built for batches: existence is one query per 900
-keys, rows go in with one ``executemany``, and on local disk (the default storage) files
-are written with plain ``os`` calls, each directory created once per process. Django's
-storage API costs about ten system calls per file (name validation, ``exists``,
-``makedirs``, ``chmod``), which at 400,000 files is most of an import. Other storages (S3)
-go through `blobs_put` unchanged.
+Same layout and encoding as `problems.blobs.blobs_put` (zlib at the same level, a Blob row
+per body, the compressed body inline in the row when it is at most
+``HARDTESTS_BLOB_INLINE_MAX`` bytes, else a file ``blobs/aa/bb/<sha256>.z``), but built for
+batches: existence is one query per 900 keys, rows go in with one ``executemany``, and on
+local disk (the default storage) the few large files are written with plain ``os`` calls,
+each directory created once per process. Django's storage API costs about ten system calls
+per file (name validation, ``exists``, ``makedirs``, ``chmod``). Other storages (S3) go
+through `blobs_put` unchanged.
 
 Inside `background_writes` the files are written by one thread while the import goes on
 parsing and inserting the next chunk; the import waits for it (and fails if it failed)
@@ -29,7 +30,7 @@ from django.core.files.storage import FileSystemStorage, storages
 from django.db import connection
 from django.utils import timezone
 
-from problems.blobs import _LEVEL, blob_path, blobs_put
+from problems.blobs import _LEVEL, blob_path, blobs_put, is_inline, stored_keys
 from problems.models import Blob
 
 _LOOKUP = 900  # below SQLite's historical 999-variable limit
@@ -127,27 +128,34 @@ def blobs_store(bodies: Sequence[bytes]) -> list[tuple[str, int]]:
         return blobs_put(bodies)
     keys = [hashlib.sha256(body).hexdigest() for body in bodies]
     wanted = dict(zip(keys, bodies, strict=True))
-    existing: set[str] = set()
-    key_list = list(wanted)
-    for start in range(0, len(key_list), _LOOKUP):
-        existing.update(Blob.objects.filter(sha256__in=key_list[start : start + _LOOKUP]).values_list(
-            "sha256", flat=True))
+    existing = stored_keys(list(wanted), chunk=_LOOKUP)
     new = [(sha, body) for sha, body in wanted.items() if sha not in existing]
     if new:
+        packed = [zlib.compress(body, _LEVEL) for _, body in new]
+        inline = [is_inline(p) for p in packed]
         root = storage.location
-        files = [(os.path.join(root, blob_path(sha)), zlib.compress(body, _LEVEL)) for sha, body in new]
-        writer: _Writer | None = getattr(_current, "writer", None)
-        if writer is not None:
-            writer.put(files)
-        else:
-            mode = storage.file_permissions_mode or 0o644
-            for path, packed in files:
-                _write(path, packed, mode)
+        files = [
+            (os.path.join(root, blob_path(sha)), p)
+            for (sha, _), p, small in zip(new, packed, inline, strict=True)
+            if not small
+        ]
+        if files:
+            writer: _Writer | None = getattr(_current, "writer", None)
+            if writer is not None:
+                writer.put(files)
+            else:
+                mode = storage.file_permissions_mode or 0o644
+                for path, data in files:
+                    _write(path, data, mode)
         now = connection.ops.adapt_datetimefield_value(timezone.now())
         with connection.cursor() as cursor:
+            # Same body, same row: a concurrent import of it inserts an identical one.
             cursor.executemany(
-                f"INSERT INTO {Blob._meta.db_table} (sha256, size, stored_size, created_at) "
-                "VALUES (%s, %s, %s, %s) ON CONFLICT (sha256) DO NOTHING",
-                [(sha, len(body), len(packed)) + (now,) for (sha, body), (_, packed) in zip(new, files, strict=True)],
+                f"INSERT INTO {Blob._meta.db_table} (sha256, size, stored_size, data, created_at) "
+                "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (sha256) DO NOTHING",
+                [
+                    (sha, len(body), len(p), p if small else None, now)
+                    for (sha, body), p, small in zip(new, packed, inline, strict=True)
+                ],
             )
     return [(key, len(body)) for key, body in zip(keys, bodies, strict=True)]
