@@ -15,7 +15,7 @@ from collections import OrderedDict
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from problems.blobs import blob_get
+from problems.blobs import blobs_iter
 from problems.models import SUPPORTED_LANGUAGES, OutputJudge, Problem, Solution, TestSuite
 from problems.services import verdict_record
 from sandbox import Limits, RunResult, Sandbox, Verdict, call_python, compare_default, get_sandbox
@@ -124,8 +124,9 @@ class _SuiteCache:
 
 
 def _load_suite(suite: TestSuite) -> LoadedSuite:
-    rows = suite.tests.values_list("ordinal", "kind", "input_sha256", "output_sha256")
-    tests = [LoadedTest(o, k, blob_get(i), blob_get(out)) for o, k, i, out in rows]
+    rows = list(suite.tests.values_list("ordinal", "kind", "input_sha256", "output_sha256"))
+    bodies = blobs_iter(sha for _, _, i, out in rows for sha in (i, out))
+    tests = [LoadedTest(o, k, next(bodies), next(bodies)) for o, k, _, _ in rows]
     tests.sort(key=lambda t: (KIND_ORDER.get(t.kind, 9), t.ordinal))
     judge = output_judge_for(suite)
     return LoadedSuite(tests, judge.code if judge else None, sum(len(t.input) + len(t.output) for t in tests))

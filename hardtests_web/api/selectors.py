@@ -8,7 +8,7 @@ from typing import Any
 from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
 
 from hardtests_web.api.errors import BadRequest, NotFound
-from problems.blobs import blob_text
+from problems.blobs import blobs_iter
 from problems.judging import KIND_ORDER, ORIGIN_PREFERENCE, suite_for_judging
 from problems.models import Problem, ProblemAlias, TestSuite
 
@@ -125,8 +125,12 @@ def suite_tests(suite: TestSuite, *, offset: int, limit: int, bodies: bool) -> l
         suite.tests.values("ordinal", "kind", "input_sha256", "output_sha256", "input_size", "output_size")
     )
     rows.sort(key=lambda r: (KIND_ORDER.get(r["kind"], 9), r["ordinal"]))
+    rows = rows[offset : offset + limit]
+    # One query per page for the inline bodies, not one per body.
+    shas = [sha for r in rows for sha in (r["input_sha256"], r["output_sha256"])] if bodies else []
+    texts = (body.decode("utf-8", errors="replace") for body in blobs_iter(shas))
     page = []
-    for index, row in enumerate(rows[offset : offset + limit], start=offset):
+    for index, row in enumerate(rows, start=offset):
         item: dict[str, Any] = {
             "index": index,
             "ordinal": row["ordinal"],
@@ -135,7 +139,7 @@ def suite_tests(suite: TestSuite, *, offset: int, limit: int, bodies: bool) -> l
             "output_size": row["output_size"],
         }
         if bodies:
-            item["input"] = blob_text(row["input_sha256"])
-            item["output"] = blob_text(row["output_sha256"])
+            item["input"] = next(texts)
+            item["output"] = next(texts)
         page.append(item)
     return page

@@ -23,7 +23,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from problems.blobs import blob_get
+from problems.blobs import blobs_get
 from problems.models import JudgingTask, Problem, Solution, TestSuite
 from review.evaluation import metrics
 from review.evaluation.redundancy import LCS_RATIO, LENGTH_RATIO, NearDuplicates, near_duplicates
@@ -138,7 +138,7 @@ def _near_duplicates_section(suites: list[TestSuite], budget_s: float, processes
     pending: list[tuple[TestSuite, int, Future[NearDuplicates] | NearDuplicates]] = []
     try:
         for suite in suites:
-            bodies = [blob_get(sha) for sha in suite.tests.order_by("ordinal").values_list("input_sha256", flat=True)]
+            bodies = blobs_get(suite.tests.order_by("ordinal").values_list("input_sha256", flat=True))
             size = sum(len(b) for b in bodies)
             work = pool.submit(_suite_near_duplicates, bodies, budget_s) if pool else near_duplicates(
                 bodies, budget_s=budget_s)

@@ -15,7 +15,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 
-from problems.blobs import blob_get, blob_sha256, preview
+from problems.blobs import blob_sha256, blobs_iter, preview
 from problems.judging import limits_for, suite_for_judging
 from problems.models import (
     SUPPORTED_LANGUAGES,
@@ -126,10 +126,12 @@ def suite_with_added_input(addition: SuiteAddition, *, sb: Sandbox | None = None
     if base.tests.filter(input_sha256=blob_sha256(text)).exists():
         raise AdditionRefused(f"suite v{base.version} already has this input")
     oracle, output = agreed_output(problem=problem, text=text, judge=base.output_judge, log=log, sb=sb)
+    tests = list(base.tests.order_by("ordinal"))
+    bodies = blobs_iter(sha for t in tests for sha in (t.input_sha256, t.output_sha256))
     old = [
-        NewTest(input=blob_get(t.input_sha256), output=blob_get(t.output_sha256), kind=t.kind, generator=t.generator,
+        NewTest(input=next(bodies), output=next(bodies), kind=t.kind, generator=t.generator,
                 call_number=t.call_number, validator_version=t.validator_version, oracle_id=t.oracle_id)
-        for t in base.tests.order_by("ordinal")
+        for t in tests
     ]
     new = NewTest(input=text, output=output, kind=TestCase.Kind.IMPORTED,
                   generator=f"study {item.study_id} item {item.position}", validator_version=validator.version,
