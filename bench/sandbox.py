@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from sandbox import Limits, get_sandbox  # noqa: E402
+from sandbox import Limits, cgroups, get_sandbox  # noqa: E402
 from sandbox.languages import run_argv  # noqa: E402
 
 PROGRAMS = {
@@ -80,7 +80,10 @@ def main() -> int:
     args = parser.parse_args()
     sb = get_sandbox(args.backend)
     inputs = inputs_for(args.tests)
-    print(f"backend {args.backend}, {args.tests} tests per batch, best of {args.rounds} rounds\n")
+    print(f"backend {args.backend}, {args.tests} tests per batch, best of {args.rounds} rounds")
+    if args.backend == "bwrap":
+        print(f"cgroup accounting: {cgroups.accounting().describe()}")
+    print()
     print(f"{'language':<9} {'bare ms/test':>13} {'sandbox ms/test':>16} {'overhead ms':>12} {'ratio':>7}")
     for language in PROGRAMS:
         prog = sb.compile(language, PROGRAMS[language])

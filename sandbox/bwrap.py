@@ -77,12 +77,11 @@ def _system_binds() -> list[str]:
 class BwrapBatch(Batch):
     def __init__(self, sandbox: BwrapSandbox, spec: BatchSpec) -> None:
         self.spec = spec
-        self.cgroup: cgroups.BatchCgroup | None = None
-        if cgroups.available():
-            self.cgroup = cgroups.BatchCgroup(spec.memory_bytes(), spec.nproc() + 2)
-        runner = [f"{BIN_DIR}/hts-runner", *runner_options(spec, cgroup=self.cgroup is not None)]
+        self.cgroup = cgroups.open_batch(spec.memory_bytes(), spec.nproc() + 2)
+        bounded = self.cgroup is not None and self.cgroup.bounds_memory
+        runner = [f"{BIN_DIR}/hts-runner", *runner_options(spec, cgroup=bounded)]
         if self.cgroup is not None:
-            runner += ["-g", self.cgroup.runner_arg()]
+            runner += self.cgroup.runner_args()
         argv = [
             sandbox.bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--clearenv",
             "--uid", "0", "--gid", "0", "--cap-add", "ALL", "--hostname", "sandbox",

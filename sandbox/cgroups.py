@@ -1,18 +1,48 @@
-"""cgroup v1 accounting for one batch: memory limit and peak, pids limit, CPU of all tasks.
+"""cgroup accounting for one batch: memory limit and peak, pids limit, CPU of all tasks, OOM kills.
 
 The trusted parent creates the cgroup and opens its control files; the runner
 inside the sandbox only inherits those descriptors (it cannot see /sys), joins
-the cgroup for each test and resets / reads the counters.  Where no writable
-v1 hierarchy exists the runner falls back to rusage and rlimits alone.
+the cgroup for each test and resets / reads the counters.  Two layouts:
+
+v1  one directory per batch in each of the memory, pids and cpuacct
+    hierarchies (/sys/fs/cgroup/<controller>/<our cgroup>/hardtests-sandbox/b-...).
+v2  one directory per batch in the unified hierarchy (/sys/fs/cgroup, or
+    /sys/fs/cgroup/unified on a hybrid host), under <our cgroup>/hardtests-sandbox.
+    cpu.stat (CPU of every task) and cgroup.kill exist in every v2 cgroup; memory
+    and pids limits need those controllers, which v2 hands down only through
+    each parent's cgroup.subtree_control, and a non-root cgroup that holds
+    processes cannot hand them down ("no internal processes").  So they are
+    enabled where that is allowed: always in hardtests-sandbox (it holds no
+    process), and in our own cgroup if it is the root, or if this worker is
+    the only process in it, after moving itself into the leaf hardtests-worker.
+    Whatever is missing falls back to rlimits and rusage.  The memory peak of
+    one test needs memory.peak to be resettable per descriptor (Linux >= 6.12);
+    before that the peak comes from rusage, while memory.max and the OOM count
+    still apply.
+
+HARDTESTS_SANDBOX_CGROUPS chooses: ``auto`` (default; v1 where writable, else
+v2, else none), ``v1``, ``v2``, or ``0`` (rlimits and rusage only).  ``1`` is
+read as ``auto``.  `accounting()` says what is in use.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import logging
 import os
+import re
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+ENV = "HARDTESTS_SANDBOX_CGROUPS"
+MODES = ("auto", "v1", "v2", "0")
+SANDBOX_DIR = "hardtests-sandbox"
+WORKER_LEAF = "hardtests-worker"
 
 V1_ROOT = Path("/sys/fs/cgroup")
 CONTROLLERS = ("memory", "pids", "cpuacct")
@@ -26,8 +56,97 @@ FD_FILES = (
     ("memory", "memory.oom_control", os.O_RDONLY),
     ("cpuacct", "cpuacct.usage", os.O_RDWR),
 )
+# v2 controllers we enable; CPU needs none (cpu.stat's usage_usec is always there)
+V2_CONTROLLERS = ("memory", "pids")
+# order expected by hts-runner's -G option, each with the feature it needs (None: always)
+V2_FD_FILES = (
+    ("cgroup.procs", os.O_WRONLY, None),
+    ("cpu.stat", os.O_RDONLY, None),
+    ("cgroup.kill", os.O_WRONLY, "kill"),
+    ("memory.peak", os.O_RDWR, "memory-peak"),
+    ("memory.current", os.O_RDONLY, "memory-peak"),
+    ("memory.events", os.O_RDONLY, "oom"),
+)
 
-_available: bool | None = None
+
+@dataclass(frozen=True)
+class Accounting:
+    """Which cgroup accounting the sandbox uses, and what it covers."""
+
+    version: str  # "v1", "v2" or "none"
+    # what the cgroup provides: cpu, memory (limit), memory-peak, oom, pids, kill
+    features: frozenset[str] = frozenset()
+    base: Path | None = None  # v2: the directory that holds the batch cgroups
+
+    @property
+    def bounds_memory(self) -> bool:
+        return "memory" in self.features
+
+    def describe(self) -> str:
+        if self.version == "none":
+            return "none (rlimits and rusage)"
+        order = ("cpu", "memory", "memory-peak", "oom", "pids", "kill")
+        text = f"{self.version} ({', '.join(f for f in order if f in self.features)})"
+        missing = [f for f in ("memory", "pids") if f not in self.features]
+        if missing:
+            text += f"; rlimits and rusage for {' and '.join(missing)}"
+        return text
+
+
+NONE = Accounting("none")
+V1_FEATURES = frozenset({"cpu", "memory", "memory-peak", "oom", "pids"})
+_accounting: Accounting | None = None
+
+
+def accounting() -> Accounting:
+    """The accounting chosen by HARDTESTS_SANDBOX_CGROUPS, probed once per process."""
+    global _accounting
+    if _accounting is None:
+        _accounting = _select(os.environ.get(ENV, "auto").strip().lower() or "auto")
+        log.info("sandbox cgroup accounting: %s", _accounting.describe())
+    return _accounting
+
+
+def reset() -> None:
+    """Forget the choice, so that the next batch probes again (after a change of the setting)."""
+    global _accounting
+    _accounting = None
+
+
+def available() -> bool:
+    return accounting().version != "none"
+
+
+def _select(mode: str) -> Accounting:
+    if mode == "1":
+        mode = "auto"
+    if mode not in MODES:
+        log.warning("%s=%r is not one of %s; using auto", ENV, mode, ", ".join(MODES))
+        mode = "auto"
+    if mode == "0":
+        return NONE
+    if mode in ("auto", "v1") and all(_probe_v1(c) for c in CONTROLLERS):
+        return Accounting("v1", V1_FEATURES)
+    if mode in ("auto", "v2"):
+        found = _probe_v2()
+        if found is not None:
+            return found
+    if mode != "auto":
+        log.warning("%s=%s: no writable cgroup %s hierarchy; using rlimits and rusage", ENV, mode, mode)
+    return NONE
+
+
+def open_batch(memory_bytes: int, pids: int) -> BatchCgroup | None:
+    """The cgroup for a new batch, or None where cgroups are not used."""
+    chosen = accounting()
+    if chosen.version == "v1":
+        return V1BatchCgroup(memory_bytes, pids)
+    if chosen.version == "v2":
+        return V2BatchCgroup(chosen, memory_bytes, pids)
+    return None
+
+
+# -- v1 ---------------------------------------------------------------------
 
 
 def _own_path(controller: str) -> str:
@@ -44,20 +163,12 @@ def _own_path(controller: str) -> str:
 
 
 def _base(controller: str) -> Path:
-    return V1_ROOT / controller / _own_path(controller).lstrip("/") / "hardtests-sandbox"
+    return V1_ROOT / controller / _own_path(controller).lstrip("/") / SANDBOX_DIR
 
 
-def available() -> bool:
-    global _available
-    if _available is None:
-        if os.environ.get("HARDTESTS_SANDBOX_CGROUPS", "1") == "0":
-            _available = False
-        else:
-            _available = all(_probe(c) for c in CONTROLLERS)
-    return _available
-
-
-def _probe(controller: str) -> bool:
+def _probe_v1(controller: str) -> bool:
+    if not (V1_ROOT / controller / "cgroup.clone_children").exists():
+        return False  # not a v1 hierarchy (on a v2 host this could be a cgroup that happens to have the name)
     try:
         base = _base(controller)
         base.mkdir(exist_ok=True)
@@ -66,13 +177,160 @@ def _probe(controller: str) -> bool:
         return False
 
 
+# -- v2 ---------------------------------------------------------------------
+
+
+def _unescape(field: str) -> str:
+    """mountinfo writes space, tab, newline and backslash as octal escapes."""
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
+
+
+def v2_own_dir() -> Path | None:
+    """Our own cgroup in the unified hierarchy, as a directory, or None where there is none."""
+    try:
+        own = next(
+            (
+                line[3:]
+                for line in Path("/proc/self/cgroup").read_text().splitlines()
+                if line.startswith("0::")
+            ),
+            None,
+        )
+        mountinfo = Path("/proc/self/mountinfo").read_text().splitlines()
+    except OSError:
+        return None
+    if own is None or not own.startswith("/") or "/../" in f"{own}/" or own.endswith(" (deleted)"):
+        return None
+    mounts: list[tuple[str, str]] = []
+    for line in mountinfo:
+        left, sep, right = line.partition(" - ")
+        fields = left.split()
+        if sep and right.split()[:1] == ["cgroup2"] and len(fields) >= 5:
+            mounts.append((_unescape(fields[4]), _unescape(fields[3])))
+    preferred = {"/sys/fs/cgroup": 0, "/sys/fs/cgroup/unified": 1}
+    for point, root in sorted(mounts, key=lambda m: preferred.get(m[0], 2)):
+        root = root.rstrip("/")
+        if own != root and not own.startswith(f"{root}/"):
+            continue  # this mount shows another part of the hierarchy
+        path = Path(point) / own[len(root) :].lstrip("/")
+        if path.name == WORKER_LEAF:
+            path = path.parent  # we moved ourselves (or a parent worker did) into the leaf
+        if (path / "cgroup.procs").exists():
+            return path
+    return None
+
+
+def _words(path: Path) -> set[str]:
+    try:
+        return set(path.read_text().split())
+    except OSError:
+        return set()
+
+
+def _enable(cgroup: Path, controllers: list[str]) -> bool:
+    """Enable what we can in cgroup.subtree_control; False if processes in it forbid it (EBUSY)."""
+    busy = False
+    for name in controllers:
+        try:
+            (cgroup / "cgroup.subtree_control").write_text(f"+{name}")
+        except OSError as exc:
+            busy = busy or exc.errno == errno.EBUSY
+            log.debug("cannot enable the %s controller in %s: %s", name, cgroup, exc)
+    return not busy
+
+
+def _alone_in(cgroup: Path) -> bool:
+    return _words(cgroup / "cgroup.procs") == {str(os.getpid())}
+
+
+def _probe_v2() -> Accounting | None:
+    own = v2_own_dir()
+    if own is None:
+        return None
+    wanted = [c for c in V2_CONTROLLERS if c in _words(own / "cgroup.controllers")]
+    missing = [c for c in wanted if c not in _words(own / "cgroup.subtree_control")]
+    if missing and not _enable(own, missing) and _alone_in(own):
+        # a non-root cgroup with processes cannot enable controllers for its children;
+        # when those processes are only us, a leaf of our own frees it
+        try:
+            leaf = own / WORKER_LEAF
+            leaf.mkdir(exist_ok=True)
+            (leaf / "cgroup.procs").write_text(str(os.getpid()))
+            log.info("moved the sandbox worker into %s to enable %s below %s", leaf, ", ".join(missing), own)
+            _enable(own, missing)
+        except OSError as exc:
+            log.info("cannot move the sandbox worker into a leaf cgroup: %s", exc)
+    base = own / SANDBOX_DIR
+    try:
+        base.mkdir(exist_ok=True)
+    except OSError:
+        return None
+    if not (
+        os.access(base, os.W_OK)
+        and os.access(own / "cgroup.procs", os.W_OK)
+        and (base / "cgroup.procs").exists()
+        and (base / "cpu.stat").exists()
+    ):
+        return None
+    # no process lives in hardtests-sandbox, so it may hand down whatever it was given
+    given = [c for c in wanted if c in _words(base / "cgroup.controllers")]
+    _enable(base, [c for c in given if c not in _words(base / "cgroup.subtree_control")])
+    enabled = _words(base / "cgroup.subtree_control")
+    features = {"cpu"}
+    if (base / "cgroup.kill").exists():
+        features.add("kill")
+    if "memory" in enabled:
+        features |= {"memory", "oom"}
+        with contextlib.suppress(OSError):
+            # writable from Linux 6.12: a write resets the peak seen through that descriptor
+            if (base / "memory.peak").stat().st_mode & 0o200:
+                features.add("memory-peak")
+    if "pids" in enabled:
+        features.add("pids")
+    return Accounting("v2", frozenset(features), base)
+
+
+# -- batches ------------------------------------------------------------------
+
+
+def _remove(path: Path) -> None:
+    # the runner's processes are gone, but the kernel may take a moment to release them
+    for _ in range(50):
+        try:
+            path.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.01)
+
+
 class BatchCgroup:
-    """One cgroup per batch (per controller); tests run in it one after another."""
+    """One cgroup per batch; tests run in it one after another."""
+
+    fds: list[int]
+    bounds_memory = True
+
+    def runner_args(self) -> list[str]:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def _close_fds(self) -> None:
+        for fd in self.fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.fds = []
+
+
+class V1BatchCgroup(BatchCgroup):
+    """One directory per controller."""
 
     def __init__(self, memory_bytes: int, pids: int) -> None:
         name = f"b-{os.getpid()}-{uuid.uuid4().hex[:12]}"
         self.dirs = {c: _base(c) / name for c in CONTROLLERS}
-        self.fds: list[int] = []
+        self.fds = []
         try:
             for path in self.dirs.values():
                 path.mkdir()
@@ -92,21 +350,57 @@ class BatchCgroup:
             self.close()
             raise
 
-    def runner_arg(self) -> str:
-        return ",".join(str(fd) for fd in self.fds)
+    def runner_args(self) -> list[str]:
+        return ["-g", ",".join(str(fd) for fd in self.fds)]
 
     def close(self) -> None:
-        for fd in self.fds:
-            with contextlib.suppress(OSError):
-                os.close(fd)
-        self.fds = []
+        self._close_fds()
         for path in self.dirs.values():
-            # the runner's processes are gone, but the kernel may take a moment to release them
-            for _ in range(50):
-                try:
-                    path.rmdir()
-                    break
-                except FileNotFoundError:
-                    break
-                except OSError:
-                    time.sleep(0.01)
+            _remove(path)
+
+
+class V2BatchCgroup(BatchCgroup):
+    """One directory in the unified hierarchy, with whatever controllers it was given."""
+
+    def __init__(self, chosen: Accounting, memory_bytes: int, pids: int) -> None:
+        assert chosen.base is not None
+        self.features = chosen.features
+        self.bounds_memory = "memory" in self.features
+        self.path = chosen.base / f"b-{os.getpid()}-{uuid.uuid4().hex[:12]}"
+        self.fds = []
+        self.slots: list[int] = []
+        self.kill_fd = -1
+        self.path.mkdir()
+        try:
+            if "memory" in self.features:
+                (self.path / "memory.max").write_text(str(memory_bytes))
+                with contextlib.suppress(OSError):
+                    # no swap either, so the limit is real memory
+                    (self.path / "memory.swap.max").write_text("0")
+            if "pids" in self.features:
+                (self.path / "pids.max").write_text(str(pids))
+            for filename, flags, needs in V2_FD_FILES:
+                if needs is not None and needs not in self.features:
+                    self.slots.append(-1)
+                    continue
+                fd = os.open(self.path / filename, flags | os.O_CLOEXEC)
+                self.fds.append(fd)
+                self.slots.append(fd)
+                if filename == "cgroup.kill":
+                    self.kill_fd = fd
+        except OSError:
+            self.close()
+            raise
+
+    def runner_args(self) -> list[str]:
+        return ["-G", ",".join(str(fd) for fd in self.slots)]
+
+    def close(self) -> None:
+        if self.kill_fd >= 0:
+            # nothing should be left (the runner kills each test's leftovers), but if the
+            # runner itself died mid-test, its test must not outlive the batch
+            with contextlib.suppress(OSError):
+                os.write(self.kill_fd, b"1")
+            self.kill_fd = -1
+        self._close_fds()
+        _remove(self.path)

@@ -10,6 +10,17 @@
  * exits too; the kernel then kills every other process of that PID namespace,
  * which is how background children and setsid escapes are cleaned up.
  *
+ * cgroups (optional; the trusted parent opens the control files, we inherit
+ * the descriptors):
+ *   -g (v1) mem procs, pids procs, cpuacct procs, memory.max_usage_in_bytes,
+ *           memory.usage_in_bytes, memory.oom_control, cpuacct.usage
+ *   -G (v2) cgroup.procs, cpu.stat, cgroup.kill, memory.peak, memory.current,
+ *           memory.events
+ * "-1" for a file that is not there.  v1 counters are reset before each test;
+ * v2's cpu.stat cannot be, so its usage_usec is read before and after, and
+ * memory.peak is reset through our own descriptor (Linux >= 6.12).  A
+ * cgroup.kill descriptor kills whatever is left of a test.
+ *
  * Protocol (stdin/stdout, one test at a time):
  *   in:  "R <input-path or ->\n"
  *   out: "S <status> <cpu_us> <wall_us> <maxrss_kb> <cg_cpu_us> <cg_mem_kb>
@@ -40,12 +51,16 @@
 
 #define ERR_TAIL 4096
 
-enum { CG_MEM_PROCS, CG_PIDS_PROCS, CG_CPU_PROCS, CG_MEM_MAX, CG_MEM_USAGE, CG_MEM_OOM, CG_CPU_USAGE, CG_N };
+/* the first three are the cgroup.procs files to join (v1: one per hierarchy) */
+enum { CG_PROCS_1, CG_PROCS_2, CG_PROCS_3, CG_MEM_MAX, CG_MEM_USAGE, CG_MEM_OOM, CG_CPU_USAGE, CG_KILL, CG_N };
+/* where each descriptor of -G goes */
+static const int cg_v2_slots[] = {CG_PROCS_1, CG_CPU_USAGE, CG_KILL, CG_MEM_MAX, CG_MEM_USAGE, CG_MEM_OOM};
 
 static long long cpu_kill_us = 10000000, wall_kill_us = 30000000;
 static long long as_bytes = 0, fsize_bytes = 64 << 20, stack_bytes = 0, tmpfs_bytes = 256 << 20;
 static long nproc = 64, nofile = 256;
 static int cg[CG_N];
+static int cg_v2 = 0;
 static const char *workdir = "/tmp", *iodir = "/.hts-io", *indir = "/.hts-in";
 static char **prog_argv;
 /* -N: no namespaces of our own (inside a Docker container, where the runner is
@@ -53,7 +68,8 @@ static char **prog_argv;
  * test instead) */
 static int flat_mode = 0;
 
-struct report { int status; long long cpu_us, maxrss_kb; };
+/* cg_err: why the init could not join the test cgroup (errno), 0 if it did or there is none */
+struct report { int status, cg_err; long long cpu_us, maxrss_kb; };
 
 static long long now_us(void) {
     struct timespec ts;
@@ -75,19 +91,43 @@ static long long cg_read(int fd) {
     return atoll(buf);
 }
 
-/* memory.oom_control holds several "key value" lines; we need oom_kill. */
-static long long cg_oom_kills(void) {
-    char buf[512];
-    if (cg[CG_MEM_OOM] < 0) return -1;
-    ssize_t n = pread(cg[CG_MEM_OOM], buf, sizeof buf - 1, 0);
+/* The value of one "key value" line of a flat keyed file (memory.oom_control,
+ * memory.events, cpu.stat). */
+static long long cg_keyed(int fd, const char *key) {
+    char buf[1024];
+    if (fd < 0) return -1;
+    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
     if (n <= 0) return -1;
     buf[n] = 0;
-    char *p = strstr(buf, "oom_kill ");
-    return p ? atoll(p + 9) : -1;
+    size_t len = strlen(key);
+    for (char *p = buf; (p = strstr(p, key)) != NULL; p += len) {
+        if ((p == buf || p[-1] == '\n') && p[len] == ' ') return atoll(p + len + 1);
+    }
+    return -1;
 }
 
-static void cg_write(int fd, const char *s) {
-    if (fd >= 0 && pwrite(fd, s, strlen(s), 0) < 0) { /* accounting only; a failure is not fatal */ }
+static long long cg_oom_kills(void) { return cg_keyed(cg[CG_MEM_OOM], "oom_kill"); }
+
+/* CPU time of the test cgroup in microseconds: v1 cpuacct.usage is in
+ * nanoseconds (and reset before each test), v2 has usage_usec in cpu.stat. */
+static long long cg_cpu(void) {
+    if (cg_v2) return cg_keyed(cg[CG_CPU_USAGE], "usage_usec");
+    long long ns = cg_read(cg[CG_CPU_USAGE]);
+    return ns < 0 ? -1 : ns / 1000;
+}
+
+static int cg_write(int fd, const char *s) {
+    /* accounting only: a failure is not fatal, the caller decides what it means */
+    return fd >= 0 && pwrite(fd, s, strlen(s), 0) >= 0;
+}
+
+/* Move the calling process into the test cgroup (before it forks, so every
+ * descendant is accounted); 0 or the errno of the first failure. */
+static int cg_join(void) {
+    for (int i = CG_PROCS_1; i <= CG_PROCS_3; i++) {
+        if (cg[i] >= 0 && !cg_write(cg[i], "0")) return errno ? errno : EIO;
+    }
+    return 0;
 }
 
 static void set_limit(int res, rlim_t soft, rlim_t hard) {
@@ -118,6 +158,7 @@ static void drop_capabilities(void) {
 
 static void exec_program(int in_fd, int out_fd, int err_fd) {
     if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0) die("dup2");
+    if (flat_mode) cg_join(); /* there is no init of our own to do it */
     syscall(SYS_close_range, 3, ~0U, 0);
     if (chdir(workdir) != 0) die("chdir");
     if (flat_mode) setsid();
@@ -156,9 +197,7 @@ static void test_init(int in_fd, int out_fd, int err_fd, int rep_fd) {
     umount2(iodir, MNT_DETACH);
     umount2(indir, MNT_DETACH);
     /* join the test cgroup before forking so every descendant is accounted */
-    cg_write(cg[CG_MEM_PROCS], "0");
-    cg_write(cg[CG_PIDS_PROCS], "0");
-    cg_write(cg[CG_CPU_PROCS], "0");
+    int cg_err = cg_join();
     pid_t child = fork();
     if (child < 0) die("fork");
     if (child == 0) {
@@ -169,7 +208,7 @@ static void test_init(int in_fd, int out_fd, int err_fd, int rep_fd) {
     close(out_fd);
     close(err_fd);
     for (int i = 0; i < CG_N; i++) if (cg[i] >= 0) close(cg[i]);
-    struct report r = {-1, 0, 0};
+    struct report r = {-1, cg_err, 0, 0};
     struct rusage ru;
     int st;
     while (wait4(child, &st, 0, &ru) < 0) {
@@ -193,7 +232,9 @@ static int remove_entry(const char *path, const struct stat *sb, int flag, struc
 /* pid 1 of the container: kill every other process (background children,
  * setsid escapes), reap them, and wipe the scratch directories. */
 static void flat_cleanup(pid_t session) {
-    /* outside a container (tests of the runner itself) only the session dies */
+    /* outside a container (tests of the runner itself) only the session dies,
+     * and whatever is still in the test cgroup */
+    cg_write(cg[CG_KILL], "1");
     kill(getpid() == 1 ? -1 : -session, SIGKILL);
     while (waitpid(-1, NULL, 0) > 0 || errno == EINTR) {}
     nftw("/tmp", remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
@@ -223,9 +264,11 @@ static void run_one(const char *input) {
     int err_fd = open(err_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (in_fd < 0 || out_fd < 0 || err_fd < 0) die("open test files");
     long long oom0 = cg_oom_kills();
+    /* v1 max_usage_in_bytes and v2 memory.peak alike restart from the current usage */
     cg_write(cg[CG_MEM_MAX], "0");
     long long mem0 = cg_read(cg[CG_MEM_USAGE]);
-    cg_write(cg[CG_CPU_USAGE], "0");
+    if (!cg_v2) cg_write(cg[CG_CPU_USAGE], "0");
+    long long cpu0 = cg_v2 ? cg_cpu() : 0;
     int rep[2];
     if (pipe2(rep, O_CLOEXEC) != 0) die("pipe");
     long long t0 = now_us();
@@ -246,7 +289,7 @@ static void run_one(const char *input) {
     if (init < 0) die("clone");
     close(rep[1]);
     close(in_fd);
-    struct report r = {-1, -1, 0};
+    struct report r = {-1, 0, -1, 0};
     int killed = 0, got = 0;
     /* in flat mode the write end closes at execve (CLOEXEC) and EOF tells
      * nothing, so the program's exit is watched through a pidfd instead */
@@ -269,12 +312,15 @@ static void run_one(const char *input) {
         struct stat so;
         /* a program that ignores SIGXFSZ (the JVM does) would otherwise spin on EFBIG */
         if (!killed && fstat(out_fd, &so) == 0 && so.st_size >= fsize_bytes) killed = 3;
-        if (!killed && cg[CG_CPU_USAGE] >= 0 && cg_read(cg[CG_CPU_USAGE]) / 1000 > cpu_kill_us) killed = 1;
+        if (!killed && cpu0 >= 0 && cg[CG_CPU_USAGE] >= 0 && cg_cpu() - cpu0 > cpu_kill_us) killed = 1;
         if (killed) {
+            cg_write(cg[CG_KILL], "1");
             kill(init, SIGKILL);
             break;
         }
     }
+    /* leftovers of the test die now; the PID namespace would take them with its init anyway */
+    if (!flat_mode) cg_write(cg[CG_KILL], "1");
     close(rep[0]);
     if (flat_mode) close(watch);
     int st;
@@ -293,9 +339,17 @@ static void run_one(const char *input) {
         r.cpu_us = -1;
         r.maxrss_kb = ru.ru_maxrss;
     }
-    long long cg_cpu = cg_read(cg[CG_CPU_USAGE]);
+    long long cpu1 = cg_cpu();
+    long long cg_cpu_us = (cpu0 < 0 || cpu1 < 0) ? -1 : cpu1 - cpu0;
     long long mem1 = cg_read(cg[CG_MEM_MAX]);
     long long oom1 = cg_oom_kills();
+    if (got && r.cg_err != 0) {
+        /* the counters describe an empty cgroup: report nothing rather than zeros,
+         * and stop using cgroups for the rest of the batch */
+        fprintf(stderr, "hts-runner: cannot join the test cgroup: %s\n", strerror(r.cg_err));
+        cg_cpu_us = mem1 = oom1 = -1;
+        for (int i = 0; i < CG_N; i++) cg[i] = -1;
+    }
     struct stat so, se;
     fstat(out_fd, &so);
     fstat(err_fd, &se);
@@ -309,7 +363,7 @@ static void run_one(const char *input) {
         err_len = ERR_TAIL;
     }
     printf("S %d %lld %lld %lld %lld %lld %lld %d %lld %lld %lld\n", r.status, r.cpu_us, t1 - t0, r.maxrss_kb,
-           cg_cpu < 0 ? -1 : cg_cpu / 1000, (mem1 < 0 || mem0 < 0) ? -1 : (mem1 - mem0) / 1024,
+           cg_cpu_us, (mem1 < 0 || mem0 < 0) ? -1 : (mem1 - mem0) / 1024,
            (oom0 < 0 || oom1 < 0) ? -1 : oom1 - oom0, killed, out_len, out_trunc, err_len);
     send_file(out_fd, out_len, 0);
     send_file(err_fd, err_len, err_skip);
@@ -321,7 +375,7 @@ static void run_one(const char *input) {
 int main(int argc, char **argv) {
     int opt;
     for (int i = 0; i < CG_N; i++) cg[i] = -1;
-    while ((opt = getopt(argc, argv, "+t:w:m:f:p:n:s:z:d:o:i:g:NI:R:")) != -1) {
+    while ((opt = getopt(argc, argv, "+t:w:m:f:p:n:s:z:d:o:i:g:G:NI:R:")) != -1) {
         switch (opt) {
         case 't': cpu_kill_us = atoll(optarg); break;
         case 'w': wall_kill_us = atoll(optarg); break;
@@ -341,12 +395,15 @@ int main(int argc, char **argv) {
         case 'R':
             if (!freopen(optarg, "w", stdout)) die("results file");
             break;
-        case 'g': {
+        case 'g':
+        case 'G': {
             /* cgroup control files opened by the trusted parent: the sandbox
              * cannot open them itself (no /sys), it only inherits them */
             char *s = optarg;
-            for (int i = 0; i < CG_N && s; i++) {
-                cg[i] = atoi(s);
+            cg_v2 = opt == 'G';
+            int n = cg_v2 ? (int)(sizeof cg_v2_slots / sizeof cg_v2_slots[0]) : CG_KILL;
+            for (int i = 0; i < n && s; i++) {
+                cg[cg_v2 ? cg_v2_slots[i] : i] = atoi(s);
                 s = strchr(s, ',');
                 if (s) s++;
             }
