@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -102,18 +103,20 @@ def _yaml(value: str) -> str:
 
 
 def _problem_yaml(bundle: Bundle) -> str:
+    """problem.yaml of the 2023-07-draft format: a custom output validator is declared by the
+    presence of output_validator/, not by a key; the uuid is stable across exports."""
     p = bundle.problem
     lines = [
         "problem_format_version: 2023-07-draft",
+        "type: pass-fail",
         f"name: {_yaml(p.title)}",
-        f"uuid: {_yaml(f'{p.source}/{p.pid}')}",
-        f"source: {_yaml(p.platform or p.source)}",
+        f"uuid: {uuid.uuid5(uuid.NAMESPACE_URL, f'hardtests:{p.source}/{p.pid}')}",
+        "source:",
+        f"  name: {_yaml(p.platform or p.source)}",
     ]
     if p.url:
-        lines.append(f"source_url: {_yaml(p.url)}")
-    judged = bool(bundle.kit and bundle.kit.output_judge and bundle.kit.needs_output_judge)
+        lines.append(f"  url: {_yaml(p.url)}")
     lines += [
-        f"validation: {'custom' if judged else 'default'}",
         "limits:",
         f"  time_limit: {p.time_limit_ms / 1000:g}",
         f"  memory: {p.memory_limit_mb}",
@@ -148,8 +151,8 @@ def package_write(bundle: Bundle, root: Path) -> dict[str, int]:
     (root / "data" / "sample").mkdir(parents=True, exist_ok=True)
     (root / "data" / "secret").mkdir(parents=True, exist_ok=True)
     (root / "problem.yaml").write_text(_problem_yaml(bundle), encoding="utf-8")
-    (root / "problem_statement").mkdir(exist_ok=True)
-    (root / "problem_statement" / "problem.en.md").write_text(bundle.problem.statement, encoding="utf-8")
+    (root / "statement").mkdir(exist_ok=True)
+    (root / "statement" / "problem.en.md").write_text(bundle.problem.statement, encoding="utf-8")
     public = bundle.tests.get("public")
     samples = ([(body(t.input_sha256), body(t.output_sha256)) for t in public] if public
                else [(s["input"].encode(), s["output"].encode()) for s in bundle.problem.samples])

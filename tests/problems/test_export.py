@@ -5,10 +5,12 @@ from __future__ import annotations
 import ast
 import json
 import subprocess
+import uuid
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+import yaml
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
@@ -22,6 +24,8 @@ from problems.importers.runner import dataset_import
 from problems.importers.unpickle import cases_decode
 from problems.models import Problem
 from tests.problems.fixtures import FIXTURES, catalogue_clear
+
+_yaml_load = yaml.safe_load
 
 # The field names of the published dataset cards.
 PUBLISHED_PROBLEMS = ["pid", "question_title", "question_content", "question_content_all_languages", "platform",
@@ -123,7 +127,11 @@ def test_icpc_packages_have_the_package_layout(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["codecontests-4-a-watermelon", "native-sum-two"]
     pkg = tmp_path / "native-sum-two"
     yaml = (pkg / "problem.yaml").read_text()
-    assert 'name: "Sum of two"' in yaml and "validation: default" in yaml and "time_limit: 1.5" in yaml
+    meta = _yaml_load(yaml)
+    assert meta["problem_format_version"] == "2023-07-draft" and meta["type"] == "pass-fail"
+    assert meta["name"] == "Sum of two" and meta["limits"] == {"time_limit": 1.5, "memory": 128}
+    assert str(uuid.UUID(meta["uuid"])) == meta["uuid"] and "validation" not in meta
+    assert (pkg / "statement" / "problem.en.md").exists()
     assert sorted(p.name for p in (pkg / "data" / "sample").iterdir()) == ["001.ans", "001.in"]
     assert (pkg / "data" / "secret" / "003.ans").read_text() == "7\n"
     assert (pkg / "data" / "secret" / "004.in").read_bytes() == b"\xff\xfe"
@@ -133,7 +141,9 @@ def test_icpc_packages_have_the_package_layout(tmp_path):
     ast.parse((pkg / "input_validators" / "validate.py").read_text())
 
     melon = tmp_path / "codecontests-4-a-watermelon"
-    assert "validation: custom" in (melon / "problem.yaml").read_text()
+    melon_meta = _yaml_load((melon / "problem.yaml").read_text())
+    # 2023-07-draft: a custom output validator is declared by its folder, not by a key.
+    assert "validation" not in melon_meta and melon_meta["uuid"] != meta["uuid"]
     judge = (melon / "output_validator" / "validate.py").read_text()
     ast.parse(judge)
     assert "sys.exit(42 if accepted else 43)" in judge and "candidate_output.strip().upper()" in judge
@@ -199,7 +209,7 @@ def test_icpc_validators_exit_42_or_43_when_run_as_the_package_runs_them(tmp_pat
 
     # A problem without a judging function: the package says default validation, ships no output
     # validator, and its input validator still runs.
-    assert "validation: default" in (plain / "problem.yaml").read_text()
+    assert "validation" not in _yaml_load((plain / "problem.yaml").read_text())
     assert not (plain / "output_validator").exists()
     plain_inputs = plain / "input_validators" / "validate.py"
     assert [_run_validator(plain_inputs, data) for data in (b"1 2\n", b"-5 7", b"99999999999 1\n", b"not numbers\n",
