@@ -125,23 +125,26 @@ def evaluation_wait(
         time.sleep(poll_s)
 
 
-def _suite_near_duplicates(bodies: list[bytes], budget_s: float) -> NearDuplicates:
-    return near_duplicates(bodies, budget_s=budget_s)
+def _suite_near_duplicates(bodies: list[bytes], budget_s: float, threads: int) -> NearDuplicates:
+    return near_duplicates(bodies, budget_s=budget_s, threads=threads)
 
 
 def _near_duplicates_section(suites: list[TestSuite], budget_s: float, processes: int | None = None) -> dict[str, Any]:
     """Near-duplicate shares per suite; suites are independent, so they run in parallel
-    processes (one per CPU by default) because exact LCS of large inputs is CPU-bound."""
+    processes (one per CPU by default) because exact LCS of large inputs is CPU-bound; CPUs
+    left over (fewer suites than CPUs) go to threads within each suite."""
     started = time.perf_counter()
-    workers = max(1, min(processes or os.cpu_count() or 1, len(suites)))
+    cpus = processes or os.cpu_count() or 1
+    workers = max(1, min(cpus, len(suites)))
+    threads = max(1, cpus // workers)
     pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) if workers > 1 else None
     pending: list[tuple[TestSuite, int, Future[NearDuplicates] | NearDuplicates]] = []
     try:
         for suite in suites:
             bodies = blobs_get(suite.tests.order_by("ordinal").values_list("input_sha256", flat=True))
             size = sum(len(b) for b in bodies)
-            work = pool.submit(_suite_near_duplicates, bodies, budget_s) if pool else near_duplicates(
-                bodies, budget_s=budget_s)
+            work = pool.submit(_suite_near_duplicates, bodies, budget_s, threads) if pool else near_duplicates(
+                bodies, budget_s=budget_s, threads=threads)
             pending.append((suite, size, work))
         results = [(suite, size, work.result() if isinstance(work, Future) else work) for suite, size, work in pending]
     finally:
@@ -167,6 +170,7 @@ def _near_duplicates_section(suites: list[TestSuite], budget_s: float, processes
         "rule": f"lengths within {100 - LENGTH_RATIO * 100:.0f}% and LCS >= {LCS_RATIO:.0%} of the shorter",
         "seconds": time.perf_counter() - started,
         "processes": workers,
+        "threads_per_suite": threads,
         "budget_s_per_suite": budget_s,
         "by_origin": dict(sorted(totals.items())),
         "suites": per_suite,
