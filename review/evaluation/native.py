@@ -2,10 +2,10 @@
 
 The C compiler is one the sandbox needs anyway (scripts/bootstrap.sh installs g++). The
 shared library is cached in this package's __pycache__ under a name that hashes the
-source, the compiler, the flags and the platform; where that folder is not writable it is
-built in a fresh private temporary folder instead. Without a compiler, or with
-HARDTESTS_NATIVE=0, `kernels()` returns None and redundancy.py does without them (same
-results, slower).
+source, the compiler ($CC, else cc or gcc), the flags and the platform; where that folder
+is not writable it is built in a fresh private temporary folder instead. Without a
+compiler `kernels()` returns None and redundancy.py does without them (same results,
+slower).
 """
 
 from __future__ import annotations
@@ -43,9 +43,7 @@ class Kernels:
 
 
 def kernels() -> Kernels | None:
-    """The compiled kernels, or None when they cannot be built (or HARDTESTS_NATIVE=0)."""
-    if os.environ.get("HARDTESTS_NATIVE", "1") == "0":
-        return None
+    """The compiled kernels, or None when they cannot be built."""
     with _lock:
         if "kernels" not in _cache:
             _cache["kernels"] = _build()
