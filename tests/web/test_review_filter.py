@@ -12,19 +12,13 @@ from review.models import Adjudication, Annotation, Study, StudyItem
 from tests.factories import ProblemFactory, UserFactory
 from tests.web.conftest import htmx, many_problems
 
+# One problem in each review state; the pid says which.
+NAMES = ["r/none", "r/pending", "r/ok", "r/flag-label", "r/adjudicated-ok", "r/adjudicated-bad", "r/draft"]
+
 
 @pytest.fixture
 def reviews(db: None) -> dict[str, object]:
-    """One problem in each state; pids say what the state is."""
-    names = [
-        "r/none",
-        "r/pending",
-        "r/ok",
-        "r/flag-label",
-        "r/adjudicated-ok",
-        "r/adjudicated-bad",
-        "r/draft",
-    ]
+    names = NAMES
     problems = {n: ProblemFactory(pid=n, title=n) for n in names}
     anna, bob = UserFactory(username="anna"), UserFactory(username="bob")
     open_study = Study.objects.create(name="open", status=Study.Status.OPEN)
@@ -66,18 +60,7 @@ def _pids(html: str) -> set[str]:
 @pytest.mark.parametrize(
     ("value", "expected"),
     [
-        (
-            "",
-            {
-                "r/none",
-                "r/pending",
-                "r/ok",
-                "r/flag-label",
-                "r/adjudicated-ok",
-                "r/adjudicated-bad",
-                "r/draft",
-            },
-        ),
+        ("", set(NAMES)),
         ("unreviewed", {"r/none", "r/pending", "r/draft"}),
         ("pending", {"r/pending"}),
         ("reviewed", {"r/ok", "r/flag-label", "r/adjudicated-ok", "r/adjudicated-bad"}),
