@@ -1,6 +1,6 @@
 """Sandbox overhead, side by side with bare execution, on the same programs and inputs.
 
-    .venv/bin/python bench/sandbox.py [--tests 40] [--rounds 5] [--backend bwrap]
+    .venv/bin/python bench/sandbox.py [--tests 40] [--rounds 20] [--backend bwrap]
 
 Bare execution is a plain subprocess of the same compiled binary (or the same
 /usr/bin/python3 -I script) with no isolation at all.  The sandbox figure is the
@@ -75,7 +75,7 @@ def throughput(backend: str, language: str, workers: int, count: int, batches: i
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tests", type=int, default=40)
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--backend", default="bwrap")
     args = parser.parse_args()
     sb = get_sandbox(args.backend)
