@@ -7,6 +7,7 @@ a temporary directory, so tests never touch the development server under var/.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -59,6 +60,23 @@ def worker_env() -> dict[str, str]:
         url = f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
     return dict(os.environ, DATABASE_URL=url, REDIS_URL=settings.REDIS_URL,
                 HARDTESTS_MEDIA_ROOT=str(settings.MEDIA_ROOT), PYTHONUNBUFFERED="1")
+
+
+def process_group_stop(proc: subprocess.Popen[Any], *, graceful: bool = True) -> None:
+    """Stop a subprocess started with start_new_session=True together with its children (an RQ
+    worker and its work horse): SIGTERM and up to 15 s for a warm shutdown, else SIGKILL;
+    graceful=False kills at once."""
+    if proc.poll() is not None:
+        return
+    if graceful:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=15)
+            return
+        except subprocess.TimeoutExpired:
+            pass
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)
 
 
 def manage(*args: str, timeout: float = 120, check: bool = True) -> subprocess.CompletedProcess[str]:

@@ -17,7 +17,7 @@ from generation.runs import sweep_stale_runs
 from generation.services import generation_run_cancel, generation_run_start
 from problems.models import TestSuite
 from problems.services import NewTest, suite_activate, suite_add_tests, suite_create
-from tests.conftest import REPO, worker_env
+from tests.conftest import REPO, process_group_stop, worker_env
 from tests.generation.conftest import FakeLLM, inputs_reply, make_problem, validator_reply
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -44,9 +44,7 @@ def worker(fake_llm: FakeLLM) -> Iterator[Callable[..., subprocess.Popen[bytes]]
 
     yield start
     for proc in started:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
+        process_group_stop(proc, graceful=False)
 
 
 def wait_for(predicate: Callable[[], bool], timeout: float = 60, what: str = "condition") -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -26,7 +25,7 @@ from review.evaluation.services import (
     report_csv,
 )
 from review.models import EvaluationReport
-from tests.conftest import REPO, manage, worker_env
+from tests.conftest import REPO, manage, process_group_stop, worker_env
 from tests.factories import ProblemFactory, SolutionFactory
 
 ADD = "a, b = map(int, input().split())\nprint(a + b)\n"
@@ -225,9 +224,7 @@ def sandbox_worker() -> Iterator[subprocess.Popen[bytes]]:
     proc = subprocess.Popen([sys.executable, str(REPO / "manage.py"), "rqworker", "sandbox"], env=worker_env(),
                             cwd=REPO, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     yield proc
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=10)
+    process_group_stop(proc, graceful=False)
 
 
 @pytest.mark.slow

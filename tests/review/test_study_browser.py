@@ -9,9 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import re
-import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -19,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, worker_env
+from tests.conftest import REPO, process_group_stop, worker_env
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -38,13 +36,7 @@ def sandbox_worker(tmp_path: Path) -> Iterator[None]:
                             cwd=REPO, start_new_session=True, stdout=log, stderr=subprocess.STDOUT)
     yield
     log.close()
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
+    process_group_stop(proc)
 
 
 @pytest.fixture

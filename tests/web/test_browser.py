@@ -6,9 +6,7 @@ Screenshots of every page go to screenshots/ at the repository root (gitignored)
 
 from __future__ import annotations
 
-import os
 import re
-import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -16,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, worker_env
+from tests.conftest import REPO, process_group_stop, worker_env
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -42,13 +40,7 @@ def workers() -> Iterator[None]:
     ]
     yield
     for proc in procs:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=10)
+        process_group_stop(proc)
 
 
 @pytest.fixture
