@@ -110,6 +110,15 @@ def blobs_iter(sha256s: Iterable[str], *, chunk: int = _READ_CHUNK) -> Iterator[
             yield zlib.decompress(packed) if packed is not None else _file_get(sha)
 
 
+def blob_pairs(pairs: Iterable[tuple[str, str]]) -> Iterator[tuple[bytes, bytes]]:
+    """(input, output) bodies of tests given as (input_sha256, output_sha256), in order and
+    batched like `blobs_iter`."""
+    pairs = list(pairs)
+    bodies = blobs_iter(sha for pair in pairs for sha in pair)
+    for _ in pairs:
+        yield next(bodies), next(bodies)
+
+
 def blobs_get(sha256s: Iterable[str]) -> list[bytes]:
     return list(blobs_iter(sha256s))
 

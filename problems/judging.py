@@ -15,7 +15,7 @@ from collections import OrderedDict
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from problems.blobs import blobs_iter
+from problems.blobs import blob_pairs
 from problems.models import SUPPORTED_LANGUAGES, OutputJudge, Problem, Solution, TestSuite
 from problems.services import verdict_record
 from sandbox import Limits, RunResult, Sandbox, Verdict, call_python, compare_default, get_sandbox
@@ -125,8 +125,8 @@ class _SuiteCache:
 
 def _load_suite(suite: TestSuite) -> LoadedSuite:
     rows = list(suite.tests.values_list("ordinal", "kind", "input_sha256", "output_sha256"))
-    bodies = blobs_iter(sha for _, _, i, out in rows for sha in (i, out))
-    tests = [LoadedTest(o, k, next(bodies), next(bodies)) for o, k, _, _ in rows]
+    bodies = blob_pairs((i, out) for _, _, i, out in rows)
+    tests = [LoadedTest(o, k, *pair) for (o, k, _, _), pair in zip(rows, bodies, strict=True)]
     tests.sort(key=lambda t: (KIND_ORDER.get(t.kind, 9), t.ordinal))
     judge = output_judge_for(suite)
     return LoadedSuite(tests, judge.code if judge else None, sum(len(t.input) + len(t.output) for t in tests))

@@ -14,7 +14,7 @@ from typing import Any
 
 from django.db.models import Q, QuerySet
 
-from problems.blobs import blob_get
+from problems.blobs import blob_pairs
 from problems.models import (
     DifficultyLabel,
     Problem,
@@ -52,8 +52,9 @@ class Bundle:
         return None
 
 
-def body(sha256: str) -> bytes:
-    return blob_get(sha256)
+def test_bodies(tests: list[TestCase]) -> Iterator[tuple[bytes, bytes]]:
+    """(input, output) of each test, in order; inline bodies come in batches, not one query each."""
+    return blob_pairs((t.input_sha256, t.output_sha256) for t in tests)
 
 
 def problems_select(filters: list[str]) -> tuple[QuerySet[Problem], int | None]:

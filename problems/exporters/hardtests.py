@@ -16,7 +16,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from problems.exporters.bundles import Bundle, body, bundles
+from problems.exporters.bundles import Bundle, bundles, test_bodies
 from problems.importers.unpickle import cases_encode
 from problems.models import Language, Solution, TestCase
 
@@ -143,9 +143,8 @@ def tests_row(bundle: Bundle) -> dict[str, Any] | None:
             "HackGen": hack_groups,
         },
         "test_cases": cases_encode([
-            {"input": body(t.input_sha256).decode("utf-8", errors="replace"),
-             "output": body(t.output_sha256).decode("utf-8", errors="replace")}
-            for t in tests
+            {"input": inp.decode("utf-8", errors="replace"), "output": out.decode("utf-8", errors="replace")}
+            for inp, out in test_bodies(tests)
         ]),
     }
 

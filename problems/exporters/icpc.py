@@ -19,7 +19,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from problems.exporters.bundles import Bundle, body, bundles
+from problems.exporters.bundles import Bundle, bundles, test_bodies
 from problems.models import Language, Solution
 
 SECRET_ORIGINS = ("generated", "official", "imported")
@@ -154,14 +154,14 @@ def package_write(bundle: Bundle, root: Path) -> dict[str, int]:
     (root / "statement").mkdir(exist_ok=True)
     (root / "statement" / "problem.en.md").write_text(bundle.problem.statement, encoding="utf-8")
     public = bundle.tests.get("public")
-    samples = ([(body(t.input_sha256), body(t.output_sha256)) for t in public] if public
+    samples = (list(test_bodies(public)) if public
                else [(s["input"].encode(), s["output"].encode()) for s in bundle.problem.samples])
     for n, (inp, ans) in enumerate(samples, start=1):
         _write_case(root / "data" / "sample", f"{n:03d}", inp, ans)
         counts["sample"] += 1
     chosen = bundle.suite_for(SECRET_ORIGINS)
-    for n, test in enumerate(chosen[1] if chosen else [], start=1):
-        _write_case(root / "data" / "secret", f"{n:03d}", body(test.input_sha256), body(test.output_sha256))
+    for n, (inp, ans) in enumerate(test_bodies(chosen[1]) if chosen else [], start=1):
+        _write_case(root / "data" / "secret", f"{n:03d}", inp, ans)
         counts["secret"] += 1
     kit = bundle.kit
     if kit and kit.validator:

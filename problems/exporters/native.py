@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from problems.exporters.bundles import Bundle, body, bundles
+from problems.exporters.bundles import Bundle, bundles, test_bodies
 
 
 def _text_or_b64(key: str, data: bytes) -> dict[str, str]:
@@ -50,10 +50,10 @@ def native_row(bundle: Bundle) -> dict[str, Any]:
         "kit": None,
         "suites": [
             {"origin": origin,
-             "tests": [{**_text_or_b64("input", body(t.input_sha256)), **_text_or_b64("output", body(t.output_sha256)),
+             "tests": [{**_text_or_b64("input", inp), **_text_or_b64("output", out),
                         "kind": t.kind, "generator": t.generator, "call_number": t.call_number}
-                       for t in bundle.tests.get(origin, [])]}
-            for origin in sorted(bundle.suites)
+                       for t, (inp, out) in zip(tests, test_bodies(tests), strict=True)]}
+            for origin, tests in ((o, bundle.tests.get(o, [])) for o in sorted(bundle.suites))
         ],
         "aliases": [{"source": a.source, "pid": a.pid, "url": a.url} for a in bundle.aliases],
         "extra": p.extra,

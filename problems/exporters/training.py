@@ -15,7 +15,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from problems.exporters.bundles import Bundle, body, bundles
+from problems.exporters.bundles import Bundle, bundles, test_bodies
 
 DEFAULT_ORIGINS = ("generated", "official", "imported", "public")
 
@@ -47,8 +47,8 @@ def training_row(bundle: Bundle, origins: tuple[str, ...] = DEFAULT_ORIGINS) -> 
     p = bundle.problem
     if chosen is not None and chosen[1]:
         origin, cases = chosen
-        tests = [{"input": body(t.input_sha256).decode("utf-8", errors="replace"),
-                  "output": body(t.output_sha256).decode("utf-8", errors="replace")} for t in cases]
+        tests = [{"input": inp.decode("utf-8", errors="replace"), "output": out.decode("utf-8", errors="replace")}
+                 for inp, out in test_bodies(cases)]
         kinds: dict[str, int] = {}
         for t in cases:
             kinds[t.kind] = kinds.get(t.kind, 0) + 1

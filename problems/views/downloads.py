@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 
-from problems.blobs import blob_get, blobs_iter
+from problems.blobs import blob_get, blob_pairs
 from problems.models import Problem, TestCase, TestSuite
 
 
@@ -56,12 +56,12 @@ class _ZipSink:
 def _suite_zip(suite: TestSuite, rows: list[tuple]) -> Iterator[bytes]:
     sink = _ZipSink()
     manifest = []
-    bodies = blobs_iter(sha for row in rows for sha in row[4:6])
+    bodies = blob_pairs(row[4:6] for row in rows)
     with zipfile.ZipFile(sink, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6) as archive:
-        for ordinal, kind, generator, call_number, in_sha, out_sha in rows:
+        for (ordinal, kind, generator, call_number, in_sha, out_sha), (inp, out) in zip(rows, bodies, strict=True):
             stem = f"tests/{ordinal:04d}"
-            archive.writestr(f"{stem}.in", next(bodies))
-            archive.writestr(f"{stem}.out", next(bodies))
+            archive.writestr(f"{stem}.in", inp)
+            archive.writestr(f"{stem}.out", out)
             manifest.append({"ordinal": ordinal, "kind": kind, "generator": generator, "call_number": call_number,
                              "input_sha256": in_sha, "output_sha256": out_sha})
             yield from sink.drain()

@@ -15,7 +15,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 
-from problems.blobs import blob_sha256, blobs_iter, preview
+from problems.blobs import blob_pairs, blob_sha256, preview
 from problems.judging import limits_for, suite_for_judging
 from problems.models import (
     SUPPORTED_LANGUAGES,
@@ -127,11 +127,11 @@ def suite_with_added_input(addition: SuiteAddition, *, sb: Sandbox | None = None
         raise AdditionRefused(f"suite v{base.version} already has this input")
     oracle, output = agreed_output(problem=problem, text=text, judge=base.output_judge, log=log, sb=sb)
     tests = list(base.tests.order_by("ordinal"))
-    bodies = blobs_iter(sha for t in tests for sha in (t.input_sha256, t.output_sha256))
+    bodies = blob_pairs((t.input_sha256, t.output_sha256) for t in tests)
     old = [
-        NewTest(input=next(bodies), output=next(bodies), kind=t.kind, generator=t.generator,
+        NewTest(input=inp, output=out, kind=t.kind, generator=t.generator,
                 call_number=t.call_number, validator_version=t.validator_version, oracle_id=t.oracle_id)
-        for t in tests
+        for t, (inp, out) in zip(tests, bodies, strict=True)
     ]
     new = NewTest(input=text, output=output, kind=TestCase.Kind.IMPORTED,
                   generator=f"study {item.study_id} item {item.position}", validator_version=validator.version,
