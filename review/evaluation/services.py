@@ -125,10 +125,6 @@ def evaluation_wait(
         time.sleep(poll_s)
 
 
-def _suite_near_duplicates(bodies: list[bytes], budget_s: float, threads: int) -> NearDuplicates:
-    return near_duplicates(bodies, budget_s=budget_s, threads=threads)
-
-
 def _near_duplicates_section(suites: list[TestSuite], budget_s: float, processes: int | None = None) -> dict[str, Any]:
     """Near-duplicate shares per suite; suites are independent, so they run in parallel
     processes (one per CPU by default) because exact LCS of large inputs is CPU-bound; CPUs
@@ -143,8 +139,8 @@ def _near_duplicates_section(suites: list[TestSuite], budget_s: float, processes
         for suite in suites:
             bodies = blobs_get(suite.tests.order_by("ordinal").values_list("input_sha256", flat=True))
             size = sum(len(b) for b in bodies)
-            work = pool.submit(_suite_near_duplicates, bodies, budget_s, threads) if pool else near_duplicates(
-                bodies, budget_s=budget_s, threads=threads)
+            options = {"budget_s": budget_s, "threads": threads}
+            work = pool.submit(near_duplicates, bodies, **options) if pool else near_duplicates(bodies, **options)
             pending.append((suite, size, work))
         results = [(suite, size, work.result() if isinstance(work, Future) else work) for suite, size, work in pending]
     finally:

@@ -25,9 +25,10 @@ CHOICES = [
 ]
 
 
-def _submitted(**labels: Any) -> Exists:
+def _submitted(*conditions: Q) -> Exists:
+    """Whether the study item (the outer row) has a submitted annotation meeting ``conditions``."""
     return Exists(
-        Annotation.objects.filter(item=OuterRef("pk"), status=Annotation.Status.SUBMITTED, **labels)
+        Annotation.objects.filter(*conditions, item=OuterRef("pk"), status=Annotation.Status.SUBMITTED)
     )
 
 
@@ -42,11 +43,8 @@ def _reviewed_items() -> QuerySet[StudyItem]:
 
 
 def _flagged_items() -> QuerySet[StudyItem]:
-    flagged_label = Exists(
-        Annotation.objects.filter(_flag_q(""), item=OuterRef("pk"), status=Annotation.Status.SUBMITTED)
-    )
     return StudyItem.objects.filter(
-        _flag_q("adjudication__") | (Q(adjudication__isnull=True) & flagged_label)
+        _flag_q("adjudication__") | (Q(adjudication__isnull=True) & _submitted(_flag_q("")))
     )
 
 
@@ -73,11 +71,7 @@ def review_status_cells(problem_ids: list[int]) -> dict[int, Cell]:
         StudyItem.objects.filter(problem_id__in=problem_ids)
         .annotate(
             labelled=_submitted(),
-            labelled_flag=Exists(
-                Annotation.objects.filter(
-                    _flag_q(""), item=OuterRef("pk"), status=Annotation.Status.SUBMITTED
-                )
-            ),
+            labelled_flag=_submitted(_flag_q("")),
         )
         .values_list(
             "problem_id",
