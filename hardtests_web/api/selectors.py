@@ -8,7 +8,7 @@ from typing import Any
 from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
 
 from hardtests_web.api.errors import BadRequest, NotFound
-from problems.blobs import blobs_iter
+from problems.blobs import blob_pairs
 from problems.judging import KIND_ORDER, ORIGIN_PREFERENCE, suite_for_judging
 from problems.models import Problem, ProblemAlias, TestSuite
 
@@ -127,8 +127,7 @@ def suite_tests(suite: TestSuite, *, offset: int, limit: int, bodies: bool) -> l
     rows.sort(key=lambda r: (KIND_ORDER.get(r["kind"], 9), r["ordinal"]))
     rows = rows[offset : offset + limit]
     # One query per page for the inline bodies, not one per body.
-    shas = [sha for r in rows for sha in (r["input_sha256"], r["output_sha256"])] if bodies else []
-    texts = (body.decode("utf-8", errors="replace") for body in blobs_iter(shas))
+    pairs = blob_pairs((r["input_sha256"], r["output_sha256"]) for r in rows) if bodies else None
     page = []
     for index, row in enumerate(rows, start=offset):
         item: dict[str, Any] = {
@@ -138,8 +137,9 @@ def suite_tests(suite: TestSuite, *, offset: int, limit: int, bodies: bool) -> l
             "input_size": row["input_size"],
             "output_size": row["output_size"],
         }
-        if bodies:
-            item["input"] = next(texts)
-            item["output"] = next(texts)
+        if pairs is not None:
+            inp, out = next(pairs)
+            item["input"] = inp.decode("utf-8", errors="replace")
+            item["output"] = out.decode("utf-8", errors="replace")
         page.append(item)
     return page
