@@ -131,6 +131,8 @@ RQ_QUEUES = {
 RQ_SHOW_ADMIN_LINK = True
 HARDTESTS_SANDBOX_WORKERS = env_int("HARDTESTS_SANDBOX_WORKERS", 2)
 HARDTESTS_GENERATION_WORKERS = env_int("HARDTESTS_GENERATION_WORKERS", 1)
+# Seconds between the janitor's passes (dead runs and judging tasks, expired jobs).
+HARDTESTS_JANITOR_PERIOD_S = env_float("HARDTESTS_JANITOR_PERIOD_S", 60.0)
 
 # Test data: content-addressed and compressed; large bodies are files in the default storage.
 MEDIA_ROOT = Path(env_str("HARDTESTS_MEDIA_ROOT", str(VAR_DIR / "media")))
