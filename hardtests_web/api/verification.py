@@ -48,7 +48,9 @@ class Verification:
 class Outcome:
     """What became of one enqueued verification, as the API reports it."""
 
-    status: str  # queued, running, finished, failed
+    # queued, running, finished, or error: the worker could not judge (an infrastructure
+    # failure: storage or database unreadable, a crash), which is never a verdict on the program.
+    status: str
     result: dict[str, Any] | None = None
     error: str | None = None
     finished_at: float | None = None  # when the worker stored the result (epoch seconds)
@@ -121,21 +123,27 @@ def _outcome(result: Result | None, job: Job | None) -> Outcome:
     if result is not None:
         finished_at = result.created_at.timestamp() if result.created_at else None
         if result.type == Result.Type.SUCCESSFUL and isinstance(result.return_value, dict):
-            return Outcome("finished", result=result.return_value, finished_at=finished_at)
+            value = result.return_value
+            if value.get("verdict") == "SE":
+                # The sandbox could not run the program as it must (an internal error): no verdict.
+                reason = (value.get("message") or "no reason given").strip()[-500:]
+                return Outcome("error", error=f"sandbox error on the worker: {reason}", finished_at=finished_at)
+            return Outcome("finished", result=value, finished_at=finished_at)
         last_line = (result.exc_string or "").strip().splitlines()[-1:] or [result.type.name.lower()]
-        return Outcome("failed", error=f"judging failed on the worker: {last_line[0][:500]}", finished_at=finished_at)
+        return Outcome("error", error=f"judging failed on the worker: {last_line[0][:500]}", finished_at=finished_at)
     if job is None:
-        return Outcome("failed", error="the job expired before a worker took it")
+        return Outcome("error", error="the job expired before a worker took it")
     status = job.get_status(refresh=False)
     if status in (JobStatus.STARTED,):
         return Outcome("running")
     if status in (JobStatus.QUEUED, JobStatus.DEFERRED, JobStatus.SCHEDULED, None):
         return Outcome("queued")
-    return Outcome("failed", error=f"the job ended as {status}")
+    return Outcome("error", error=f"the job ended as {status}")
 
 
 def verify_one(item: Verification) -> Outcome:
-    """Run one verification and wait for it (503 when no worker answers within the timeout)."""
+    """Run one verification and wait for it (503 when no worker answers within the timeout,
+    or when the worker could not judge it)."""
     timeout_s = api_setting("HARDTESTS_API_SYNC_TIMEOUT_S")
     [job] = _enqueue([item], queued_ttl=max(1, timeout_s), result_ttl=SYNC_RESULT_TTL_S)
     try:
@@ -152,7 +160,11 @@ def verify_one(item: Verification) -> Outcome:
         raise Unavailable(
             f"no sandbox worker finished the verification within {timeout_s} s", code="timeout", retry_after_s=10
         )
-    return _outcome(results[job.id], job)
+    outcome = _outcome(results[job.id], job)
+    if outcome.status == "error":
+        # Reward 0 here would teach a training loop that a correct program is wrong.
+        raise Unavailable(outcome.error or "the worker could not judge the program", code="judging_error")
+    return outcome
 
 
 # -- batches ------------------------------------------------------------------
