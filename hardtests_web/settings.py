@@ -15,6 +15,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from hardtests_web.env import env_bool, env_float, env_int, env_list, env_str
+from hardtests_web.storage import storage_backend
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("HARDTESTS_VAR_DIR", str(BASE_DIR / "var")))
@@ -133,6 +134,11 @@ HARDTESTS_SANDBOX_WORKERS = env_int("HARDTESTS_SANDBOX_WORKERS", 2)
 HARDTESTS_GENERATION_WORKERS = env_int("HARDTESTS_GENERATION_WORKERS", 1)
 # Seconds between the janitor's passes (dead runs and judging tasks, expired jobs).
 HARDTESTS_JANITOR_PERIOD_S = env_float("HARDTESTS_JANITOR_PERIOD_S", 60.0)
+# Seconds between a sandbox worker's checks that it can reach the database and read the
+# test storage (hardtests_web/ops/worker.py); while one fails it takes no job.
+HARDTESTS_WORKER_CHECK_S = env_float("HARDTESTS_WORKER_CHECK_S", 30.0)
+# Bearer token that opens /healthz/deep to monitoring without a staff login (empty: staff only).
+HARDTESTS_HEALTH_TOKEN = env_str("HARDTESTS_HEALTH_TOKEN")
 
 # Test data: content-addressed and compressed; large bodies are files in the default storage.
 MEDIA_ROOT = Path(env_str("HARDTESTS_MEDIA_ROOT", str(VAR_DIR / "media")))
@@ -141,8 +147,11 @@ MEDIA_URL = "/media/"
 # file of its own: creating one file per small body made the kernel the bottleneck of imports.
 # 0 keeps every body in a file.
 HARDTESTS_BLOB_INLINE_MAX = env_int("HARDTESTS_BLOB_INLINE_MAX", 16384)
+# Where those files live: this machine's MEDIA_ROOT (default), another directory, or
+# s3://bucket/prefix (hardtests_web/storage.py). Workers on other machines need a shared one.
+HARDTESTS_STORAGE_URL = env_str("HARDTESTS_STORAGE_URL")
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "default": storage_backend(HARDTESTS_STORAGE_URL),
     "staticfiles": {
         "BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"
         if not DEBUG

@@ -25,6 +25,7 @@ from hardtests_web.api.conf import api_setting
 from hardtests_web.api.connection import redis_connection, sandbox_queue
 from hardtests_web.api.errors import NotFound, PayloadTooLarge, Unavailable
 from hardtests_web.api.selectors import problem_resolve, suite_resolve
+from hardtests_web.queues import worker_health_read
 from problems.models import Problem, TestSuite
 
 # By dotted path, so the web process needs only the name of the worker-side function
@@ -74,6 +75,7 @@ def _enqueue(items: list[Verification], *, queued_ttl: int, result_ttl: int) -> 
         backlog = queue.count
         if workers == 0:
             raise Unavailable("no sandbox worker is running; try again later", code="no_workers", retry_after_s=30)
+        _refuse_if_no_worker_can_judge(queue)
         limit = api_setting("HARDTESTS_API_QUEUE_MAX")
         if backlog + len(items) > limit:
             raise Unavailable(
@@ -97,6 +99,18 @@ def _enqueue(items: list[Verification], *, queued_ttl: int, result_ttl: int) -> 
         )
     except RedisError as exc:
         raise Unavailable("the job queue (Redis) is unavailable", code="redis_unavailable") from exc
+
+
+def _refuse_if_no_worker_can_judge(queue: Queue) -> None:
+    """503 naming the cause when every worker of the queue reports it cannot reach the
+    database or the test storage (workers that publish no health count as able)."""
+    names = [key.split(":", 2)[-1] for key in (k.decode() if isinstance(k, bytes) else k
+                                                for k in Worker.all_keys(queue=queue))]
+    health = worker_health_read(queue.connection, names)
+    if names and all(name in health and not health[name].get("ok", True) for name in names):
+        reasons = sorted({p for name in names for p in health[name].get("problems", [])})
+        raise Unavailable(f"no sandbox worker can judge now: {'; '.join(reasons)[:1000]}",
+                          code="workers_unhealthy", retry_after_s=30)
 
 
 def _wait(connection: Redis, job_ids: list[str], timeout_s: float) -> dict[str, Result]:

@@ -59,6 +59,7 @@ def test_serve_without_demo_problems_serves_verifications(tmp_path: Path) -> Non
         code = serve.wait(timeout=60)
     output = log.read_text()
     assert "no demo problems" not in output
+    assert f"Listening at: http://127.0.0.1:{port}" in output  # gunicorn, not the development server
     assert code == 0, output[-3000:]
     children = _started_pids(output)
     assert {"sandbox-worker-0", "janitor", "web"} <= set(children), output[-3000:]

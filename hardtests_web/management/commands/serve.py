@@ -31,7 +31,10 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--port", type=int, default=None, help="web port (default: $PORT or 8000)")
+        parser.add_argument("--host", default="127.0.0.1", help="web address to bind (default 127.0.0.1)")
         parser.add_argument("--no-web", action="store_true", help="workers only (for extra worker machines)")
+        parser.add_argument("--dev", action="store_true",
+                            help="Django's development server instead of gunicorn")
         demo = parser.add_mutually_exclusive_group()
         demo.add_argument("--load-demo", action="store_true",
                           help="load the bundled demo problems first and build their suites")
@@ -44,6 +47,7 @@ class Command(BaseCommand):
         self.own_redis = False
         self.manage = [sys.executable, str(settings.BASE_DIR / "manage.py")]
         port = options["port"] or int(os.environ.get("PORT", "8000"))
+        self.host = options["host"]
         try:
             self._start(port, options)
             self.startup_summary(port=port, web=not options["no_web"])
@@ -74,20 +78,25 @@ class Command(BaseCommand):
             self._spawn(f"generation-worker-{i}",
                         ["rqworker", "--worker-class", "generation.worker.GenerationWorker", "generation", "default"])
         for i in range(settings.HARDTESTS_SANDBOX_WORKERS):
-            # SimpleWorker: no fork per job, so the imported judging code and its cache of suite
-            # bodies stay warm (the programs themselves always run in the sandbox).
-            self._spawn(f"sandbox-worker-{i}",
-                        ["rqworker", "--worker-class", "rq.worker.SimpleWorker", "api", "sandbox", "default"])
+            # No fork per job (a warm suite cache), and no job while it cannot read the storage.
+            self._spawn(f"sandbox-worker-{i}", ["rqworker", "--worker-class", "hardtests_web.ops.worker.CheckedWorker",
+                                                "api", "sandbox", "default"])
         self._spawn("janitor", ["janitor"])
         self._queue_demo(load=options["load_demo"], skip=options["no_demo"])
         if not options["no_web"]:
-            port_free_check(port)
-            self._spawn("web", ["runserver", "--noreload", f"127.0.0.1:{port}"])
+            host = options["host"]
+            port_free_check(host, port)
+            if options["dev"]:
+                self._spawn("web", ["runserver", "--noreload", f"{host}:{port}"])
+            else:
+                self._spawn("web", ["-m", "gunicorn", "-c", "python:hardtests_web.gunicorn_conf",
+                                    "--bind", f"{host}:{port}", "hardtests_web.wsgi"], manage=False)
 
-    def _spawn(self, name: str, argv: list[str]) -> None:
+    def _spawn(self, name: str, argv: list[str], *, manage: bool = True) -> None:
         # Own session: a terminal's Ctrl-C reaches only this supervisor, which then stops
         # the children once and in order (a second signal would make RQ kill running jobs).
-        child = subprocess.Popen([*self.manage, *argv], start_new_session=True)
+        command = [*self.manage, *argv] if manage else [sys.executable, *argv]
+        child = subprocess.Popen(command, start_new_session=True, cwd=settings.BASE_DIR)
         self.children.append((name, child))
         self.stdout.write(f"started {name} (pid {child.pid})")
 
@@ -107,7 +116,7 @@ class Command(BaseCommand):
     def startup_summary(self, *, port: int, web: bool) -> None:
         """What the operator reads once everything is up (the hook for a first-run banner)."""
         if web:
-            self.stdout.write(self.style.SUCCESS(f"web: http://127.0.0.1:{port}/  (Ctrl-C stops everything)"))
+            self.stdout.write(self.style.SUCCESS(f"web: http://{self.host}:{port}/  (Ctrl-C stops everything)"))
         else:
             self.stdout.write(self.style.SUCCESS("workers running (Ctrl-C stops everything)"))
 
@@ -153,11 +162,11 @@ class Command(BaseCommand):
             self.stdout.write("stopped")
 
 
-def port_free_check(port: int) -> None:
+def port_free_check(host: str, port: int) -> None:
     """Refuse a port something else already listens on, before the web server fails on it."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
-            probe.bind(("127.0.0.1", port))
+            probe.bind((host, port))
         except OSError as exc:
-            raise CommandError(f"port {port} is already in use on 127.0.0.1 ({exc.strerror})") from exc
+            raise CommandError(f"port {port} is already in use on {host} ({exc.strerror})") from exc
