@@ -54,6 +54,8 @@ def storage_read_check() -> str | None:
             default_storage.exists(blob_path("0" * 64))
         return None
     except BlobUnavailable as exc:
+        # Pick another sample next time, in case this body was deliberately removed.
+        _sample.pop("sha", None)
         return f"{_storage_name()}: {exc}"[:500]
     except Exception as exc:
         return f"{_storage_name()}: {type(exc).__name__}: {exc}"[:500]

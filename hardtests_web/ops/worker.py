@@ -1,6 +1,8 @@
-"""A sandbox worker that refuses to judge what it cannot read.
+"""Workers that refuse to work with what they cannot read.
 
-`manage.py rqworker --worker-class hardtests_web.ops.worker.CheckedWorker api sandbox`:
+`manage.py rqworker --worker-class hardtests_web.ops.worker.CheckedWorker api sandbox`
+(and `CheckedGenerationWorker` for the `generation` queue, whose materialising writes and
+reads the same storage):
 at start the worker checks it can reach the database and read the test-body storage and
 exits non-zero with the reason when it cannot (a process manager restarts it); while it
 runs it checks again every HARDTESTS_WORKER_CHECK_S seconds and, while a check fails,
@@ -19,8 +21,10 @@ import time
 from typing import Any
 
 from django.conf import settings
+from django.db import connections
 from rq.worker import SimpleWorker
 
+from generation.worker import GenerationWorker
 from hardtests_web.ops.checks import worker_checks
 from hardtests_web.queues import WORKER_HEALTH_KEY as HEALTH_KEY
 
@@ -31,7 +35,9 @@ class WorkerRefused(SystemExit):
     pass
 
 
-class CheckedWorker(SimpleWorker):
+class InfrastructureChecks:
+    """Mixed into an RQ worker class: the checks at start and between jobs."""
+
     _checked_at = 0.0
     _problems: list[str] = []
 
@@ -42,6 +48,9 @@ class CheckedWorker(SimpleWorker):
     def _check(self) -> list[str]:
         self._problems = worker_checks()
         self._checked_at = time.monotonic()
+        if not isinstance(self, SimpleWorker):
+            # A forking worker's job runs in a child: it must not inherit this connection.
+            connections.close_all()
         record = {"ok": not self._problems, "problems": self._problems, "checked_at": time.time()}
         try:
             self.connection.set(HEALTH_KEY.format(name=self.name), json.dumps(record),
@@ -92,3 +101,11 @@ class CheckedWorker(SimpleWorker):
                 return result
             if max_idle_time is not None and time.monotonic() - started >= max_idle_time:
                 return None
+
+
+class CheckedWorker(InfrastructureChecks, SimpleWorker):
+    """The sandbox worker: no fork per job (a warm suite cache), checked."""
+
+
+class CheckedGenerationWorker(InfrastructureChecks, GenerationWorker):
+    """The generation worker (records a killed work horse on its run), checked."""

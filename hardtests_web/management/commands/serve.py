@@ -74,9 +74,10 @@ class Command(BaseCommand):
             if requeued:
                 self.stdout.write(f"judging: queued again {requeued} task(s) left unfinished last time")
         for i in range(settings.HARDTESTS_GENERATION_WORKERS):
-            # GenerationWorker records a run as failed the moment its work horse is killed.
-            self._spawn(f"generation-worker-{i}",
-                        ["rqworker", "--worker-class", "generation.worker.GenerationWorker", "generation", "default"])
+            # Records a run as failed the moment its work horse is killed; checks its storage.
+            self._spawn(f"generation-worker-{i}", ["rqworker", "--worker-class",
+                                                   "hardtests_web.ops.worker.CheckedGenerationWorker",
+                                                   "generation", "default"])
         for i in range(settings.HARDTESTS_SANDBOX_WORKERS):
             # No fork per job (a warm suite cache), and no job while it cannot read the storage.
             self._spawn(f"sandbox-worker-{i}", ["rqworker", "--worker-class", "hardtests_web.ops.worker.CheckedWorker",
