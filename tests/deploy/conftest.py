@@ -62,17 +62,18 @@ def pid_alive(pid: int) -> bool:
     return fields[0] != "Z"
 
 
-def processes_with_env(marker: str) -> list[int]:
-    """Live processes whose environment contains `marker` (e.g. NAME=value unique to a test)."""
-    needle = marker.encode()
+def processes_mentioning(path: Path) -> list[int]:
+    """Live processes whose environment or command line mentions `path` (a directory unique to
+    a test). Both: redis-server rewrites its process title over its environment."""
+    needle = str(path).encode()
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         try:
-            environ = (entry / "environ").read_bytes()
+            text = (entry / "environ").read_bytes() + b"\0" + (entry / "cmdline").read_bytes()
         except OSError:
             continue
-        if needle in environ.split(b"\0") and pid_alive(int(entry.name)):
+        if needle in text and pid_alive(int(entry.name)):
             found.append(int(entry.name))
     return found
