@@ -141,7 +141,8 @@ HARDTESTS_WORKER_CHECK_S = env_float("HARDTESTS_WORKER_CHECK_S", 30.0)
 HARDTESTS_HEALTH_TOKEN = env_str("HARDTESTS_HEALTH_TOKEN")
 
 # Test data: content-addressed and compressed; large bodies are files in the default storage.
-MEDIA_ROOT = Path(env_str("HARDTESTS_MEDIA_ROOT", str(VAR_DIR / "media")))
+# `or`: an empty value (as copied from .env.example) means the default, not the current directory.
+MEDIA_ROOT = Path(env_str("HARDTESTS_MEDIA_ROOT") or VAR_DIR / "media")
 MEDIA_URL = "/media/"
 # A body whose compressed size is at most this many bytes lives in its Blob row instead of a
 # file of its own: creating one file per small body made the kernel the bottleneck of imports.
@@ -162,7 +163,7 @@ STORAGES = {
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 # collectstatic's output; a container image keeps it outside the (mounted) var directory.
-STATIC_ROOT = Path(env_str("HARDTESTS_STATIC_ROOT", str(VAR_DIR / "staticfiles")))
+STATIC_ROOT = Path(env_str("HARDTESTS_STATIC_ROOT") or VAR_DIR / "staticfiles")
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 # In development whitenoise serves straight from static/, no collectstatic needed.
 WHITENOISE_USE_FINDERS = DEBUG
