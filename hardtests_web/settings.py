@@ -53,7 +53,6 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.humanize",
     "django_htmx",
-    "template_partials",
     "django_rq",
     "hardtests_web",
     "problems",
