@@ -222,8 +222,8 @@ def main() -> int:
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
 
-    from hardtests_web.api.tokens import token_create
-    from hardtests_web.embedded import start_redis_server
+    from api.tokens import token_create
+    from core.embedded import start_redis_server
     from problems.judging import judge_code
     from problems.models import Problem, TestSuite
     from problems.services import NewTest, suite_activate, suite_add_tests, suite_create
@@ -265,7 +265,7 @@ def main() -> int:
                 time.sleep(0.2)
         from rq.worker import Worker
 
-        from hardtests_web.api.connection import sandbox_queue
+        from api.connection import sandbox_queue
 
         while Worker.count(queue=sandbox_queue(), connection=sandbox_queue().connection) < args.workers:
             if time.monotonic() > deadline:

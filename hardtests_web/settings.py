@@ -14,7 +14,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from hardtests_web.env import env_bool, env_float, env_int, env_list, env_str
+from core.env import env_bool, env_float, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("HARDTESTS_VAR_DIR", str(BASE_DIR / "var")))
@@ -59,6 +59,7 @@ INSTALLED_APPS = [
     "problems",
     "generation",
     "review",
+    "api",
 ]
 
 # No inline scripts anywhere: every script is a file under static/. Inline style attributes are

@@ -5,10 +5,10 @@ import logging
 import pytest
 from django.test import Client, override_settings
 
-from hardtests_web.api.connection import redis_connection
-from hardtests_web.api.throttle import rate_limit_hit
-from hardtests_web.api.tokens import token_authenticate, token_create, token_revoke
-from hardtests_web.models import ApiToken
+from api.connection import redis_connection
+from api.models import ApiToken
+from api.throttle import rate_limit_hit
+from api.tokens import token_authenticate, token_create, token_revoke
 from tests.api.conftest import GOOD
 
 # postgres: NUL bytes and lone surrogates are what PostgreSQL refuses and SQLite accepts.
@@ -79,7 +79,7 @@ def test_a_token_can_have_its_own_rate_limit(make_api):
 def test_sliding_window_counts_part_of_the_previous_minute():
     from limits import RateLimitItemPerMinute
 
-    from hardtests_web.api.throttle import NAMESPACE, _limiter
+    from api.throttle import NAMESPACE, _limiter
 
     storage = _limiter().storage
     key = RateLimitItemPerMinute(9).key_for("slide")
@@ -100,7 +100,7 @@ def test_sliding_window_counts_part_of_the_previous_minute():
 def test_rate_limiter_down_is_503(api, monkeypatch):
     from redis.exceptions import ConnectionError as RedisConnectionError
 
-    from hardtests_web.api import throttle
+    from api import throttle
 
     def broken(*args, **kwargs):
         raise RedisConnectionError("down")
@@ -170,7 +170,7 @@ def test_openapi_schema_is_served_without_a_token():
 
 
 def test_unexpected_errors_are_json_500_without_a_traceback(api, monkeypatch):
-    from hardtests_web.api import endpoints
+    from api import endpoints
 
     def boom(*args, **kwargs):
         raise RuntimeError("secret internals")

@@ -50,7 +50,7 @@ def test_a_malformed_variable_fails_loudly(tmp_path):
 def test_embedded_redis_starts_on_demand_is_shared_and_stops(tmp_path):
     code = (
         "import django; django.setup()\n"
-        "from hardtests_web.embedded import ensure_redis, stop_redis\n"
+        "from core.embedded import ensure_redis, stop_redis\n"
         "import redis; from django.conf import settings\n"
         "ensure_redis(); ensure_redis()\n"
         "r = redis.Redis.from_url(settings.REDIS_URL); r.set('k', 'v'); print(r.get('k').decode())\n"
@@ -65,7 +65,7 @@ def test_embedded_redis_starts_on_demand_is_shared_and_stops(tmp_path):
     )
     assert shared.stdout.strip() == "v"
     stopped = _run(
-        "import django; django.setup(); from hardtests_web.embedded import stop_redis; print(stop_redis())",
+        "import django; django.setup(); from core.embedded import stop_redis; print(stop_redis())",
         HARDTESTS_VAR_DIR=str(tmp_path),
     )
     assert stopped.stdout.strip() == "True"

@@ -9,7 +9,7 @@ from django.utils.text import Truncator
 
 from tests.factories import ProblemFactory, SolutionFactory
 
-PROJECT_APPS = ("problems", "generation", "review", "hardtests_web")
+PROJECT_APPS = ("problems", "generation", "review", "api")
 
 
 def test_every_model_has_an_admin_page():

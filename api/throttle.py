@@ -17,8 +17,8 @@ from limits.storage import RedisStorage
 from limits.strategies import SlidingWindowCounterRateLimiter
 from redis.exceptions import RedisError
 
-from hardtests_web.api.connection import redis_connection
-from hardtests_web.api.errors import RateLimited, Unavailable
+from api.connection import redis_connection
+from api.errors import RateLimited, Unavailable
 
 NAMESPACE = "hardtests:api:rate"
 _limiters: dict[int, SlidingWindowCounterRateLimiter] = {}
