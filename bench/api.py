@@ -38,6 +38,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import numpy
+
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
@@ -94,8 +96,7 @@ def free_port() -> int:
 
 
 def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
+    return float(numpy.percentile(values, q * 100, method="nearest"))
 
 
 def programs(language: str, count: int, seed: str) -> list[tuple[str, int]]:
