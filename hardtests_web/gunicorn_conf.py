@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from hardtests_web.env import env_int, env_str
+from core.env import env_int, env_str
 
 bind = env_str("HARDTESTS_WEB_BIND") or f"0.0.0.0:{env_int('PORT', 8000)}"
 workers = env_int("HARDTESTS_WEB_WORKERS", min(4, 2 * (os.cpu_count() or 1)))

@@ -4,8 +4,8 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
+from api.v1 import api
 from generation.dashboard import home
-from hardtests_web.api import api
 from hardtests_web.ops.health import healthz, healthz_deep
 
 urlpatterns = [
@@ -17,7 +17,7 @@ urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("healthz/deep", healthz_deep, name="healthz-deep"),
     path("api/v1/", api.urls),
-    path("account/tokens/", include("hardtests_web.token_urls")),
+    path("account/tokens/", include("api.token_urls")),
     path("", home, name="home"),
     path("", include("problems.urls")),
     path("", include("generation.urls")),

@@ -22,7 +22,7 @@ from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 
-from hardtests_web.storage import storage_describe
+from core.storage import storage_describe
 from problems.models import Blob
 
 # Level 1: test data is mostly digits and whitespace, which compresses well even at the

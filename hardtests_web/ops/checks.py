@@ -14,7 +14,7 @@ from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import connection
 
-from hardtests_web.storage import storage_describe
+from core.storage import storage_describe
 
 # A body known to live in storage (not inline), found once per process: reading it proves
 # this machine sees the same storage as the machines that wrote the bodies.

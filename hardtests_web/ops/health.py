@@ -23,8 +23,8 @@ from health_check.contrib.redis import Redis as RedisCheck
 from redis.asyncio import Redis as AsyncRedis
 from rq.worker import Worker
 
+from core.storage import storage_describe
 from hardtests_web.ops.checks import storage_read_check
-from hardtests_web.storage import storage_describe
 
 # Queues whose work the API needs done: without a worker able to judge, verifications fail.
 REQUIRED_QUEUES = ("api",)
@@ -67,7 +67,7 @@ async def _library_checks() -> dict[str, str | None]:
 
 
 def _workers_and_queues(now: float) -> tuple[dict[str, Any], dict[str, int], list[str]]:
-    from hardtests_web.queues import get_queue, redis_connection, worker_health_read
+    from core.queues import get_queue, redis_connection, worker_health_read
 
     connection = redis_connection()
     workers: dict[str, list[dict[str, Any]]] = {}

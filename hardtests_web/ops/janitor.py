@@ -35,7 +35,7 @@ def _expired_jobs() -> int:
     """Drop expired entries from every queue's RQ registries (finished, failed, started)."""
     from rq.registry import clean_registries
 
-    from hardtests_web.queues import get_queue
+    from core.queues import get_queue
 
     for name in settings.RQ_QUEUE_NAMES:
         clean_registries(get_queue(name))
@@ -62,7 +62,7 @@ def janitor_pass() -> dict[str, Any]:
             errors[name] = f"{type(exc).__name__}: {exc}"[:500]
     record = {"at": time.time(), "counts": counts, "errors": errors}
     try:
-        from hardtests_web.queues import redis_connection
+        from core.queues import redis_connection
 
         period = settings.HARDTESTS_JANITOR_PERIOD_S
         redis_connection().set(LAST_RUN_KEY, json.dumps(record), ex=max(600, int(period * 10)))
@@ -72,7 +72,7 @@ def janitor_pass() -> dict[str, Any]:
 
 
 def janitor_last_run() -> dict[str, Any] | None:
-    from hardtests_web.queues import redis_connection
+    from core.queues import redis_connection
 
     raw = redis_connection().get(LAST_RUN_KEY)
     return json.loads(raw) if raw else None

@@ -24,9 +24,9 @@ from django.conf import settings
 from django.db import connections
 from rq.worker import SimpleWorker
 
+from core.queues import WORKER_HEALTH_KEY as HEALTH_KEY
 from generation.worker import GenerationWorker
 from hardtests_web.ops.checks import worker_checks
-from hardtests_web.queues import WORKER_HEALTH_KEY as HEALTH_KEY
 
 log = logging.getLogger(__name__)
 

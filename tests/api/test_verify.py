@@ -89,8 +89,8 @@ def test_batch_not_done_in_time_is_202_with_a_job_to_poll(api, make_api, ab_prob
 
 
 def test_a_job_that_crashes_on_the_worker_is_503_never_reward_0(api, ab_problem, sandbox_worker):
-    from hardtests_web.api.errors import Unavailable
-    from hardtests_web.api.verification import Verification, batch_load, batch_poll, batch_start, verify_one
+    from api.errors import Unavailable
+    from api.verification import Verification, batch_load, batch_poll, batch_start, verify_one
     from problems.models import TestSuite
 
     gone = TestSuite(pk=10**9, problem=ab_problem, version=7, origin="generated", test_count=4)

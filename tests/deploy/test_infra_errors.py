@@ -6,8 +6,8 @@ from types import SimpleNamespace
 
 from rq.results import Result
 
-from hardtests_web.api.endpoints import _batch_out
-from hardtests_web.api.verification import _outcome
+from api.endpoints import _batch_out
+from api.verification import _outcome
 
 
 def _result(value: dict) -> SimpleNamespace:

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from rq.worker import Worker
 
-from hardtests_web.api.connection import sandbox_queue
-from hardtests_web.api.tokens import token_create
+from api.connection import sandbox_queue
+from api.tokens import token_create
 from tests.api.conftest import GOOD, WRONG, make_suite
 from tests.conftest import REPO, worker_env
 from tests.deploy.conftest import free_port, http, pid_alive, processes_mentioning, wait_http

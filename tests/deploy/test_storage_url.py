@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from hardtests_web.storage import storage_backend, storage_describe
+from core.storage import storage_backend, storage_describe
 
 
 def test_empty_url_follows_media_root() -> None:

@@ -18,7 +18,7 @@ from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.management.base import BaseCommand, CommandError
 
-from hardtests_web.storage import storage_describe, storage_open
+from core.storage import storage_describe, storage_open
 from problems.blobs import blob_path
 from problems.models import Blob
 

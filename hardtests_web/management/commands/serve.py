@@ -21,7 +21,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
-from hardtests_web.embedded import embedded_redis_enabled, ensure_redis, stop_redis
+from core.embedded import embedded_redis_enabled, ensure_redis, stop_redis
 
 STOP_GRACE_S = 15
 
