@@ -124,6 +124,32 @@ def build_dir() -> Path:
     return make_private_dir(staging, writable_by_sandbox=True)
 
 
+def tool_dir(source_path: Path, binary: str) -> Path:
+    """A directory holding one of our own C helpers, built once per source version."""
+    source = source_path.read_bytes()
+    cc = shutil.which("gcc") or shutil.which("cc")
+    if cc is None:
+        raise SandboxUnavailable("a C compiler is needed to build the sandbox runner: apt-get install gcc")
+    key = key_of(binary, source, tool_fingerprint(cc))
+    kind = "tools"
+    final = entry_path(kind, key)
+    if (final / binary).exists():
+        return final
+    with key_lock(kind, key):
+        if (final / binary).exists():
+            return final
+        staging = build_dir()
+        proc = subprocess.run(
+            [cc, "-O2", "-Wall", "-o", str(staging / binary), str(source_path)],
+            capture_output=True,
+            text=True,
+        )
+        if proc.returncode != 0:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise SandboxUnavailable(f"cannot build {binary}: {proc.stderr.strip()}")
+        return publish(kind, key, staging)
+
+
 def runner_dir() -> Path:
     """The C runner, compiled once per source version with the host's gcc (trusted code)."""
     source = RUNNER_SOURCE.read_bytes()
