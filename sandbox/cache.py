@@ -3,6 +3,14 @@
 Entries are built in a private temporary directory and published with an
 atomic rename, so a reader never sees a half-written entry; a per-key lock
 file only avoids doing the same work twice when workers race.
+
+The compiled programs and PCH are bounded: HARDTESTS_COMPILE_CACHE_MAX_MB
+(default 2048) in all, evicted least recently used first, and no single build
+over HARDTESTS_COMPILE_MAX_ARTIFACT_MB (default 256) is kept: it becomes a CE.
+Eviction is the mirror of publishing: an entry is renamed out of the cache
+first (atomic, so a reader sees all of it or nothing), then deleted; one
+worker at a time evicts (a file lock), and entries used in the last few
+minutes stay, since a batch may be running them.
 """
 
 from __future__ import annotations
@@ -15,6 +23,8 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +32,16 @@ from .types import SandboxUnavailable
 
 RUNNER_SOURCE = Path(__file__).with_name("runner.c")
 NOBODY = 65534
+MB = 1024 * 1024
+MAX_MB_ENV = "HARDTESTS_COMPILE_CACHE_MAX_MB"
+MAX_ARTIFACT_MB_ENV = "HARDTESTS_COMPILE_MAX_ARTIFACT_MB"
+DEFAULT_MAX_MB = 2048
+DEFAULT_MAX_ARTIFACT_MB = 256
+# the kinds eviction may remove; our own tools (runner, hts-dock) are tiny and always needed
+EVICTABLE = ("prog", "pch")
+# an entry used this recently may be bound into a running batch: never evicted
+EVICT_GRACE_S = 600.0
+SIZE_FILE = ".hts-size"
 
 
 def cache_root() -> Path:
@@ -89,8 +109,38 @@ def key_lock(kind: str, key: str) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def _env_mb(name: str, default: int) -> int:
+    try:
+        value = int(os.environ.get(name, "") or default)
+    except ValueError:
+        return default
+    return max(value, 1)
+
+
+def max_cache_bytes() -> int:
+    return _env_mb(MAX_MB_ENV, DEFAULT_MAX_MB) * MB
+
+
+def max_artifact_bytes() -> int:
+    """The largest compiled program kept (the same cap serves any backend's compile)."""
+    return _env_mb(MAX_ARTIFACT_MB_ENV, DEFAULT_MAX_ARTIFACT_MB) * MB
+
+
+def tree_size(path: Path) -> int:
+    total = 0
+    for dirpath, _, filenames in os.walk(path):
+        for name in filenames:
+            with contextlib.suppress(OSError):
+                total += os.lstat(os.path.join(dirpath, name)).st_size
+    return total
+
+
 def entry_path(kind: str, key: str) -> Path:
-    return cache_root() / kind / key
+    """Where an entry lives; looking it up counts as a use (its mtime orders eviction)."""
+    path = cache_root() / kind / key
+    with contextlib.suppress(OSError):
+        os.utime(path)
+    return path
 
 
 def publish(kind: str, key: str, build_dir: Path) -> Path:
@@ -98,13 +148,69 @@ def publish(kind: str, key: str, build_dir: Path) -> Path:
     final = entry_path(kind, key)
     final.parent.mkdir(parents=True, exist_ok=True)
     _restore_owner(build_dir)
+    (build_dir / SIZE_FILE).write_text(str(tree_size(build_dir)))
     try:
         os.rename(build_dir, final)
     except OSError:
         if not final.exists():
             raise
         shutil.rmtree(build_dir, ignore_errors=True)
+    if kind in EVICTABLE:
+        evict(keep=final)
     return final
+
+
+def _entry_size(path: Path) -> int:
+    try:
+        return int((path / SIZE_FILE).read_text())
+    except (OSError, ValueError):
+        return tree_size(path)
+
+
+def evict(max_bytes: int | None = None, *, grace_s: float | None = None, keep: Path | None = None) -> int:
+    """Remove least recently used entries until the cache fits in max_bytes; bytes freed.
+
+    Stops at 90% of the cap so that every publish does not evict again.  Another
+    worker already evicting is enough: this one returns at once.
+    """
+    limit = max_cache_bytes() if max_bytes is None else max_bytes
+    grace = EVICT_GRACE_S if grace_s is None else grace_s
+    root = cache_root()
+    entries: list[tuple[float, int, Path]] = []
+    for kind in EVICTABLE:
+        with contextlib.suppress(FileNotFoundError):
+            for path in (root / kind).iterdir():
+                with contextlib.suppress(OSError):
+                    entries.append((path.stat().st_mtime, _entry_size(path), path))
+    total = sum(size for _, size, _ in entries)
+    if total <= limit:
+        return 0
+    lock_dir = root / "locks"
+    lock_dir.mkdir(exist_ok=True)
+    freed = 0
+    with open(lock_dir / "evict.lock", "a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return 0
+        trash = root / "staging"
+        trash.mkdir(exist_ok=True)
+        now = time.time()
+        for used, size, path in sorted(entries, key=lambda e: e[0]):
+            if total - freed <= 0.9 * limit:
+                break
+            if now - used < grace:
+                break  # everything from here on is in use or about to be
+            if path == keep:
+                continue  # its publisher is about to use it
+            target = trash / f"evicted-{uuid.uuid4().hex}"
+            try:
+                os.rename(path, target)  # gone for readers in one step
+            except OSError:
+                continue  # evicted by someone else, or republished meanwhile
+            shutil.rmtree(target, ignore_errors=True)
+            freed += size
+    return freed
 
 
 def read_meta(path: Path) -> dict | None:
@@ -115,6 +221,20 @@ def read_meta(path: Path) -> dict | None:
 
 
 def write_meta(path: Path, meta: dict) -> None:
+    """Record a finished build; a build over the artifact cap becomes a CE here.
+
+    `meta` is updated in place, so that the caller reports what the cache holds.
+    """
+    size = tree_size(path)
+    if meta.get("verdict") == "OK" and size > max_artifact_bytes():
+        for child in path.iterdir():
+            if child.is_dir() and not child.is_symlink():
+                shutil.rmtree(child, ignore_errors=True)
+            else:
+                child.unlink(missing_ok=True)
+        meta["verdict"] = "CE"
+        meta["message"] = (f"the compiled program is {size // MB} MB, over the {max_artifact_bytes() // MB} MB "
+                           f"limit ({MAX_ARTIFACT_MB_ENV})")
     (path / "meta.json").write_text(json.dumps(meta))
 
 
