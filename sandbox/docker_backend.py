@@ -201,7 +201,11 @@ class BatchCgroupParent:
                    for path in self.dirs.values())
 
     def close(self) -> None:
-        for path in self.dirs.values():
+        # the engine makes our path in every hierarchy it uses, and removes only its own cgroup
+        paths = list(self.dirs.values())
+        if self.version == "v1":
+            paths += [root / self.name for root in V1_ROOT.iterdir() if root.name not in self.dirs]
+        for path in paths:
             for _ in range(100):
                 with contextlib.suppress(OSError):
                     for child in path.iterdir():
@@ -210,7 +214,7 @@ class BatchCgroupParent:
                 try:
                     path.rmdir()
                     break
-                except FileNotFoundError:
+                except (FileNotFoundError, NotADirectoryError):
                     break
                 except OSError:
                     time.sleep(0.02)

@@ -5,7 +5,10 @@
  *     pid 1 of the container, as root with a handful of capabilities.  Opens
  *     the batch cgroup's counters (bound in from the host, where they can be
  *     reset) and hands them to the runner as inherited descriptors, creates the
- *     runner's private output directory, then becomes the runner.
+ *     runner's private output directory, then becomes the runner.  CPU time and
+ *     OOM kills come from the cgroup; the memory peak does not, since the
+ *     cgroup's peak includes the page cache of the program's output (the
+ *     memory limit still holds everything, and the peak is the rusage one).
  *
  *   hts-dock drop <uid> <gid> <program> [args...]
  *     what the runner executes for each test: leaves root for the program's
@@ -56,21 +59,18 @@ static int cmd_init(int argc, char **argv) {
         char mem[4096], cpu[4096];
         snprintf(mem, sizeof mem, "%s/memory", cgdir);
         snprintf(cpu, sizeof cpu, "%s/cpuacct", cgdir);
-        int peak = open_or_none(mem, "memory.max_usage_in_bytes", O_RDWR);
-        int usage = open_or_none(mem, "memory.usage_in_bytes", O_RDONLY);
         int oom = open_or_none(mem, "memory.oom_control", O_RDONLY);
         int usec = open_or_none(cpu, "cpuacct.usage", O_RDWR);
         if (usec < 0) die("open cpuacct.usage");
-        /* the cgroup.procs slots stay empty: every process of the container is already in it */
-        snprintf(spec, sizeof spec, "-1,-1,-1,%d,%d,%d,%d", peak, usage, oom, usec);
+        /* the cgroup.procs slots stay empty: every process of the container is already in
+         * it; the peak slots too (see the top) */
+        snprintf(spec, sizeof spec, "-1,-1,-1,-1,-1,%d,%d", oom, usec);
         flag = "-g";
     } else if (strcmp(version, "v2") == 0) {
         int stat = open_or_none(cgdir, "cpu.stat", O_RDONLY);
-        int peak = open_or_none(cgdir, "memory.peak", O_RDWR);
-        int current = peak >= 0 ? open_or_none(cgdir, "memory.current", O_RDONLY) : -1;
         int events = open_or_none(cgdir, "memory.events", O_RDONLY);
         if (stat < 0) die("open cpu.stat");
-        snprintf(spec, sizeof spec, "-1,%d,-1,%d,%d,%d", stat, peak, current, events);
+        snprintf(spec, sizeof spec, "-1,%d,-1,-1,-1,%d", stat, events);
         flag = "-G";
     }
     char **args = calloc(argc + 3, sizeof *args);

@@ -8,7 +8,9 @@ tests' inputs, or to open kernel surface (namespaces, mounts, BPF...).
 
 from __future__ import annotations
 
+import os
 import platform
+from pathlib import Path
 
 import pytest
 
@@ -248,3 +250,12 @@ def test_docker_one_container_per_batch(docker_sb: Sandbox) -> None:
     prog = docker_sb.compile("python3", source)
     results = docker_sb.run(prog, [""] * 4, Limits())
     assert len({r.stdout for r in results}) == 1, results
+    # the batch cgroup is gone with the batch, in every hierarchy the engine used
+    assert list(Path("/sys/fs/cgroup").glob(f"*/hardtests-docker/d-{os.getpid()}-*")) == []
+
+
+def test_docker_output_is_not_charged_as_memory(docker_sb: Sandbox) -> None:
+    source = "import sys\nline = 'x' * 1023 + '\\n'\nfor _ in range(60 * 1024):\n    sys.stdout.write(line)\n"
+    [result] = docker_sb.run(docker_sb.compile("python3", source), [""], Limits(memory_mb=48, output_kb=64 * 1024))
+    assert result.verdict == Verdict.OK, (result.verdict, result.memory_kb, result.stderr)
+    assert len(result.stdout) == 60 * 1024 * 1024  # more than the memory limit and the runner's room
