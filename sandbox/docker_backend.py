@@ -221,6 +221,16 @@ class BatchCgroupParent:
         self.dirs.clear()
 
 
+def _sweep_stale_cgroups() -> None:
+    """Batch cgroups of workers that died without closing their batches (empty ones only)."""
+    for path in V1_ROOT.glob(f"*/{CGROUP_BASE}/d-*"):
+        pid = path.name.split("-")[1]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            for child in [*path.glob("*/"), path]:
+                with contextlib.suppress(OSError):
+                    child.rmdir()
+
+
 class DockerBatch(Batch):
     def __init__(self, sandbox: DockerSandbox, spec: BatchSpec) -> None:
         self.sandbox = sandbox
@@ -287,7 +297,7 @@ class DockerBatch(Batch):
             binds=volumes, tmpfs={"/tmp": scratch}, network_mode="none", read_only=True, ipc_mode="private",
             pids_limit=spec.nproc() + 8, cap_drop=["ALL"], cap_add=CAPABILITIES,
             security_opt=["no-new-privileges", seccomp_policy.docker_security_opt()],
-            shm_size=spec.limits.memory_mb * MB, ulimits=[{"Name": "nproc", "Soft": nproc, "Hard": nproc}],
+            shm_size=spec.limits.memory_mb * MB, auto_remove=True, ulimits=[{"Name": "nproc", "Soft": nproc, "Hard": nproc}],
             **limits,
         )
         config = api.create_container_config(
@@ -385,6 +395,8 @@ class DockerSandbox(Sandbox):
         self.runner_dir: Path = cache.runner_dir()
         self.dock_dir: Path = cache.tool_dir(Path(__file__).with_name("docker_init.c"), "hts-dock")
         self.cgroup_version = self._cgroup_version(info)
+        if self.cgroup_version == "v1":
+            _sweep_stale_cgroups()
         ensure_image(self.client)
 
     @staticmethod
