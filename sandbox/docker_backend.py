@@ -238,7 +238,10 @@ class DockerBatch(Batch):
         self.container_id: str | None = None
         self.stream: AttachStream | None = None
         self.cgroup: BatchCgroupParent | None = None
+        # disk-backed (program output is page cache, not memory) and for root only: the
+        # runner is root in the container, the program is not
         self.private = cache.make_private_dir(cache.cache_root() / "staging")
+        self.private.chmod(0o700)
         (self.private / "in").mkdir()
         try:
             self._start()

@@ -237,11 +237,13 @@ def test_only_the_current_input_is_visible(backend: Sandbox) -> None:
 def test_docker_program_runs_under_another_uid_than_the_runner(docker_sb: Sandbox) -> None:
     source = ("import os\nrunner = [l.split()[1] for l in open('/proc/1/status') if l.startswith('Uid:')][0]\n"
               "caps = [l.split()[1] for l in open('/proc/self/status') if l.startswith('CapEff:')][0]\n"
-              "print(os.getuid(), runner, caps)\n")
+              "print(os.getuid(), runner, caps, os.access('/.hts-priv', os.X_OK))\n")
     [result] = docker_sb.run(docker_sb.compile("python3", source), [""], Limits())
-    uid, runner_uid, caps = result.stdout.split()
+    uid, runner_uid, caps, private = result.stdout.split()
     assert uid != runner_uid and int(uid) != 0
     assert int(caps, 16) == 0  # not a single capability
+    if os.geteuid() == 0:
+        assert private == b"False"  # the runner's directory (output files, counters) is closed to it
 
 
 def test_docker_one_container_per_batch(docker_sb: Sandbox) -> None:
