@@ -10,7 +10,8 @@ over HARDTESTS_COMPILE_MAX_ARTIFACT_MB (default 256) is kept: it becomes a CE.
 Eviction is the mirror of publishing: an entry is renamed out of the cache
 first (atomic, so a reader sees all of it or nothing), then deleted; one
 worker at a time evicts (a file lock), and entries used in the last few
-minutes stay, since a batch may be running them.
+minutes stay, since a batch may be running them.  A running total kept beside
+the locks tells a publish whether to scan at all.
 """
 
 from __future__ import annotations
@@ -41,7 +42,6 @@ DEFAULT_MAX_ARTIFACT_MB = 256
 EVICTABLE = ("prog", "pch")
 # an entry used this recently may be bound into a running batch: never evicted
 EVICT_GRACE_S = 600.0
-SIZE_FILE = ".hts-size"
 
 
 def cache_root() -> Path:
@@ -148,23 +148,57 @@ def publish(kind: str, key: str, build_dir: Path) -> Path:
     final = entry_path(kind, key)
     final.parent.mkdir(parents=True, exist_ok=True)
     _restore_owner(build_dir)
-    (build_dir / SIZE_FILE).write_text(str(tree_size(build_dir)))
     try:
         os.rename(build_dir, final)
     except OSError:
         if not final.exists():
             raise
         shutil.rmtree(build_dir, ignore_errors=True)
-    if kind in EVICTABLE:
+    if kind in EVICTABLE and _add_usage(_entry_size(final)) > max_cache_bytes():
         evict(keep=final)
     return final
 
 
+def _add_usage(delta: int, *, exact: int | None = None) -> int:
+    """The running total of the evictable entries' sizes, so that a publish need not scan the cache.
+
+    Kept in a file under a lock; it may drift (entries removed by hand, races with a
+    scan) and every eviction scan sets it right again.
+    """
+    lock_dir = cache_root() / "locks"
+    lock_dir.mkdir(exist_ok=True)
+    with open(lock_dir / "usage", "a+") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        handle.seek(0)
+        text = handle.read().strip()
+        if exact is not None:
+            total = exact
+        elif text.isdigit():
+            total = int(text) + delta
+        else:
+            total = sum(size for _, size, _ in _scan())  # first use: measure what is there
+        handle.seek(0)
+        handle.truncate()
+        handle.write(str(max(total, 0)))
+    return total
+
+
+def _scan() -> list[tuple[float, int, Path]]:
+    entries: list[tuple[float, int, Path]] = []
+    for kind in EVICTABLE:
+        with contextlib.suppress(FileNotFoundError):
+            for path in (cache_root() / kind).iterdir():
+                with contextlib.suppress(OSError):
+                    entries.append((path.stat().st_mtime, _entry_size(path), path))
+    return entries
+
+
 def _entry_size(path: Path) -> int:
-    try:
-        return int((path / SIZE_FILE).read_text())
-    except (OSError, ValueError):
-        return tree_size(path)
+    """A program's size is in its meta.json (no extra file in the entry); anything else is measured."""
+    meta = read_meta(path)
+    if meta is not None and isinstance(meta.get("size"), int):
+        return meta["size"]
+    return tree_size(path)
 
 
 def evict(max_bytes: int | None = None, *, grace_s: float | None = None, keep: Path | None = None) -> int:
@@ -176,14 +210,10 @@ def evict(max_bytes: int | None = None, *, grace_s: float | None = None, keep: P
     limit = max_cache_bytes() if max_bytes is None else max_bytes
     grace = EVICT_GRACE_S if grace_s is None else grace_s
     root = cache_root()
-    entries: list[tuple[float, int, Path]] = []
-    for kind in EVICTABLE:
-        with contextlib.suppress(FileNotFoundError):
-            for path in (root / kind).iterdir():
-                with contextlib.suppress(OSError):
-                    entries.append((path.stat().st_mtime, _entry_size(path), path))
+    entries = _scan()
     total = sum(size for _, size, _ in entries)
     if total <= limit:
+        _add_usage(0, exact=total)
         return 0
     lock_dir = root / "locks"
     lock_dir.mkdir(exist_ok=True)
@@ -210,6 +240,7 @@ def evict(max_bytes: int | None = None, *, grace_s: float | None = None, keep: P
                 continue  # evicted by someone else, or republished meanwhile
             shutil.rmtree(target, ignore_errors=True)
             freed += size
+        _add_usage(0, exact=total - freed)
     return freed
 
 
@@ -235,6 +266,8 @@ def write_meta(path: Path, meta: dict) -> None:
         meta["verdict"] = "CE"
         meta["message"] = (f"the compiled program is {size // MB} MB, over the {max_artifact_bytes() // MB} MB "
                            f"limit ({MAX_ARTIFACT_MB_ENV})")
+        size = 0
+    meta["size"] = size
     (path / "meta.json").write_text(json.dumps(meta))
 
 

@@ -49,7 +49,7 @@ def test_least_recently_used_entries_go_first(cache_dir: Path) -> None:
     kept = entries(cache_dir)
     assert sorted(kept) == ["k0", "k2", "k3"]
     assert sum(kept.values()) <= 1024 * KB
-    assert cache.read_meta(cache_dir / "prog" / "k0") == {"verdict": "OK", "message": ""}
+    assert cache.read_meta(cache_dir / "prog" / "k0") == {"verdict": "OK", "message": "", "size": 300 * KB}
     # nothing evicted is left lying around
     assert [p.name for p in (cache_dir / "staging").iterdir()] == []
 
@@ -73,7 +73,7 @@ def test_an_oversized_build_becomes_ce_and_leaves_nothing(cache_dir: Path, monke
     cache.write_meta(build, meta)
     assert meta["verdict"] == "CE" and "over the 1 MB limit" in meta["message"]
     final = cache.publish("prog", "big", build)
-    assert sorted(p.name for p in final.iterdir()) == [cache.SIZE_FILE, "meta.json"]
+    assert sorted(p.name for p in final.iterdir()) == ["meta.json"]
     assert cache.read_meta(final)["verdict"] == "CE"
 
 
