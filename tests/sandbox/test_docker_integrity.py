@@ -261,3 +261,25 @@ def test_docker_output_is_not_charged_as_memory(docker_sb: Sandbox) -> None:
     [result] = docker_sb.run(docker_sb.compile("python3", source), [""], Limits(memory_mb=48, output_kb=64 * 1024))
     assert result.verdict == Verdict.OK, (result.verdict, result.memory_kb, result.stderr)
     assert len(result.stdout) == 60 * 1024 * 1024  # more than the memory limit and the runner's room
+
+
+# a child burns the CPU and is never waited for, so rusage would not see it; the cgroup does
+UNREAPED_BURNER = r'''
+import os, time
+pid = os.fork()
+if pid == 0:
+    while time.process_time() < 1.5:
+        pass
+    os._exit(0)
+while open(f"/proc/{pid}/stat").read().split()[2] != "Z":
+    time.sleep(0.01)
+print("done")
+'''
+
+
+@pytest.mark.slow
+def test_cpu_of_a_child_never_waited_for_counts(backend: Sandbox) -> None:
+    prog = backend.compile("python3", UNREAPED_BURNER)
+    [result] = backend.run(prog, [""], Limits(time_s=1, wall_s=30))
+    assert result.verdict == Verdict.TLE, result
+    assert result.time_ms >= 1000
