@@ -26,6 +26,7 @@ import contextlib
 import errno
 import hashlib
 import io
+import logging
 import os
 import resource
 import select
@@ -80,6 +81,7 @@ def empty_image_tar() -> bytes:
     return buffer.getvalue()
 
 
+log = logging.getLogger(__name__)
 # named after its content, so that a changed layout never meets an old image
 IMAGE = os.environ.get("HARDTESTS_SANDBOX_DOCKER_IMAGE") or (
     "hardtests-sandbox:" + hashlib.sha256(empty_image_tar()).hexdigest()[:12])
@@ -408,8 +410,16 @@ class DockerSandbox(Sandbox):
         if cgroups.accounting().version == "none" or os.geteuid() != 0:
             return "none"
         if info.get("CgroupDriver") != "cgroupfs":
+            log.warning("the Docker engine uses the %s cgroup driver: Docker's memory limit and rusage only "
+                        "(start dockerd with --exec-opt native.cgroupdriver=cgroupfs)", info.get("CgroupDriver"))
             return "none"  # the systemd driver only takes slices as parents
-        return "v2" if str(info.get("CgroupVersion")) == "2" else "v1"
+        version = "v2" if str(info.get("CgroupVersion")) == "2" else "v1"
+        try:
+            BatchCgroupParent(version, 64 * MB).close()
+        except OSError as exc:
+            log.warning("cannot create batch cgroups for Docker (%s): Docker's memory limit and rusage only", exc)
+            return "none"
+        return version
 
     def open_batch(self, spec: BatchSpec) -> Batch:
         return DockerBatch(self, spec)
