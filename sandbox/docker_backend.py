@@ -297,9 +297,11 @@ class DockerBatch(Batch):
             # rusage only: the engine's own limit, with room for the runner
             limits["mem_limit"] = limits["memswap_limit"] = memory + 48 * MB
         scratch = f"size={spec.limits.memory_mb * MB},mode=1777"
+        # an empty /dev/pts replaces the engine's devpts: no pseudo-terminal to block a read on
+        devices = {"/tmp": scratch, "/dev/pts": "size=64k,mode=755"}
         api = self.sandbox.client.api
         host_config = api.create_host_config(
-            binds=volumes, tmpfs={"/tmp": scratch}, network_mode="none", read_only=True, ipc_mode="private",
+            binds=volumes, tmpfs=devices, network_mode="none", read_only=True, ipc_mode="private",
             pids_limit=spec.nproc() + 8, cap_drop=["ALL"], cap_add=CAPABILITIES,
             security_opt=["no-new-privileges", seccomp_policy.docker_security_opt()],
             shm_size=spec.limits.memory_mb * MB, auto_remove=True, ulimits=[{"Name": "nproc", "Soft": nproc, "Hard": nproc}],

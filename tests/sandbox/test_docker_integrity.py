@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import platform
+import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -283,3 +285,13 @@ def test_cpu_of_a_child_never_waited_for_counts(backend: Sandbox) -> None:
     [result] = backend.run(prog, [""], Limits(time_s=1, wall_s=30))
     assert result.verdict == Verdict.TLE, result
     assert result.time_ms >= 1000
+
+
+def test_docker_compile_of_a_terminal_device_is_a_quick_ce(docker_sb: Sandbox) -> None:
+    # no pseudo-terminals at all: a pty master would block the compiler until the wall clock
+    for device in ("/dev/ptmx", "/dev/pts/ptmx", "/dev/tty"):
+        started = time.monotonic()
+        prog = docker_sb.compile("cpp", f'#include "{device}"\n// {uuid.uuid4()}\nint main(){{}}\n')
+        assert prog.verdict == Verdict.CE, prog
+        assert device in prog.message
+        assert time.monotonic() - started < 30
