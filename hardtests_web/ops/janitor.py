@@ -42,11 +42,20 @@ def _expired_jobs() -> int:
     return 0
 
 
+def _compile_cache() -> int:
+    """Bytes freed from this machine's compile cache (workers also evict when they publish;
+    this keeps an idle machine's cache under HARDTESTS_COMPILE_CACHE_MAX_MB too)."""
+    from sandbox.cache import evict
+
+    return evict()
+
+
 # name -> sweep returning how many things it fixed. New sweeps join this list.
 SWEEPS: list[tuple[str, Callable[[], int]]] = [
     ("dead_runs", _dead_runs),
     ("dead_judging_tasks", _dead_judging_tasks),
     ("expired_jobs", _expired_jobs),
+    ("compile_cache_bytes_freed", _compile_cache),
 ]
 
 
