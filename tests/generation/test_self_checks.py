@@ -98,6 +98,14 @@ def test_with_min_oracles_one_a_single_oracle_suite_ships_marked_unverified(fake
     assert run.status == GenerationRun.Status.SUCCEEDED, run.error
     assert run.suite.unverified and run.suite.test_count > 0
     assert "UNVERIFIED" in run.log
+    from problems.exporters.bundles import bundles
+    from problems.exporters.native import native_row
+    from problems.exporters.training import training_row
+    from problems.models import Problem
+
+    bundle = next(bundles(Problem.objects.filter(pk=problem.pk)))
+    assert native_row(bundle)["suites"][0]["unverified"] is True
+    assert training_row(bundle)["metadata"]["tests_unverified"] is True
 
 
 # -- judge self-check ---------------------------------------------------------------
