@@ -220,6 +220,10 @@ HARDTESTS_LLM_TIMEOUT_S = env_float("HARDTESTS_LLM_TIMEOUT_S", 300.0)
 HARDTESTS_LLM_MAX_RETRIES = env_int("HARDTESTS_LLM_MAX_RETRIES", 4)
 HARDTESTS_LLM_CONCURRENCY = env_int("HARDTESTS_LLM_CONCURRENCY", 4)
 HARDTESTS_LLM_REPLY_RETRIES = env_int("HARDTESTS_LLM_REPLY_RETRIES", 1)
+# Completion budget sent with every call; a reply cut off by it is fed back as "shorten it".
+HARDTESTS_LLM_MAX_TOKENS = env_int("HARDTESTS_LLM_MAX_TOKENS", 16384)
+# Reasoning models (o1/o3, R1-style): no temperature is sent and the budget goes as max_completion_tokens.
+HARDTESTS_LLM_REASONING = env_bool("HARDTESTS_LLM_REASONING", False)
 
 # HardTestGen counts (paper defaults).
 HARDTESTS_DIRECT_INPUTS = env_int("HARDTESTS_DIRECT_INPUTS", 10)
@@ -228,15 +232,25 @@ HARDTESTS_STRATIFIED_CALLS = env_int("HARDTESTS_STRATIFIED_CALLS", 10)
 HARDTESTS_HACKING_CALLS = env_int("HARDTESTS_HACKING_CALLS", 10)
 HARDTESTS_MAX_ORACLES = env_int("HARDTESTS_MAX_ORACLES", 8)
 HARDTESTS_ORACLE_AGREEMENT = env_float("HARDTESTS_ORACLE_AGREEMENT", 0.9)
+# Oracles that must compile and pass the samples before any LLM call; at 1 a single-oracle
+# suite is allowed and marked unverified.
+HARDTESTS_MIN_ORACLES = env_int("HARDTESTS_MIN_ORACLES", 2)
+# A run fails (validator_error) when the validator crashes or times out on more than this share of inputs.
+HARDTESTS_VALIDATOR_ERROR_SHARE = env_float("HARDTESTS_VALIDATOR_ERROR_SHARE", 0.1)
+# Per-problem budgets of one materialisation (HardTestGen uses about 180 s, 240 s and 500 MB).
+HARDTESTS_INPUT_BUDGET_S = env_float("HARDTESTS_INPUT_BUDGET_S", 180.0)
+HARDTESTS_OUTPUT_BUDGET_S = env_float("HARDTESTS_OUTPUT_BUDGET_S", 240.0)
+HARDTESTS_SUITE_MAX_MB = env_float("HARDTESTS_SUITE_MAX_MB", 500.0)
 # Per-call limits of untrusted LLM-written code during materialisation.
 HARDTESTS_GENERATOR_TIME_S = env_float("HARDTESTS_GENERATOR_TIME_S", 10.0)
 HARDTESTS_GENERATOR_MEMORY_MB = env_int("HARDTESTS_GENERATOR_MEMORY_MB", 1024)
 HARDTESTS_BATCH_GENERATOR_TIME_S = env_float("HARDTESTS_BATCH_GENERATOR_TIME_S", 120.0)
+# Validators and judging functions, everywhere: materialisation, judging, the API, studies.
 HARDTESTS_CHECKER_TIME_S = env_float("HARDTESTS_CHECKER_TIME_S", 10.0)
+HARDTESTS_CHECKER_MEMORY_MB = env_int("HARDTESTS_CHECKER_MEMORY_MB", 1024)
 # Oracles get this multiple of the problem's time limit (they are trusted to be correct, not fast).
 HARDTESTS_ORACLE_TIME_FACTOR = env_float("HARDTESTS_ORACLE_TIME_FACTOR", 2.0)
 HARDTESTS_MATERIALISE_THREADS = env_int("HARDTESTS_MATERIALISE_THREADS", min(4, os.cpu_count() or 1))
-HARDTESTS_LLM_BACKOFF_S = env_float("HARDTESTS_LLM_BACKOFF_S", 1.0)
 # A running generation run whose heartbeat is older than this is declared dead.
 HARDTESTS_RUN_STALE_S = env_float("HARDTESTS_RUN_STALE_S", 120.0)
 
