@@ -19,6 +19,12 @@ BIN_DIR = "/.hts-bin"
 # read-only pieces of /etc that the toolchains need (the JVM's config is symlinked there)
 ETC_PIECES = ("/etc/alternatives", "/etc/java-17-openjdk", "/etc/ld.so.cache")
 MISSING = "bubblewrap (bwrap) is not installed: apt-get install bubblewrap"
+# A minimal /dev: no terminals (a compile that includes /dev/tty would wait forever), and
+# /dev/random is urandom, which never blocks.  /dev/shm is a fresh tmpfs per test (hts-runner).
+DEVICES = (("/dev/null", "/dev/null"), ("/dev/zero", "/dev/zero"), ("/dev/full", "/dev/full"),
+           ("/dev/urandom", "/dev/urandom"), ("/dev/urandom", "/dev/random"))
+DEV_LINKS = (("/proc/self/fd", "/dev/fd"), ("/proc/self/fd/0", "/dev/stdin"), ("/proc/self/fd/1", "/dev/stdout"),
+             ("/proc/self/fd/2", "/dev/stderr"))
 
 
 def read_result(stream: BinaryIO) -> RawResult | None:
@@ -62,6 +68,24 @@ def runner_options(spec: BatchSpec, *, cgroup: bool) -> list[str]:
     ]
 
 
+def _dev_args() -> list[str]:
+    args: list[str] = []
+    for source, target in DEVICES:
+        args += ["--dev-bind", source, target]
+    for source, target in DEV_LINKS:
+        args += ["--symlink", source, target]
+    return [*args, "--dir", "/dev/shm"]
+
+
+def userns_args(bwrap: str) -> list[str]:
+    """--disable-userns where this bubblewrap has it (0.8+): no user namespace can be made inside."""
+    try:
+        text = subprocess.run([bwrap, "--help"], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return ["--unshare-user", "--disable-userns"] if "--disable-userns" in text else []
+
+
 def _system_binds() -> list[str]:
     args = ["--ro-bind", "/usr", "/usr"]
     for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
@@ -83,10 +107,10 @@ class BwrapBatch(Batch):
         if self.cgroup is not None:
             runner += self.cgroup.runner_args()
         argv = [
-            sandbox.bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--clearenv",
+            sandbox.bwrap, "--unshare-all", *sandbox.userns, "--die-with-parent", "--new-session", "--clearenv",
             "--uid", "0", "--gid", "0", "--cap-add", "ALL", "--hostname", "sandbox",
             *_system_binds(),
-            "--proc", "/proc", "--dev", "/dev", "--dir", "/tmp",
+            "--proc", "/proc", *_dev_args(), "--dir", "/tmp",
             "--tmpfs", IO_DIR,
             "--ro-bind", str(spec.inputs_dir), IN_DIR,
             "--ro-bind", str(sandbox.runner_dir), BIN_DIR,
@@ -97,7 +121,7 @@ class BwrapBatch(Batch):
             argv += ["--ro-bind", str(spec.pch_dir), languages.PCH_DIR]
         if spec.build_dir is not None:
             argv += ["--bind", str(spec.build_dir), languages.BUILD_DIR]
-        argv += ["--remount-ro", "/dev", "--remount-ro", "/", "--chdir", "/", *runner, "--", *spec.argv]
+        argv += ["--remount-ro", "/", "--chdir", "/", *runner, "--", *spec.argv]
         uid = cache.sandbox_uid()
         self.errors = tempfile.TemporaryFile()
         try:
@@ -165,13 +189,14 @@ class BwrapSandbox(Sandbox):
             raise SandboxUnavailable(MISSING)
         self.bwrap = found
         self.runner_dir = cache.runner_dir()
+        self.userns = userns_args(found)
         self._probe()
 
     def _probe(self) -> None:
         """Fail early and clearly where user namespaces are not allowed."""
         uid = cache.sandbox_uid()
         proc = subprocess.run(
-            [self.bwrap, "--unshare-all", "--die-with-parent", "--uid", "0", "--cap-add", "ALL",
+            [self.bwrap, "--unshare-all", *self.userns, "--die-with-parent", "--uid", "0", "--cap-add", "ALL",
              *_system_binds(), "--ro-bind", str(self.runner_dir), BIN_DIR, "--", "/usr/bin/true"],
             capture_output=True, text=True, user=uid, group=uid,
             extra_groups=[] if uid is not None else None, env={}, cwd="/",
