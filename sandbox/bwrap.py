@@ -10,7 +10,7 @@ import tempfile
 from typing import BinaryIO
 
 from . import cache, cgroups, languages
-from .base import MB, Batch, BatchSpec, RawResult, Sandbox
+from .base import MB, NO_CPU_ACCOUNTING, Batch, BatchSpec, RawResult, Sandbox, rusage_allowed
 from .types import SandboxUnavailable
 
 IO_DIR = "/.hts-io"
@@ -45,13 +45,16 @@ def read_result(stream: BinaryIO) -> RawResult | None:
 def runner_options(spec: BatchSpec, *, cgroup: bool) -> list[str]:
     limits = spec.limits
     mem = limits.memory_mb * MB
-    if spec.is_java:
-        address_space = 0
-    elif cgroup:
-        # the cgroup bounds real memory; this only stops absurd reservations early
-        address_space = 2 * mem + 256 * MB
+    if spec.is_java or cgroup:
+        # The cgroup bounds real memory; reserved address space is not memory (every
+        # thread reserves a stack of RLIMIT_STACK, the JVM reserves gigabytes), so no
+        # RLIMIT_AS: with one, 16 threads would not fit.
+        address_space, stack = 0, mem
     else:
-        address_space = mem + 64 * MB
+        # rusage-only accounting: the address space is the only bound, so thread stacks
+        # get a part of it and 16 threads still fit beside the heap
+        stack = max(8 * MB, min(64 * MB, mem // 32))
+        address_space = mem + 64 * MB + 16 * stack
     return [
         "-t", str(spec.cpu_kill_us()),
         "-w", str(spec.wall_us()),
@@ -60,7 +63,7 @@ def runner_options(spec: BatchSpec, *, cgroup: bool) -> list[str]:
         # the user namespace's uid 0 also owns bwrap's and the runner's processes
         "-p", str(spec.nproc() + 4),
         "-n", "1024" if spec.is_java else "256",
-        "-s", str(mem),
+        "-s", str(stack),
         "-z", str(mem),
         "-d", spec.workdir,
         "-o", IO_DIR,
@@ -102,6 +105,10 @@ class BwrapBatch(Batch):
     def __init__(self, sandbox: BwrapSandbox, spec: BatchSpec) -> None:
         self.spec = spec
         self.cgroup = cgroups.open_batch(spec.memory_bytes(), spec.nproc() + 2)
+        if self.cgroup is None:
+            if not rusage_allowed():
+                raise SandboxUnavailable(NO_CPU_ACCOUNTING)
+            self.accounting = "rusage"
         bounded = self.cgroup is not None and self.cgroup.bounds_memory
         runner = [f"{BIN_DIR}/hts-runner", *runner_options(spec, cgroup=bounded)]
         if self.cgroup is not None:
@@ -156,6 +163,11 @@ class BwrapBatch(Batch):
         result = read_result(self.proc.stdout)
         if result is None:
             raise self._runner_error("the sandbox runner failed")
+        if self.cgroup is not None and result.cg_cpu_us < 0:
+            # the test could not join its cgroup: its figures are rusage only
+            if not rusage_allowed():
+                raise self._runner_error(NO_CPU_ACCOUNTING)
+            self.accounting = "rusage"
         return result
 
     def _release(self) -> None:
