@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import abc
 import glob
+import hashlib
 import os
 import shutil
 import signal
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import cache, languages
+from .compare import compare_default
 from .types import CompiledProgram, Limits, RunResult, SandboxUnavailable, Verdict
 
 # A compile's wall clock stays close to its CPU limit, and output_kb caps every file it
@@ -166,6 +168,17 @@ def _near_limit(result: RunResult, limits: Limits) -> bool:
     return result.verdict in (Verdict.OK, Verdict.TLE) and abs(result.time_ms - limit_ms) <= 0.1 * limit_ms
 
 
+def _digest(result: RunResult, expected: bytes | str | None, checker: Callable[[bytes, bytes], bool] | None,
+            keep_kb: int) -> None:
+    out = result.stdout
+    result.stdout_size = len(out)
+    result.stdout_sha256 = hashlib.sha256(out).hexdigest()
+    if expected is not None and result.verdict == Verdict.OK:
+        wanted = expected.encode() if isinstance(expected, str) else expected
+        result.matched = bool((checker or compare_default)(wanted, out))
+    result.stdout = out[: keep_kb * 1024]
+
+
 class Sandbox(abc.ABC):
     name = "abstract"
 
@@ -286,7 +299,17 @@ class Sandbox(abc.ABC):
             batch.close()
 
     def run(self, prog: CompiledProgram, inputs: Sequence[bytes | str], limits: Limits, *,
-            stop_on_failure: bool = False) -> list[RunResult]:
+            stop_on_failure: bool = False, expected: Sequence[bytes | str] | None = None,
+            checker: Callable[[bytes, bytes], bool] | None = None,
+            keep_stdout_kb: int | None = None) -> list[RunResult]:
+        """Run `prog` on each input.
+
+        With `expected` (one output per input), each OK result's stdout is compared as soon
+        as it is read (`checker(expected, stdout)`, compare_default by default) into
+        `RunResult.matched`; with `expected` or `keep_stdout_kb`, only a prefix of stdout is
+        kept (64 KB by default) beside its size and SHA-256, so the worker holds one test's
+        output at a time however much every test prints.
+        """
         if not prog.ok:
             count = 1 if stop_on_failure else len(inputs)
             return [RunResult(verdict=prog.verdict, stderr=prog.message) for _ in range(min(count, len(inputs)))]
@@ -311,6 +334,9 @@ class Sandbox(abc.ABC):
                         again = self._rerun(spec, index, limits, prog.language)
                         if result.verdict == Verdict.SE or again.time_ms < result.time_ms:
                             result = again
+                    if expected is not None or keep_stdout_kb is not None:
+                        _digest(result, None if expected is None else expected[index], checker,
+                                keep_stdout_kb if keep_stdout_kb is not None else 64)
                     results.append(result)
                     if stop_on_failure and not result.ok:
                         break

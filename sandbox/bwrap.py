@@ -71,9 +71,10 @@ def runner_options(spec: BatchSpec, *, cgroup: bool) -> list[str]:
     ]
 
 
-def _dev_args() -> list[str]:
+def _dev_args(*, compile_step: bool) -> list[str]:
     args: list[str] = []
-    for source, target in DEVICES:
+    # a compiler needs no device but /dev/null: `#include "/dev/zero"` then fails at once
+    for source, target in DEVICES[:1] if compile_step else DEVICES:
         args += ["--dev-bind", source, target]
     for source, target in DEV_LINKS:
         args += ["--symlink", source, target]
@@ -117,7 +118,7 @@ class BwrapBatch(Batch):
             sandbox.bwrap, "--unshare-all", *sandbox.userns, "--die-with-parent", "--new-session", "--clearenv",
             "--uid", "0", "--gid", "0", "--cap-add", "ALL", "--hostname", "sandbox",
             *_system_binds(),
-            "--proc", "/proc", *_dev_args(), "--dir", "/tmp",
+            "--proc", "/proc", *_dev_args(compile_step=spec.build_dir is not None), "--dir", "/tmp",
             "--tmpfs", IO_DIR,
             "--ro-bind", str(spec.inputs_dir), IN_DIR,
             "--ro-bind", str(sandbox.runner_dir), BIN_DIR,
