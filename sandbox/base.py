@@ -24,6 +24,9 @@ COMPILE_LIMITS = Limits(time_s=20.0, memory_mb=2048, output_kb=64 * 1024, proces
 PCH_LIMITS = Limits(time_s=60.0, memory_mb=2048, output_kb=1024 * 1024, processes=64, wall_s=120.0)
 MB = 1024 * 1024
 ALLOW_RUSAGE_ENV = "HARDTESTS_SANDBOX_ALLOW_RUSAGE"
+# how long past the wall-clock backstop a starved (not idle) program may go on
+STARVED_FACTOR = 3
+STARVED_EXTRA_S = 5.0
 # stderr lines that mean the program ran out of memory under an address-space
 # limit (or -Xmx) rather than being killed by the OOM killer
 OOM_MARKERS = ("MemoryError", "std::bad_alloc", "java.lang.OutOfMemoryError", "Cannot allocate memory")
@@ -70,6 +73,11 @@ class BatchSpec:
 
     def wall_us(self) -> int:
         return int(self.limits.wall_limit_s * 1e6)
+
+    def starved_wall_us(self) -> int:
+        # past the backstop a program that is running or waiting for a CPU (a loaded
+        # machine) may go on until this, then it is a sandbox error, never TLE
+        return int((STARVED_FACTOR * self.limits.wall_limit_s + STARVED_EXTRA_S) * 1e6)
 
     def memory_bytes(self) -> int:
         # every language, Java included, is held to the problem's limit by the cgroup
@@ -125,8 +133,8 @@ def judge(raw: RawResult, limits: Limits, language: str) -> RunResult:
         # the wall clock ran out while the program wanted a CPU it did not get: not its fault
         verdict = Verdict.SE
         stderr = (
-            f"sandbox error: the wall-clock backstop ({limits.wall_limit_s:g} s) stopped the program after "
-            f"{time_us / 1000:.0f} ms of CPU time (limit {limits.time_s * 1000:.0f} ms) while it was running "
+            f"sandbox error: the wall-clock backstop stopped the program after {raw.wall_us / 1e6:.1f} s with "
+            f"{time_us / 1000:.0f} ms of CPU time (limit {limits.time_s * 1000:.0f} ms), while it was running "
             "or waiting for a CPU: the machine is overloaded; retry\n" + stderr
         )
     elif raw.killed or time_us > limits.time_s * 1e6 or sig == signal.SIGXCPU:
@@ -275,11 +283,11 @@ class Sandbox(abc.ABC):
         try:
             spec = BatchSpec(argv=argv, language=language, limits=limits, inputs_dir=inputs,
                              build_dir=build_dir, pch_dir=pch_dir, workdir=languages.BUILD_DIR)
-            batch = self.open_batch(spec)
-            try:
-                return self._judged(batch, -1, limits, language)
-            finally:
-                batch.close()
+            result = self._run_fresh(spec, -1, limits, language)
+            if result.verdict == Verdict.SE:
+                # stopped by the wall clock while it wanted a CPU: once more, in a fresh sandbox
+                result = self._run_fresh(spec, -1, limits, language)
+            return result
         finally:
             shutil.rmtree(inputs, ignore_errors=True)
 
@@ -291,7 +299,7 @@ class Sandbox(abc.ABC):
         result.accounting = batch.accounting
         return result
 
-    def _rerun(self, spec: BatchSpec, index: int, limits: Limits, language: str) -> RunResult:
+    def _run_fresh(self, spec: BatchSpec, index: int, limits: Limits, language: str) -> RunResult:
         batch = self.open_batch(spec)
         try:
             return self._judged(batch, index, limits, language)
@@ -331,7 +339,7 @@ class Sandbox(abc.ABC):
                         # noisy machines: a borderline run, or one the wall clock stopped while it
                         # waited for a CPU, gets one more chance in a fresh sandbox (nothing of the
                         # first run is visible there); the faster is kept, SE twice stays SE
-                        again = self._rerun(spec, index, limits, prog.language)
+                        again = self._run_fresh(spec, index, limits, prog.language)
                         if result.verdict == Verdict.SE or again.time_ms < result.time_ms:
                             result = again
                     if expected is not None or keep_stdout_kb is not None:

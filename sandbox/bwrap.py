@@ -58,6 +58,7 @@ def runner_options(spec: BatchSpec, *, cgroup: bool) -> list[str]:
     return [
         "-t", str(spec.cpu_kill_us()),
         "-w", str(spec.wall_us()),
+        "-W", str(spec.starved_wall_us()),
         "-m", str(address_space),
         "-f", str(limits.output_kb * 1024 + 1),
         # the user namespace's uid 0 also owns bwrap's and the runner's processes

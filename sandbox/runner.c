@@ -24,7 +24,8 @@
  * Protocol (stdin/stdout, one test at a time):
  *   in:  "R <input-path or ->\n"
  *   out: "S <status> <cpu_us> <wall_us> <maxrss_kb> <cg_cpu_us> <cg_mem_kb>
- *         <oom> <killed: 1 cpu, 2 wall, 3 output> <out_len> <out_trunc> <err_len>\n" + stdout + stderr tail
+ *         <oom> <killed: 1 cpu, 2 wall (idle), 3 output, 4 wall (starved)> <out_len> <out_trunc>
+ *         <err_len>\n" + stdout + stderr tail
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -61,7 +62,7 @@ enum { CG_PROCS_1, CG_PROCS_2, CG_PROCS_3, CG_MEM_MAX, CG_MEM_USAGE, CG_MEM_OOM,
 /* where each descriptor of -G goes */
 static const int cg_v2_slots[] = {CG_PROCS_1, CG_CPU_USAGE, CG_KILL, CG_MEM_MAX, CG_MEM_USAGE, CG_MEM_OOM};
 
-static long long cpu_kill_us = 10000000, wall_kill_us = 30000000;
+static long long cpu_kill_us = 10000000, wall_kill_us = 30000000, starved_kill_us = -1;
 static long long as_bytes = 0, fsize_bytes = 64 << 20, stack_bytes = 0, tmpfs_bytes = 256 << 20;
 static long nproc = 64, nofile = 256;
 static int cg[CG_N];
@@ -379,11 +380,14 @@ static void drain(struct sink *k) {
 }
 
 /* Time the test's live tasks spent on a CPU or waiting for one (schedstat
- * fields 1 and 2, ns), in microseconds: how much of the wall time was the
- * machine's (load) rather than the program's own sleeping.  Every process in
- * our /proc other than us and our ancestors belongs to the current test. */
-static long long runnable_us(void) {
+ * fields 1 and 2, ns), in microseconds, and whether any of them is running,
+ * runnable, in uninterruptible sleep or exiting right now (*active): together
+ * they tell a program that chose to sleep from one the machine did not run.
+ * Every process in our /proc other than us and our ancestors (pid 1: bwrap's
+ * init, or ourselves in a container) belongs to the current test. */
+static long long runnable_us(int *active) {
     long long total = 0;
+    *active = 0;
     DIR *d = opendir("/proc");
     if (!d) return -1;
     struct dirent *e;
@@ -398,16 +402,29 @@ static long long runnable_us(void) {
         struct dirent *te;
         while ((te = readdir(t)) != NULL) {
             if (te->d_name[0] == '.') continue;
-            char spath[320], buf[128];
+            char spath[320], buf[1024];
             snprintf(spath, sizeof spath, "/proc/%d/task/%s/schedstat", pid, te->d_name);
             int fd = open(spath, O_RDONLY | O_CLOEXEC);
-            if (fd < 0) continue;
-            ssize_t n = read(fd, buf, sizeof buf - 1);
-            close(fd);
-            if (n <= 0) continue;
-            buf[n] = 0;
-            long long run_ns = 0, wait_ns = 0;
-            if (sscanf(buf, "%lld %lld", &run_ns, &wait_ns) == 2) total += (run_ns + wait_ns) / 1000;
+            if (fd >= 0) {
+                ssize_t n = read(fd, buf, sizeof buf - 1);
+                close(fd);
+                long long run_ns = 0, wait_ns = 0;
+                if (n > 0) {
+                    buf[n] = 0;
+                    if (sscanf(buf, "%lld %lld", &run_ns, &wait_ns) == 2) total += (run_ns + wait_ns) / 1000;
+                }
+            }
+            snprintf(spath, sizeof spath, "/proc/%d/task/%s/stat", pid, te->d_name);
+            fd = open(spath, O_RDONLY | O_CLOEXEC);
+            if (fd >= 0) {
+                ssize_t n = read(fd, buf, sizeof buf - 1);
+                close(fd);
+                if (n > 0) {
+                    buf[n] = 0;
+                    char *paren = strrchr(buf, ')');
+                    if (paren && paren[1] == ' ' && strchr("RDZX", paren[2])) *active = 1;
+                }
+            }
         }
         closedir(t);
     }
@@ -490,12 +507,16 @@ static void run_one(const char *input) {
         if (!killed && cpu0 >= 0 && cg[CG_CPU_USAGE] >= 0 && cg_cpu() - cpu0 > cpu_kill_us) killed = 1;
         if (!killed && t1 - t0 > wall_kill_us) {
             /* the wall-clock backstop: idleness (sleeping, blocking) if the test
-             * was off the CPU by its own choice; if it was running or waiting
-             * for a CPU most of the time, the machine was too loaded to judge */
-            long long busy = runnable_us();
+             * was off the CPU by its own choice, killed at once; if it was running
+             * or waiting for a CPU most of the time, the machine is loaded: it may
+             * go on (the CPU limit still stops it) until -W, then the verdict is
+             * the machine's fault (4), never the program's */
+            int active = 0;
+            long long busy = runnable_us(&active);
             long long cpu = cg[CG_CPU_USAGE] >= 0 ? cg_cpu() - cpu0 : -1;
             if (cpu > busy) busy = cpu;
-            killed = busy >= 0 && busy * 2 >= t1 - t0 ? 4 : 2;
+            if (!active && (busy < 0 || busy * 2 < t1 - t0)) killed = 2;
+            else if (t1 - t0 > (starved_kill_us > wall_kill_us ? starved_kill_us : wall_kill_us)) killed = 4;
         }
         if (killed) {
             cg_write(cg[CG_KILL], "1");
@@ -564,10 +585,11 @@ static void run_one(const char *input) {
 int main(int argc, char **argv) {
     int opt;
     for (int i = 0; i < CG_N; i++) cg[i] = -1;
-    while ((opt = getopt(argc, argv, "+t:w:m:f:p:n:s:z:d:o:i:g:G:NI:R:")) != -1) {
+    while ((opt = getopt(argc, argv, "+t:w:W:m:f:p:n:s:z:d:o:i:g:G:NI:R:")) != -1) {
         switch (opt) {
         case 't': cpu_kill_us = atoll(optarg); break;
         case 'w': wall_kill_us = atoll(optarg); break;
+        case 'W': starved_kill_us = atoll(optarg); break;
         case 'm': as_bytes = atoll(optarg); break;
         case 'f': fsize_bytes = atoll(optarg); break;
         case 'p': nproc = atol(optarg); break;

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+import sandbox.base
 from sandbox import Limits, Sandbox, Verdict, cgroups
 from sandbox.base import ALLOW_RUSAGE_ENV, RawResult, judge
 
@@ -93,8 +94,10 @@ BURN = {
 def test_a_wall_clock_kill_under_the_cpu_limit_is_never_tle(
     sb: Sandbox, language: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # a backstop far below the CPU limit stands in for an overloaded machine, deterministically:
-    # the program is busy (running or waiting for a CPU) when the wall clock stops it
+    # a backstop far below the CPU limit, with no grace for busy programs past it, stands in for
+    # an overloaded machine, deterministically: the program is busy when the wall clock stops it
+    monkeypatch.setattr(sandbox.base, "STARVED_FACTOR", 1)
+    monkeypatch.setattr(sandbox.base, "STARVED_EXTRA_S", 0.0)
     prog = sb.compile(language, BURN[language])
     assert prog.ok, prog.message
     opened: list[object] = []
@@ -122,6 +125,16 @@ def test_judge_tells_idle_from_starved() -> None:
 def test_default_wall_backstop_is_one_and_a_half_times_the_limit_plus_half_a_second() -> None:
     assert Limits(time_s=2).wall_limit_s == 3.5
     assert Limits(time_s=2, wall_s=9).wall_limit_s == 9
+
+
+def test_a_busy_program_past_the_backstop_is_judged_on_cpu_time(sb: Sandbox) -> None:
+    # past the 0.4 s backstop, a program that is computing is not killed as idle: it reaches
+    # its CPU limit (TLE, on CPU time) or finishes (OK) within the grace given to busy programs
+    prog = sb.compile("cpp", "#include <ctime>\n#include <cstdio>\n"
+                             "int main(){while((double)clock()/CLOCKS_PER_SEC < 0.5){} puts(\"done\");}\n")
+    done, over = sb.run(prog, ["", ""], Limits(time_s=1, wall_s=0.4)), sb.run(prog, [""], Limits(time_s=0.3, wall_s=0.4))
+    assert [(r.verdict, r.stdout) for r in done] == [(Verdict.OK, b"done\n")] * 2
+    assert over[0].verdict == Verdict.TLE and over[0].time_ms >= 300
 
 
 # -- compiles are bounded -----------------------------------------------------------

@@ -116,6 +116,18 @@ def test_each_denied_syscall_returns_eperm_in_python(sb: Sandbox) -> None:
     assert "unshare_tool 1 True" in out and "threads 4" in out and "Seccomp:\t2" in out
 
 
+def test_bubblewrap_disables_user_namespaces_where_it_can(sb: Sandbox) -> None:
+    import subprocess
+
+    from sandbox.bwrap import BwrapSandbox
+
+    assert isinstance(sb, BwrapSandbox)
+    help_text = subprocess.run([sb.bwrap, "--help"], capture_output=True, text=True).stdout
+    if "--disable-userns" not in help_text:
+        pytest.skip("this bubblewrap has no --disable-userns (before 0.8)")
+    assert sb.userns == ["--unshare-user", "--disable-userns"]
+
+
 def test_java_cannot_unshare_and_runs_filtered(sb: Sandbox) -> None:
     result = run_one(sb, "java", SYSCALLS_JAVA)
     assert result.verdict == Verdict.OK, result
