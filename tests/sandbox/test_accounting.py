@@ -61,6 +61,12 @@ def test_java_is_held_to_the_memory_limit_off_the_heap_too(sb: Sandbox) -> None:
     result = run_one(sb, "java", JAVA_OFF_HEAP, memory_mb=256, time_s=10, wall_s=60)
     assert result.verdict in (Verdict.MLE, Verdict.RE), result
     assert b"held" not in result.stdout
+    # direct buffers alone, 400 MB of them (this passed at 443 MB under 256 MB before)
+    direct_only = JAVA_OFF_HEAP.replace("i < 150; i++) { byte[]", "i < 0; i++) { byte[]").replace(
+        "i < 150; i++) { ByteBuffer", "i < 400; i++) { ByteBuffer")
+    result = run_one(sb, "java", direct_only, memory_mb=256, time_s=10, wall_s=60)
+    assert result.verdict in (Verdict.MLE, Verdict.RE), result
+    assert b"held" not in result.stdout
 
 
 # 40 MB printed under a 48 MB memory limit: output is drained by the runner, outside the cgroup
@@ -133,7 +139,7 @@ def test_a_busy_program_past_the_backstop_is_judged_on_cpu_time(sb: Sandbox) -> 
     prog = sb.compile("cpp", "#include <ctime>\n#include <cstdio>\n"
                              "int main(){while((double)clock()/CLOCKS_PER_SEC < 0.5){} puts(\"done\");}\n")
     done, over = sb.run(prog, ["", ""], Limits(time_s=1, wall_s=0.4)), sb.run(prog, [""], Limits(time_s=0.3, wall_s=0.4))
-    assert [(r.verdict, r.stdout) for r in done] == [(Verdict.OK, b"done\n")] * 2
+    assert [(r.verdict, r.stdout) for r in done] == [(Verdict.OK, b"done\n")] * 2, done
     assert over[0].verdict == Verdict.TLE and over[0].time_ms >= 300
 
 

@@ -44,11 +44,14 @@ CPP_CALLS = {
     "delete_module": "syscall(SYS_delete_module, \"hts\", 0)",
     "kexec_load": "syscall(SYS_kexec_load, 0, 0, 0, 0)",
     "kexec_file_load": "syscall(SYS_kexec_file_load, -1, -1, 0, \"\", 0)",
+    "socket_inet": "socket(AF_INET, SOCK_STREAM, 0)",
+    "socket_inet6": "socket(AF_INET6, SOCK_DGRAM, 0)",
+    "socket_netlink": "socket(AF_NETLINK, SOCK_RAW, 0)",
 }
 SYSCALLS_CPP = (
     "#include <bits/stdc++.h>\n#include <fcntl.h>\n#include <sched.h>\n#include <signal.h>\n#include <unistd.h>\n"
     "#include <sys/mount.h>\n#include <sys/ptrace.h>\n#include <sys/syscall.h>\n#include <sys/wait.h>\n"
-    "#include <linux/keyctl.h>\n#include <linux/sched.h>\n"
+    "#include <linux/keyctl.h>\n#include <linux/sched.h>\n#include <sys/socket.h>\n"
     "static long clone_ns(long flag){long r=syscall(SYS_clone, flag|SIGCHLD, 0, 0, 0, 0);\n"
     " if(r==0) _exit(0); if(r>0) waitpid(r, 0, 0); return r;}\n"
     "static void report(const char*name, long r){printf(\"%s %ld %d\\n\", name, r, r<0?errno:0); errno=0;}\n"
@@ -59,7 +62,7 @@ SYSCALLS_CPP = (
     "  std::vector<std::thread> ts; std::atomic<int> n{0};\n"
     "  for(int i=0;i<4;i++) ts.emplace_back([&]{n++;}); for(auto&t:ts) t.join();\n"
     "  pid_t p=fork(); if(p==0) _exit(0); waitpid(p,0,0);\n"
-    "  printf(\"threads %d fork %d\\n\", n.load(), p>0);\n"
+    "  printf(\"threads %d fork %d unix %d\\n\", n.load(), p>0, socket(AF_UNIX, SOCK_STREAM, 0) >= 0);\n"
     "  std::ifstream s(\"/proc/self/status\"); std::string l; while(std::getline(s,l)) if(l.rfind(\"Seccomp:\",0)==0) puts(l.c_str());\n"
     "}\n"
 )
@@ -102,7 +105,7 @@ def test_each_denied_syscall_returns_eperm_in_cpp(sb: Sandbox) -> None:
     assert {name: errnos.get(name) for name in CPP_CALLS} == dict.fromkeys(CPP_CALLS, 1)  # EPERM
     assert errnos["clone3"] == 38  # ENOSYS: glibc falls back to clone
     out = result.stdout.decode()
-    assert "threads 4 fork 1" in out  # ordinary threads and fork still work
+    assert "threads 4 fork 1 unix 1" in out  # ordinary threads, fork and unix sockets still work
     assert "Seccomp:\t2" in out
 
 
