@@ -51,10 +51,10 @@ def runner_options(spec: BatchSpec, *, cgroup: bool) -> list[str]:
         # RLIMIT_AS: with one, 16 threads would not fit.
         address_space, stack = 0, mem
     else:
-        # rusage-only accounting: the address space is the only bound, so thread stacks
-        # get a part of it and 16 threads still fit beside the heap
-        stack = max(8 * MB, min(64 * MB, mem // 32))
-        address_space = mem + 64 * MB + 16 * stack
+        # no memory cgroup (rusage-only, or a backend that bounds memory itself and says
+        # cgroup=False): the address space is the only bound here, and deep recursion
+        # needs the stack; threads then share the address space with that stack
+        address_space, stack = mem + 64 * MB, mem
     return [
         "-t", str(spec.cpu_kill_us()),
         "-w", str(spec.wall_us()),
