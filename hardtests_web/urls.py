@@ -5,8 +5,8 @@ from django.contrib.auth import views as auth_views
 from django.http import HttpRequest, JsonResponse
 from django.urls import include, path
 
+from api.v1 import api
 from generation.dashboard import home
-from hardtests_web.api import api
 
 
 def healthz(request: HttpRequest) -> JsonResponse:
@@ -21,7 +21,7 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("healthz", healthz, name="healthz"),
     path("api/v1/", api.urls),
-    path("account/tokens/", include("hardtests_web.token_urls")),
+    path("account/tokens/", include("api.token_urls")),
     path("", home, name="home"),
     path("", include("problems.urls")),
     path("", include("generation.urls")),

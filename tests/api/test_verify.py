@@ -89,8 +89,8 @@ def test_batch_not_done_in_time_is_202_with_a_job_to_poll(api, make_api, ab_prob
 
 
 def test_a_job_that_crashes_on_the_worker_is_verdict_se_with_reward_0(ab_problem, sandbox_worker):
-    from hardtests_web.api.endpoints import _suite_info, _verify_out
-    from hardtests_web.api.verification import Verification, verify_one
+    from api.endpoints import _suite_info, _verify_out
+    from api.verification import Verification, verify_one
     from problems.models import TestSuite
 
     gone = TestSuite(pk=10**9, problem=ab_problem, version=7, origin="generated", test_count=4)

@@ -17,7 +17,7 @@ from django.conf import settings
 from django.core.management import call_command, get_commands
 from django.core.management.base import BaseCommand
 
-from hardtests_web.embedded import embedded_redis_enabled, ensure_redis, stop_redis
+from core.embedded import embedded_redis_enabled, ensure_redis, stop_redis
 
 JANITOR_PERIOD_S = 60
 

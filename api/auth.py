@@ -11,11 +11,11 @@ from __future__ import annotations
 from django.http import HttpRequest
 from ninja.security import HttpBearer
 
-from hardtests_web.api.conf import api_setting
-from hardtests_web.api.errors import BadRequest, PayloadTooLarge
-from hardtests_web.api.throttle import rate_limit_check
-from hardtests_web.api.tokens import token_authenticate
-from hardtests_web.models import ApiToken
+from api.conf import api_setting
+from api.errors import BadRequest, PayloadTooLarge
+from api.models import ApiToken
+from api.throttle import rate_limit_check
+from api.tokens import token_authenticate
 
 
 def _check_body_size(request: HttpRequest) -> None:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from ninja import NinjaAPI
 
-from hardtests_web.api.auth import TokenAuth
-from hardtests_web.api.endpoints import router
-from hardtests_web.api.errors import install_error_handlers
+from api.auth import TokenAuth
+from api.endpoints import router
+from api.errors import install_error_handlers
 
 api = NinjaAPI(
     title="HardTests verification API",

@@ -8,8 +8,8 @@ from typing import Any
 from django.contrib import admin, messages
 from django.http import HttpRequest
 
-from hardtests_web.api.tokens import token_revoke
-from hardtests_web.models import ApiToken
+from api.models import ApiToken
+from api.tokens import token_revoke
 
 
 @admin.register(ApiToken)

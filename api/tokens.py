@@ -18,7 +18,7 @@ from typing import Any
 from django.db.models import Q
 from django.utils import timezone
 
-from hardtests_web.models import ApiToken
+from api.models import ApiToken
 
 SCHEME = "htk"
 _HEX = frozenset("0123456789abcdef")

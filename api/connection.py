@@ -5,7 +5,7 @@ queue, so a bulk evaluation or a "judge all" never delays a training loop.
 
 Not django_rq.get_connection(): that builds a new client and pool on every call (a
 connect per API request) and reads RQ_QUEUES once at import, so it would miss a Redis
-URL set later (tests point RQ_QUEUES at a private server). Not hardtests_web.queues
+URL set later (tests point RQ_QUEUES at a private server). Not core.queues
 either: its client has a 30 s socket read timeout, and the API blocks on XREAD for up
 to HARDTESTS_API_SYNC_TIMEOUT_S (60 s by default).
 """
@@ -18,7 +18,7 @@ from django.conf import settings
 from redis import Redis
 from rq import Queue
 
-from hardtests_web.embedded import EmbeddedRedisError, ensure_redis
+from core.embedded import EmbeddedRedisError, ensure_redis
 
 API_QUEUE = "api"
 _clients: dict[str, Redis] = {}

@@ -9,8 +9,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from hardtests_web.api import tokens
-from hardtests_web.models import ApiToken
+from api import tokens
+from api.models import ApiToken
 
 # A user is not meant to hold hundreds of tokens; the cap bounds what one account can mint.
 MAX_ACTIVE_TOKENS = 50
@@ -24,7 +24,7 @@ def _page(request: HttpRequest, form: TokenForm, *, secret: str | None = None, s
     rows = ApiToken.objects.filter(user=request.user).order_by("revoked_at", "-created_at")
     return render(
         request,
-        "hardtests_web/tokens.html",
+        "api/tokens.html",
         {"tokens": rows, "form": form, "secret": secret},
         status=status,
     )

@@ -8,10 +8,10 @@ from typing import Any
 from django.http import HttpRequest
 from ninja import Query, Router, Status
 
-from hardtests_web.api import schemas as s
-from hardtests_web.api.conf import api_setting
-from hardtests_web.api.errors import ApiError, NotFound, PayloadTooLarge
-from hardtests_web.api.selectors import (
+from api import schemas as s
+from api.conf import api_setting
+from api.errors import ApiError, NotFound, PayloadTooLarge
+from api.selectors import (
     ProblemFilters,
     preferred_active,
     problem_complete_suites,
@@ -21,7 +21,7 @@ from hardtests_web.api.selectors import (
     suite_resolve,
     suite_tests,
 )
-from hardtests_web.api.verification import (
+from api.verification import (
     Outcome,
     batch_load,
     batch_poll,

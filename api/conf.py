@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from hardtests_web.env import env_int
+from core.env import env_int
 
 # name -> default; every one is an integer.
 DEFAULTS: dict[str, int] = {

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
 
-from hardtests_web.api.errors import BadRequest, NotFound
+from api.errors import BadRequest, NotFound
 from problems.blobs import blob_pairs
 from problems.judging import KIND_ORDER, ORIGIN_PREFERENCE, suite_for_judging
 from problems.models import Problem, ProblemAlias, TestSuite

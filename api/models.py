@@ -1,4 +1,4 @@
-"""Models of the web layer itself: API tokens for the verification API."""
+"""API tokens for the verification API."""
 
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ class ApiToken(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+        db_table = "hardtests_web_apitoken"  # made when the model lived in hardtests_web
 
     def __str__(self) -> str:
         return f"{self.name} ({self.prefix}…) of {self.user_id}"

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from hardtests_web import views
+from api import views
 
 urlpatterns = [
     path("", views.token_list, name="token_list"),

@@ -8,7 +8,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from hardtests_web.api.tokens import token_create
+from api.tokens import token_create
 
 
 class Command(BaseCommand):

@@ -13,7 +13,7 @@ import redis
 from django.conf import settings
 from rq import Queue
 
-from hardtests_web.embedded import ensure_redis
+from core.embedded import ensure_redis
 
 _connections: dict[str, redis.Redis] = {}
 _lock = threading.Lock()

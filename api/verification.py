@@ -21,10 +21,10 @@ from rq.job import Job, JobStatus
 from rq.results import Result
 from rq.worker import Worker
 
-from hardtests_web.api.conf import api_setting
-from hardtests_web.api.connection import redis_connection, sandbox_queue
-from hardtests_web.api.errors import NotFound, PayloadTooLarge, Unavailable
-from hardtests_web.api.selectors import problem_resolve, suite_resolve
+from api.conf import api_setting
+from api.connection import redis_connection, sandbox_queue
+from api.errors import NotFound, PayloadTooLarge, Unavailable
+from api.selectors import problem_resolve, suite_resolve
 from problems.models import Problem, TestSuite
 
 # By dotted path, so the web process needs only the name of the worker-side function
