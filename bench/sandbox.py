@@ -6,13 +6,20 @@ Bare execution is a plain subprocess of the same compiled binary (or the same
 /usr/bin/python3 -I script) with no isolation at all.  The sandbox figure is the
 whole `Sandbox.run` call for the batch (sandbox start-up included, amortised over
 the tests) divided by the number of tests.  The best of several rounds is kept
-for each, because this machine is shared and noisy.
+for each, because this machine is shared and noisy.  Beside wall time, the CPU
+time each costs is printed too: the cpuacct usage of a cgroup v1 the script
+moves itself into (bwrap, the runner and the programs included, since the
+batch cgroups nest under it), or rusage where that is not writable.  On a
+loaded machine it moves far less than wall time, so it is the fairer
+comparison of two versions of the sandbox.
 """
 
 from __future__ import annotations
 
 import argparse
 import multiprocessing
+import os
+import resource
 import subprocess
 import sys
 import time
@@ -38,21 +45,57 @@ def bare_argv(language: str, path: str) -> list[str]:
     return [arg.replace("/.hts-prog", path) for arg in run_argv(language)]
 
 
-def time_bare(argv: list[str], inputs: list[bytes]) -> float:
-    started = time.perf_counter()
+CPU_CGROUP: Path | None = None
+
+
+def enter_cpu_cgroup() -> None:
+    """Move this process into a cpuacct cgroup of its own, so that cpu_seconds sees every descendant."""
+    global CPU_CGROUP
+    path = Path("/sys/fs/cgroup/cpuacct") / cgroups._own_path("cpuacct").lstrip("/") / f"hts-bench-{os.getpid()}"
+    try:
+        path.mkdir()
+        (path / "cgroup.procs").write_text(str(os.getpid()))
+    except OSError:
+        return
+    CPU_CGROUP = path
+    cgroups.reset()  # the batch cgroups now nest under ours
+
+
+def leave_cpu_cgroup() -> None:
+    if CPU_CGROUP is None:
+        return
+    (CPU_CGROUP.parent / "cgroup.procs").write_text(str(os.getpid()))
+    for child in (CPU_CGROUP / cgroups.SANDBOX_DIR, CPU_CGROUP):
+        try:
+            child.rmdir()
+        except OSError:
+            pass
+
+
+def cpu_seconds() -> float:
+    """CPU of this process and all its descendants (rusage: only those it waited for)."""
+    if CPU_CGROUP is not None:
+        return int((CPU_CGROUP / "cpuacct.usage").read_text()) / 1e9
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def time_bare(argv: list[str], inputs: list[bytes]) -> tuple[float, float]:
+    started, cpu = time.perf_counter(), cpu_seconds()
     for data in inputs:
         subprocess.run(argv, input=data, capture_output=True, check=True)
-    return time.perf_counter() - started
+    return time.perf_counter() - started, cpu_seconds() - cpu
 
 
-def time_sandbox(backend: str, language: str, inputs: list[bytes]) -> float:
+def time_sandbox(backend: str, language: str, inputs: list[bytes]) -> tuple[float, float]:
     sb = get_sandbox(backend)
     prog = sb.compile(language, PROGRAMS[language])
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), cpu_seconds()
     results = sb.run(prog, inputs, LIMITS)
-    elapsed = time.perf_counter() - started
+    elapsed, used = time.perf_counter() - started, cpu_seconds() - cpu
     assert all(r.ok for r in results), results[0]
-    return elapsed
+    return elapsed, used
 
 
 def worker(args: tuple[str, str, int, int]) -> int:
@@ -77,26 +120,45 @@ def main() -> int:
     parser.add_argument("--tests", type=int, default=40)
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--backend", default="bwrap")
+    parser.add_argument("--no-throughput", action="store_true", help="only the per-test overhead table")
     args = parser.parse_args()
+    enter_cpu_cgroup()
+    try:
+        return bench(args)
+    finally:
+        leave_cpu_cgroup()
+
+
+def bench(args: argparse.Namespace) -> int:
     sb = get_sandbox(args.backend)
     inputs = inputs_for(args.tests)
     print(f"backend {args.backend}, {args.tests} tests per batch, best of {args.rounds} rounds")
     if args.backend == "bwrap":
         print(f"cgroup accounting: {cgroups.accounting().describe()}")
     print()
-    print(f"{'language':<9} {'bare ms/test':>13} {'sandbox ms/test':>16} {'overhead ms':>12} {'ratio':>7}")
+    print(f"CPU time from {'the cpuacct cgroup ' + str(CPU_CGROUP) if CPU_CGROUP else 'rusage'}")
+    print(f"load average {os.getloadavg()[0]:.1f}")
+    print(f"{'language':<9} {'bare ms/test':>13} {'sandbox ms/test':>16} {'overhead ms':>12} {'ratio':>7}"
+          f" {'bare cpu ms':>12} {'sandbox cpu ms':>15} {'cpu overhead':>13}")
     for language in PROGRAMS:
         prog = sb.compile(language, PROGRAMS[language])
         assert prog.ok, prog.message
         argv = bare_argv(language, prog.path)
-        bare = sandboxed = float("inf")
+        bare = sandboxed = bare_cpu = sandbox_cpu = float("inf")
         for _ in range(args.rounds):
             # interleaved, so that both see the same background load
-            bare = min(bare, time_bare(argv, inputs))
-            sandboxed = min(sandboxed, time_sandbox(args.backend, language, inputs))
-        bare_ms, sandbox_ms = bare * 1000 / args.tests, sandboxed * 1000 / args.tests
+            wall, cpu = time_bare(argv, inputs)
+            bare, bare_cpu = min(bare, wall), min(bare_cpu, cpu)
+            wall, cpu = time_sandbox(args.backend, language, inputs)
+            sandboxed, sandbox_cpu = min(sandboxed, wall), min(sandbox_cpu, cpu)
+        per = 1000 / args.tests
+        bare_ms, sandbox_ms = bare * per, sandboxed * per
         print(f"{language:<9} {bare_ms:>13.2f} {sandbox_ms:>16.2f} {sandbox_ms - bare_ms:>12.2f} "
-              f"{sandbox_ms / bare_ms:>7.2f}")
+              f"{sandbox_ms / bare_ms:>7.2f} {bare_cpu * per:>12.2f} {sandbox_cpu * per:>15.2f} "
+              f"{(sandbox_cpu - bare_cpu) * per:>13.2f}")
+    print(f"load average {os.getloadavg()[0]:.1f}")
+    if args.no_throughput:
+        return 0
     print()
     for language in PROGRAMS:
         one = throughput(args.backend, language, 1, args.tests, 3)

@@ -4,20 +4,29 @@ from __future__ import annotations
 
 import abc
 import glob
+import hashlib
 import os
 import shutil
 import signal
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import cache, languages
+from .compare import compare_default
 from .types import CompiledProgram, Limits, RunResult, SandboxUnavailable, Verdict
 
-# output_kb also caps every file written: the stdc++ PCH is about 100 MB
-COMPILE_LIMITS = Limits(time_s=30.0, memory_mb=2048, output_kb=1024 * 1024, processes=64, wall_s=90.0)
+# A compile's wall clock stays close to its CPU limit, and output_kb caps every file it
+# writes: a binary over 64 MB (`char a[1 << 29] = {1};`) is CE, not a cache entry.
+COMPILE_LIMITS = Limits(time_s=20.0, memory_mb=2048, output_kb=64 * 1024, processes=64, wall_s=25.0)
+# our own precompiled header (trusted input) is about 100 MB
+PCH_LIMITS = Limits(time_s=60.0, memory_mb=2048, output_kb=1024 * 1024, processes=64, wall_s=120.0)
 MB = 1024 * 1024
+ALLOW_RUSAGE_ENV = "HARDTESTS_SANDBOX_ALLOW_RUSAGE"
+# how long past the wall-clock backstop a starved (not idle) program may go on
+STARVED_FACTOR = 3
+STARVED_EXTRA_S = 5.0
 # stderr lines that mean the program ran out of memory under an address-space
 # limit (or -Xmx) rather than being killed by the OOM killer
 OOM_MARKERS = ("MemoryError", "std::bad_alloc", "java.lang.OutOfMemoryError", "Cannot allocate memory")
@@ -34,7 +43,10 @@ class RawResult:
     cg_cpu_us: int  # cgroup CPU of everything the test started, -1 without cgroups
     cg_mem_kb: int
     oom_kills: int
-    killed: int  # 0 no, 1 CPU limit (cgroup), 2 wall-clock backstop, 3 output limit
+    # 0 no, 1 CPU limit (cgroup), 2 wall-clock backstop on an idle program (sleeping,
+    # blocked), 3 output limit, 4 wall-clock backstop on a program that was running or
+    # waiting for a CPU most of the time (an overloaded machine, not the program)
+    killed: int
     stdout: bytes
     stdout_truncated: bool
     stderr: bytes
@@ -62,16 +74,36 @@ class BatchSpec:
     def wall_us(self) -> int:
         return int(self.limits.wall_limit_s * 1e6)
 
+    def starved_wall_us(self) -> int:
+        # past the backstop a program that is running or waiting for a CPU (a loaded
+        # machine) may go on until this, then it is a sandbox error, never TLE
+        return int((STARVED_FACTOR * self.limits.wall_limit_s + STARVED_EXTRA_S) * 1e6)
+
     def memory_bytes(self) -> int:
-        extra = languages.JAVA_OVERHEAD_MB if self.is_java else 0
-        return (self.limits.memory_mb + extra) * MB
+        # every language, Java included, is held to the problem's limit by the cgroup
+        return self.limits.memory_mb * MB
 
     def nproc(self) -> int:
         # the JVM's own threads count against both the rlimit and pids.max
         return max(self.limits.processes, 256) if self.is_java else self.limits.processes
 
 
+def rusage_allowed() -> bool:
+    """HARDTESTS_SANDBOX_ALLOW_RUSAGE: judge with rusage alone where no cgroup gives CPU time."""
+    return os.environ.get(ALLOW_RUSAGE_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+NO_CPU_ACCOUNTING = (
+    "no cgroup gives the CPU time of every process of a test here (rusage misses children nobody "
+    f"waited for), so the sandbox refuses to judge; fix the cgroup setup or set {ALLOW_RUSAGE_ENV}=1 "
+    "to accept rusage-only accounting"
+)
+
+
 class Batch(abc.ABC):
+    # what measured time and memory; "rusage" only where explicitly allowed
+    accounting = "cgroup"
+
     @abc.abstractmethod
     def run(self, index: int) -> RawResult: ...
 
@@ -97,13 +129,21 @@ def judge(raw: RawResult, limits: Limits, language: str) -> RunResult:
     if raw.stdout_truncated or raw.killed == 3:
         # output beyond the cap is final whatever else happened afterwards
         verdict = Verdict.OLE
+    elif starved(raw, limits):
+        # the wall clock ran out while the program wanted a CPU it did not get: not its fault
+        verdict = Verdict.SE
+        stderr = (
+            f"sandbox error: the wall-clock backstop stopped the program after {raw.wall_us / 1e6:.1f} s with "
+            f"{time_us / 1000:.0f} ms of CPU time (limit {limits.time_s * 1000:.0f} ms), while it was running "
+            "or waiting for a CPU: the machine is overloaded; retry\n" + stderr
+        )
     elif raw.killed or time_us > limits.time_s * 1e6 or sig == signal.SIGXCPU:
         verdict = Verdict.TLE
     elif (
         raw.oom_kills > 0
         or (sig == signal.SIGKILL and memory_kb >= 0.9 * limit_kb)
         or (failed and any(marker in stderr for marker in OOM_MARKERS))
-        or (language != "java" and memory_kb > limit_kb)
+        or memory_kb > limit_kb
     ):
         verdict = Verdict.MLE
     elif sig == signal.SIGXFSZ:
@@ -125,9 +165,31 @@ def judge(raw: RawResult, limits: Limits, language: str) -> RunResult:
     )
 
 
+def starved(raw: RawResult, limits: Limits) -> bool:
+    """Killed by the wall clock with CPU time under the limit, while not idle."""
+    time_us = raw.cg_cpu_us if raw.cg_cpu_us >= 0 else raw.cpu_us
+    return raw.killed == 4 and 0 <= time_us <= limits.time_s * 1e6
+
+
 def _near_limit(result: RunResult, limits: Limits) -> bool:
     limit_ms = limits.time_s * 1000
     return result.verdict in (Verdict.OK, Verdict.TLE) and abs(result.time_ms - limit_ms) <= 0.1 * limit_ms
+
+
+def _digest(result: RunResult, expected: bytes | str | None, checker: Callable[[bytes, bytes], bool] | None,
+            keep_kb: int) -> None:
+    out = result.stdout
+    result.stdout_size = len(out)
+    result.stdout_sha256 = hashlib.sha256(out).hexdigest()
+    if expected is not None and result.verdict == Verdict.OK:
+        wanted = expected.encode() if isinstance(expected, str) else expected
+        if checker is None:
+            # identical bytes match under any comparison; the default one builds line lists
+            # several times the output's size, so it only runs on outputs that differ
+            result.matched = wanted == out or compare_default(wanted, out)
+        else:
+            result.matched = bool(checker(wanted, out))
+    result.stdout = out[: keep_kb * 1024]
 
 
 class Sandbox(abc.ABC):
@@ -177,6 +239,9 @@ class Sandbox(abc.ABC):
                 if cache.sandbox_uid() is not None:
                     os.chown(build / "classes", cache.NOBODY, cache.NOBODY)
             result = self._execute(step.argv, language, COMPILE_LIMITS, build_dir=build, pch_dir=pch)
+            if result.verdict == Verdict.SE:
+                # a sandbox problem (overload), not a property of the source: nothing is cached
+                raise SandboxUnavailable(result.stderr.strip())
             if result.verdict == Verdict.OK:
                 meta = {"verdict": "OK", "message": result.stderr}
             elif result.verdict in (Verdict.TLE, Verdict.MLE, Verdict.OLE):
@@ -211,7 +276,7 @@ class Sandbox(abc.ABC):
             (build / "bits").mkdir()
             if cache.sandbox_uid() is not None:
                 os.chown(build / "bits", cache.NOBODY, cache.NOBODY)
-            result = self._execute(languages.pch_step(header, cpp_std), "cpp", COMPILE_LIMITS, build_dir=build)
+            result = self._execute(languages.pch_step(header, cpp_std), "cpp", PCH_LIMITS, build_dir=build)
             if result.verdict != Verdict.OK:
                 shutil.rmtree(build, ignore_errors=True)
                 return None  # compiling without the header cache is slower but correct
@@ -223,18 +288,41 @@ class Sandbox(abc.ABC):
         try:
             spec = BatchSpec(argv=argv, language=language, limits=limits, inputs_dir=inputs,
                              build_dir=build_dir, pch_dir=pch_dir, workdir=languages.BUILD_DIR)
-            batch = self.open_batch(spec)
-            try:
-                return judge(batch.run(-1), limits, language)
-            finally:
-                batch.close()
+            result = self._run_fresh(spec, -1, limits, language)
+            if result.verdict == Verdict.SE:
+                # stopped by the wall clock while it wanted a CPU: once more, in a fresh sandbox
+                result = self._run_fresh(spec, -1, limits, language)
+            return result
         finally:
             shutil.rmtree(inputs, ignore_errors=True)
 
     # -- running -----------------------------------------------------------
 
+    @staticmethod
+    def _judged(batch: Batch, index: int, limits: Limits, language: str) -> RunResult:
+        result = judge(batch.run(index), limits, language)
+        result.accounting = batch.accounting
+        return result
+
+    def _run_fresh(self, spec: BatchSpec, index: int, limits: Limits, language: str) -> RunResult:
+        batch = self.open_batch(spec)
+        try:
+            return self._judged(batch, index, limits, language)
+        finally:
+            batch.close()
+
     def run(self, prog: CompiledProgram, inputs: Sequence[bytes | str], limits: Limits, *,
-            stop_on_failure: bool = False) -> list[RunResult]:
+            stop_on_failure: bool = False, expected: Sequence[bytes | str] | None = None,
+            checker: Callable[[bytes, bytes], bool] | None = None,
+            keep_stdout_kb: int | None = None) -> list[RunResult]:
+        """Run `prog` on each input.
+
+        With `expected` (one output per input), each OK result's stdout is compared as soon
+        as it is read (`checker(expected, stdout)`, compare_default by default) into
+        `RunResult.matched`; with `expected` or `keep_stdout_kb`, only a prefix of stdout is
+        kept (64 KB by default) beside its size and SHA-256, so the worker holds one test's
+        output at a time however much every test prints.
+        """
         if not prog.ok:
             count = 1 if stop_on_failure else len(inputs)
             return [RunResult(verdict=prog.verdict, stderr=prog.message) for _ in range(min(count, len(inputs)))]
@@ -251,12 +339,17 @@ class Sandbox(abc.ABC):
             batch = self.open_batch(spec)
             try:
                 for index in range(len(inputs)):
-                    result = judge(batch.run(index), limits, prog.language)
-                    if _near_limit(result, limits):
-                        # noisy machines: give a borderline run one more chance, keep the faster
-                        again = judge(batch.run(index), limits, prog.language)
-                        if again.time_ms < result.time_ms:
+                    result = self._judged(batch, index, limits, prog.language)
+                    if _near_limit(result, limits) or result.verdict == Verdict.SE:
+                        # noisy machines: a borderline run, or one the wall clock stopped while it
+                        # waited for a CPU, gets one more chance in a fresh sandbox (nothing of the
+                        # first run is visible there); the faster is kept, SE twice stays SE
+                        again = self._run_fresh(spec, index, limits, prog.language)
+                        if result.verdict == Verdict.SE or again.time_ms < result.time_ms:
                             result = again
+                    if expected is not None or keep_stdout_kb is not None:
+                        _digest(result, None if expected is None else expected[index], checker,
+                                keep_stdout_kb if keep_stdout_kb is not None else 64)
                     results.append(result)
                     if stop_on_failure and not result.ok:
                         break

@@ -10,7 +10,7 @@ import tempfile
 from typing import BinaryIO
 
 from . import cache, cgroups, languages
-from .base import MB, Batch, BatchSpec, RawResult, Sandbox
+from .base import MB, NO_CPU_ACCOUNTING, Batch, BatchSpec, RawResult, Sandbox, rusage_allowed
 from .types import SandboxUnavailable
 
 IO_DIR = "/.hts-io"
@@ -19,6 +19,12 @@ BIN_DIR = "/.hts-bin"
 # read-only pieces of /etc that the toolchains need (the JVM's config is symlinked there)
 ETC_PIECES = ("/etc/alternatives", "/etc/java-17-openjdk", "/etc/ld.so.cache")
 MISSING = "bubblewrap (bwrap) is not installed: apt-get install bubblewrap"
+# A minimal /dev: no terminals (a compile that includes /dev/tty would wait forever), and
+# /dev/random is urandom, which never blocks.  /dev/shm is a fresh tmpfs per test (hts-runner).
+DEVICES = (("/dev/null", "/dev/null"), ("/dev/zero", "/dev/zero"), ("/dev/full", "/dev/full"),
+           ("/dev/urandom", "/dev/urandom"), ("/dev/urandom", "/dev/random"))
+DEV_LINKS = (("/proc/self/fd", "/dev/fd"), ("/proc/self/fd/0", "/dev/stdin"), ("/proc/self/fd/1", "/dev/stdout"),
+             ("/proc/self/fd/2", "/dev/stderr"))
 
 
 def read_result(stream: BinaryIO) -> RawResult | None:
@@ -39,27 +45,50 @@ def read_result(stream: BinaryIO) -> RawResult | None:
 def runner_options(spec: BatchSpec, *, cgroup: bool) -> list[str]:
     limits = spec.limits
     mem = limits.memory_mb * MB
-    if spec.is_java:
-        address_space = 0
-    elif cgroup:
-        # the cgroup bounds real memory; this only stops absurd reservations early
-        address_space = 2 * mem + 256 * MB
+    if spec.is_java or cgroup:
+        # The cgroup bounds real memory; reserved address space is not memory (every
+        # thread reserves a stack of RLIMIT_STACK, the JVM reserves gigabytes), so no
+        # RLIMIT_AS: with one, 16 threads would not fit.
+        address_space, stack = 0, mem
     else:
-        address_space = mem + 64 * MB
+        # no memory cgroup (rusage-only, or a backend that bounds memory itself and says
+        # cgroup=False): the address space is the only bound here, and deep recursion
+        # needs the stack; threads then share the address space with that stack
+        address_space, stack = mem + 64 * MB, mem
     return [
         "-t", str(spec.cpu_kill_us()),
         "-w", str(spec.wall_us()),
+        "-W", str(spec.starved_wall_us()),
         "-m", str(address_space),
         "-f", str(limits.output_kb * 1024 + 1),
         # the user namespace's uid 0 also owns bwrap's and the runner's processes
         "-p", str(spec.nproc() + 4),
         "-n", "1024" if spec.is_java else "256",
-        "-s", str(mem),
+        "-s", str(stack),
         "-z", str(mem),
         "-d", spec.workdir,
         "-o", IO_DIR,
         "-i", IN_DIR,
     ]
+
+
+def _dev_args(*, compile_step: bool) -> list[str]:
+    args: list[str] = []
+    # a compiler needs no device but /dev/null: `#include "/dev/zero"` then fails at once
+    for source, target in DEVICES[:1] if compile_step else DEVICES:
+        args += ["--dev-bind", source, target]
+    for source, target in DEV_LINKS:
+        args += ["--symlink", source, target]
+    return [*args, "--dir", "/dev/shm"]
+
+
+def userns_args(bwrap: str) -> list[str]:
+    """--disable-userns where this bubblewrap has it (0.8+): no user namespace can be made inside."""
+    try:
+        text = subprocess.run([bwrap, "--help"], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return ["--unshare-user", "--disable-userns"] if "--disable-userns" in text else []
 
 
 def _system_binds() -> list[str]:
@@ -78,15 +107,19 @@ class BwrapBatch(Batch):
     def __init__(self, sandbox: BwrapSandbox, spec: BatchSpec) -> None:
         self.spec = spec
         self.cgroup = cgroups.open_batch(spec.memory_bytes(), spec.nproc() + 2)
+        if self.cgroup is None:
+            if not rusage_allowed():
+                raise SandboxUnavailable(NO_CPU_ACCOUNTING)
+            self.accounting = "rusage"
         bounded = self.cgroup is not None and self.cgroup.bounds_memory
         runner = [f"{BIN_DIR}/hts-runner", *runner_options(spec, cgroup=bounded)]
         if self.cgroup is not None:
             runner += self.cgroup.runner_args()
         argv = [
-            sandbox.bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--clearenv",
+            sandbox.bwrap, "--unshare-all", *sandbox.userns, "--die-with-parent", "--new-session", "--clearenv",
             "--uid", "0", "--gid", "0", "--cap-add", "ALL", "--hostname", "sandbox",
             *_system_binds(),
-            "--proc", "/proc", "--dev", "/dev", "--dir", "/tmp",
+            "--proc", "/proc", *_dev_args(compile_step=spec.build_dir is not None), "--dir", "/tmp",
             "--tmpfs", IO_DIR,
             "--ro-bind", str(spec.inputs_dir), IN_DIR,
             "--ro-bind", str(sandbox.runner_dir), BIN_DIR,
@@ -97,7 +130,7 @@ class BwrapBatch(Batch):
             argv += ["--ro-bind", str(spec.pch_dir), languages.PCH_DIR]
         if spec.build_dir is not None:
             argv += ["--bind", str(spec.build_dir), languages.BUILD_DIR]
-        argv += ["--remount-ro", "/dev", "--remount-ro", "/", "--chdir", "/", *runner, "--", *spec.argv]
+        argv += ["--remount-ro", "/", "--chdir", "/", *runner, "--", *spec.argv]
         uid = cache.sandbox_uid()
         self.errors = tempfile.TemporaryFile()
         try:
@@ -132,6 +165,11 @@ class BwrapBatch(Batch):
         result = read_result(self.proc.stdout)
         if result is None:
             raise self._runner_error("the sandbox runner failed")
+        if self.cgroup is not None and result.cg_cpu_us < 0:
+            # the test could not join its cgroup: its figures are rusage only
+            if not rusage_allowed():
+                raise self._runner_error(NO_CPU_ACCOUNTING)
+            self.accounting = "rusage"
         return result
 
     def _release(self) -> None:
@@ -165,13 +203,14 @@ class BwrapSandbox(Sandbox):
             raise SandboxUnavailable(MISSING)
         self.bwrap = found
         self.runner_dir = cache.runner_dir()
+        self.userns = userns_args(found)
         self._probe()
 
     def _probe(self) -> None:
         """Fail early and clearly where user namespaces are not allowed."""
         uid = cache.sandbox_uid()
         proc = subprocess.run(
-            [self.bwrap, "--unshare-all", "--die-with-parent", "--uid", "0", "--cap-add", "ALL",
+            [self.bwrap, "--unshare-all", *self.userns, "--die-with-parent", "--uid", "0", "--cap-add", "ALL",
              *_system_binds(), "--ro-bind", str(self.runner_dir), BIN_DIR, "--", "/usr/bin/true"],
             capture_output=True, text=True, user=uid, group=uid,
             extra_groups=[] if uid is not None else None, env={}, cwd="/",

@@ -25,9 +25,15 @@ LANGUAGES = ("python3", "cpp", "java")
 CPP_STDS = ("c++11", "c++14", "c++17", "c++20", "gnu++17", "gnu++20")
 
 # The JVM reserves far more address space than it uses, so Java gets no
-# RLIMIT_AS; its heap is bounded by -Xmx and the whole JVM by the cgroup,
-# which is given this much room above the heap for metaspace, code and stacks.
-JAVA_OVERHEAD_MB = 192
+# RLIMIT_AS.  The whole JVM (heap, direct buffers, metaspace, code, stacks) is
+# held to the problem's memory limit by the cgroup like any other program;
+# -Xmx is only a hint that makes the collector work before the cgroup kills,
+# leaving this much of the limit to what lives outside the heap.
+JAVA_NON_HEAP_MB = 64
+
+
+def java_heap_mb(memory_mb: int) -> int:
+    return max(memory_mb // 2, memory_mb - JAVA_NON_HEAP_MB)
 
 
 @dataclass(frozen=True)
@@ -84,6 +90,6 @@ def run_argv(language: str, *, main_class: str = "", memory_mb: int = 256) -> li
     if language == "cpp":
         return [f"{PROG_DIR}/main"]
     if language == "java":
-        return [JAVA, f"-Xmx{memory_mb}m", "-Xss64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+        return [JAVA, f"-Xmx{java_heap_mb(memory_mb)}m", "-Xss64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
                 "-XX:ActiveProcessorCount=1", "-Xshare:auto", "-cp", f"{PROG_DIR}/classes", main_class]
     raise ValueError(f"unsupported language {language!r}")

@@ -32,7 +32,7 @@ class Limits:
     @property
     def wall_limit_s(self) -> float:
         # the wall clock is only a backstop (sleeping, blocking); verdicts use CPU time
-        return self.wall_s if self.wall_s is not None else 3 * self.time_s + 1
+        return self.wall_s if self.wall_s is not None else 1.5 * self.time_s + 0.5
 
 
 @dataclass
@@ -46,13 +46,21 @@ class RunResult:
     stdout: bytes = b""
     stdout_truncated: bool = False
     stderr: str = ""
+    # "cgroup": time and memory of every process of the test; "rusage": only what the
+    # program waited for (allowed by HARDTESTS_SANDBOX_ALLOW_RUSAGE where no cgroup works)
+    accounting: str = "cgroup"
+    # set when Sandbox.run(expected=...) compared the output while reading it; stdout then
+    # keeps only a prefix, and stdout_size / stdout_sha256 describe the whole output
+    matched: bool | None = None
+    stdout_size: int = -1
+    stdout_sha256: str = ""
 
     @property
     def ok(self) -> bool:
         return self.verdict == Verdict.OK
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data = {
             "verdict": str(self.verdict),
             "exit_code": self.exit_code,
             "signal": self.signal,
@@ -62,6 +70,9 @@ class RunResult:
             "stdout": self.stdout.decode("utf-8", "replace"),
             "stderr": self.stderr,
         }
+        if self.accounting != "cgroup":
+            data["accounting"] = self.accounting
+        return data
 
 
 @dataclass

@@ -7,6 +7,8 @@ cd "$(dirname "$0")/.."
 # command-or-file -> Debian package
 declare -A NEED=(
   [bwrap]=bubblewrap
+  # the sandbox runner builds its seccomp filter with libseccomp (header at build time)
+  [/usr/include/seccomp.h]=libseccomp-dev
   [redis-server]=redis-server
   [g++]=g++
   [javac]=openjdk-17-jdk-headless
@@ -17,7 +19,7 @@ declare -A NEED=(
 )
 missing=()
 for cmd in "${!NEED[@]}"; do
-  if [[ "$cmd" == /* ]]; then [[ -x "$cmd" ]] || missing+=("${NEED[$cmd]}")
+  if [[ "$cmd" == /* ]]; then [[ -e "$cmd" ]] || missing+=("${NEED[$cmd]}")
   else command -v "$cmd" >/dev/null 2>&1 || missing+=("${NEED[$cmd]}"); fi
 done
 # PostgreSQL: `make test` runs the database tests a second time on a real server, and fails

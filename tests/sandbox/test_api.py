@@ -83,7 +83,7 @@ def test_call_python_exception_missing_function_loop_and_bad_value(sb: Sandbox) 
     assert not raised.ok and raised.error == "ValueError: bad input 7"
     [missing] = call_python(sb, CODE, "no_such_function", [()], Limits())
     assert not missing.ok and "no_such_function" in (missing.error or "")
-    [looped] = call_python(sb, CODE, "spin", [()], Limits(time_s=0.3))
+    [looped] = call_python(sb, CODE, "spin", [()], Limits(time_s=0.3, wall_s=60))
     assert not looped.ok and looped.verdict == Verdict.TLE and "time limit" in (looped.error or "")
     [weird] = call_python(sb, CODE, "not_json", [()], Limits())
     assert not weird.ok and "JSON" in (weird.error or "")
@@ -167,6 +167,6 @@ def test_borderline_time_is_rerun_and_the_faster_kept(sb: Sandbox) -> None:
     source = ("import time\nt = time.process_time()\nwhile time.process_time() - t < 0.24:\n    pass\n"
               "open('/tmp/n', 'a').close()\nprint('done')\n")
     prog = sb.compile("python3", source)
-    [result] = sb.run(prog, [""], Limits(time_s=0.25))
+    [result] = sb.run(prog, [""], Limits(time_s=0.25, wall_s=60))
     assert result.stdout == b"done\n" or result.verdict == Verdict.TLE
     assert 200 <= result.time_ms <= 400

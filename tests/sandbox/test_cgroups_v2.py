@@ -17,7 +17,7 @@ import pytest
 
 import sandbox.bwrap
 from sandbox import Limits, Sandbox, Verdict, cache, cgroups, languages
-from sandbox.base import BatchSpec, RawResult
+from sandbox.base import ALLOW_RUSAGE_ENV, BatchSpec, RawResult
 
 from .conftest import run_one
 from .test_hostile import host_processes_matching
@@ -147,9 +147,14 @@ def test_cpu_of_children_nobody_waited_for_counts_only_with_the_cgroup(
 ) -> None:
     with_v2 = run_one(sb, "python3", UNWAITED_CHILDREN, time_s=0.6, wall_s=30)
     assert with_v2.verdict == Verdict.TLE and with_v2.time_ms >= 600
+    prog = sb.compile("python3", UNWAITED_CHILDREN)
     _use(monkeypatch, "0")
+    [refused] = sb.run(prog, [""], Limits(time_s=0.6, wall_s=30))
+    assert refused.verdict == Verdict.SE and "HARDTESTS_SANDBOX_ALLOW_RUSAGE" in refused.stderr
+    monkeypatch.setenv(ALLOW_RUSAGE_ENV, "1")
     without = run_one(sb, "python3", UNWAITED_CHILDREN, time_s=0.6, wall_s=30)
     assert without.verdict == Verdict.OK and without.time_ms < 400  # what rusage alone would say
+    assert without.accounting == "rusage" and without.to_dict()["accounting"] == "rusage"
 
 
 @pytest.mark.parametrize("language", LANGS)
@@ -158,8 +163,8 @@ def test_ordinary_verdicts_are_unchanged(sb: Sandbox, v2: cgroups.Accounting, la
     results = sb.run(prog, ["1 2\n", "40 2\n"], Limits(time_s=2))
     assert [(r.verdict, r.stdout) for r in results] == [(Verdict.OK, b"3\n"), (Verdict.OK, b"42\n")]
     assert all(0 <= r.time_ms < 2000 and r.memory_kb > 0 for r in results)
-    loop = run_one(sb, language, LOOP[language], time_s=0.5)
-    assert loop.verdict == Verdict.TLE and (loop.time_ms >= 500 or loop.wall_ms >= 2500)
+    loop = run_one(sb, language, LOOP[language], time_s=0.5, wall_s=60)
+    assert loop.verdict == Verdict.TLE and loop.time_ms >= 500
     crash = run_one(sb, language, CRASH[language])
     assert crash.verdict == Verdict.RE
 
@@ -212,6 +217,7 @@ def test_cgroup_kill_takes_a_new_session_that_the_runner_alone_would_miss(
     assert left.stdout == b"left\n" and look.stdout == b"gone\n"
     # the control: the same runner without a cgroup leaves the escape running until the sandbox ends
     _use(monkeypatch, "0")
+    monkeypatch.setenv(ALLOW_RUSAGE_ENV, "1")
     [left, look] = raw_run(sb, "python3", LEAVER, ["leave\n", "look\n"], Limits(time_s=2))
     assert left.stdout == b"left\n" and look.stdout == b"alive\n"
     assert host_processes_matching("424243") == []
@@ -239,7 +245,7 @@ def test_no_cgroup_directory_is_left_after_a_batch(sb: Sandbox, v2: cgroups.Acco
             batch.close()
     finally:
         shutil.rmtree(inputs_dir, ignore_errors=True)
-    looped = run_one(sb, "cpp", LOOP["cpp"], time_s=0.3)  # a batch whose test was killed
+    looped = run_one(sb, "cpp", LOOP["cpp"], time_s=0.3, wall_s=60)  # a batch whose test was killed
     assert looped.verdict == Verdict.TLE
     assert our_batch_dirs(v2) == before
 
@@ -251,8 +257,14 @@ def test_a_cgroup_the_test_cannot_join_gives_rusage_figures_not_zeros(
     files = [("cgroup.procs", os.O_RDONLY, None), *cgroups.V2_FD_FILES[1:]]
     monkeypatch.setattr(cgroups, "V2_FD_FILES", tuple(files))
     burn = "import time\nwhile time.process_time() < 0.3:\n    pass\n"
-    first, second = raw_run(sb, "python3", burn, ["", ""], Limits(time_s=2))
+    monkeypatch.setenv(ALLOW_RUSAGE_ENV, "1")
+    prog = sb.compile("python3", burn)
+    monkeypatch.delenv(ALLOW_RUSAGE_ENV)
+    [refused] = sb.run(prog, [""], Limits(time_s=2, wall_s=60))
+    assert refused.verdict == Verdict.SE and "rusage" in refused.stderr  # not rusage figures in silence
+    monkeypatch.setenv(ALLOW_RUSAGE_ENV, "1")
+    first, second = raw_run(sb, "python3", burn, ["", ""], Limits(time_s=2, wall_s=60))
     for raw in (first, second):
         assert raw.status == 0 and raw.cg_cpu_us == -1 and raw.cpu_us >= 300_000
-    result = run_one(sb, "python3", burn, time_s=2)
-    assert result.verdict == Verdict.OK and result.time_ms >= 300
+    result = run_one(sb, "python3", burn, time_s=2, wall_s=60)
+    assert result.verdict == Verdict.OK and result.time_ms >= 300 and result.accounting == "rusage"
