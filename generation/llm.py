@@ -23,6 +23,7 @@ import openai
 from django.conf import settings
 
 from generation.models import GenerationRun, LLMCall
+from generation.ratelimit import llm_rate_wait
 
 log = logging.getLogger(__name__)
 
@@ -157,6 +158,7 @@ def chat(
     for attempt in range(1, attempts + 1):
         started = time.monotonic()
         error: Exception | None = None
+        llm_rate_wait(model=model, messages=messages)  # shared RPM/TPM buckets (generation.ratelimit)
         try:
             with _concurrency_slot():
                 started = time.monotonic()

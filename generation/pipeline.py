@@ -211,7 +211,8 @@ def execute(run_id: int) -> GenerationRun:
     rec.start_heartbeat()
     try:
         rec.log(f"run #{run.pk} started: {run.get_mode_display()} for {run.problem.pid}")
-        if run.mode == GenerationRun.Mode.FROM_SCRATCH:
+        # A kit already saved by this run (the campaign LLM stage, or before a crash) is never asked again.
+        if run.mode == GenerationRun.Mode.FROM_SCRATCH and run.kit_id is None:
             kit = _llm_kit(run, rec)
             kit = TestKit.objects.select_related("problem", "validator", "output_judge").get(pk=kit.pk)
         else:
