@@ -39,6 +39,7 @@ def campaign_summary(*, campaign: Campaign, examples: int = 5) -> dict[str, Any]
                    .values_list("pk", "problem__pid")[:examples]) if examples else []
         reasons.append({"reason": reason, "label": FailureReason(reason).label if reason in FailureReason.values
                         else reason, "count": n, "share": n / ended if ended else 0.0,
+                        "percent": round(100 * n / ended, 2) if ended else 0.0,
                         "examples": [{"run": pk, "pid": pid} for pk, pid in ids]})
     now = timezone.now()
     window = runs.filter(finished_at__gte=now - timezone.timedelta(seconds=THROUGHPUT_WINDOW_S))
@@ -62,7 +63,8 @@ def campaign_summary(*, campaign: Campaign, examples: int = 5) -> dict[str, Any]
         "name": campaign.name, "status": campaign.status, "pause_reason": campaign.pause_reason,
         "mode": campaign.mode, "model": campaign.model_name, "prompt_versions": campaign.prompt_versions,
         "filters": campaign.filters, "problems": total, "counts": counts, "ended": ended, "stages": stages,
-        "success_share": counts["succeeded"] / ended if ended else 0.0, "failure_reasons": reasons,
+        "success_share": counts["succeeded"] / ended if ended else 0.0,
+        "success_percent": round(100 * counts["succeeded"] / ended, 1) if ended else 0.0, "failure_reasons": reasons,
         "per_hour": round(per_hour, 1), "eta_s": round(eta_s) if eta_s is not None else None,
         "llm_calls": campaign.llm_calls, "prompt_tokens": campaign.prompt_tokens,
         "completion_tokens": campaign.completion_tokens, "cost_usd": round(campaign.cost_usd, 4),

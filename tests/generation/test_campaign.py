@@ -160,3 +160,36 @@ def test_sweep_requeues_a_dead_campaign_run_and_keeps_its_kit(campaign_llm: Camp
     assert mat_run.status == "queued" and mat_run.kit_id and mat_run.job_id.startswith("generation-run-")
     assert _claim_all() == [llm_run.pk]  # only the run without a kit goes back to the LLM
     assert campaign.runs.count() == 2
+
+
+def test_campaign_page_shows_reasons_as_shares_with_examples_and_only_maintainers_act(client: Any) -> None:
+    from django.urls import reverse
+
+    from tests.factories import annotator, maintainer
+
+    ids = make_campaign_problems(4)
+    campaign = campaign_create(name="page", problem_ids=ids).campaign
+    runs = list(campaign.runs.select_related("problem").order_by("pk"))
+    now = timezone.now()
+    GenerationRun.objects.filter(pk=runs[0].pk).update(status="succeeded", finished_at=now, started_at=now)
+    GenerationRun.objects.filter(pk__in=[runs[1].pk, runs[2].pk]).update(
+        status="failed", failure_reason=FailureReason.NO_VALID_ORACLE, finished_at=now, started_at=now)
+    url = reverse("generation:campaign_detail", args=[campaign.pk])
+    client.force_login(annotator())
+    page = client.get(url).content.decode()
+    assert "66.67%" in page  # two of three ended runs failed for want of a valid oracle
+    assert reverse("generation:run_detail", args=[runs[1].pk]) in page
+    assert runs[1].problem.pid in page
+    assert "page" in client.get(reverse("home")).content.decode()  # the home page links it
+    pause = reverse("generation:campaign_action", args=[campaign.pk, "pause"])
+    assert client.post(pause).status_code == 403
+    campaign.refresh_from_db()
+    assert campaign.status == Campaign.Status.RUNNING
+    client.logout()
+    assert client.post(pause).status_code in (302, 403)
+    campaign.refresh_from_db()
+    assert campaign.status == Campaign.Status.RUNNING
+    client.force_login(maintainer())
+    client.post(pause)
+    campaign.refresh_from_db()
+    assert campaign.status == Campaign.Status.PAUSED
