@@ -10,6 +10,7 @@ dropped connections. A Redis-based semaphore bounds concurrent calls across all 
 
 from __future__ import annotations
 
+import functools
 import logging
 import random
 import threading
@@ -55,13 +56,16 @@ def llm_model_default() -> str:
 
 
 def _client() -> openai.OpenAI:
-    return openai.OpenAI(
-        base_url=settings.OPENAI_BASE_URL or None,
-        # Local servers (vLLM, Ollama) accept any key, but the SDK insists on one.
-        api_key=settings.OPENAI_API_KEY or "not-needed",
-        timeout=settings.HARDTESTS_LLM_TIMEOUT_S,
-        max_retries=0,
-    )
+    # Local servers (vLLM, Ollama) accept any key, but the SDK insists on one.
+    return _cached_client(settings.OPENAI_BASE_URL or None, settings.OPENAI_API_KEY or "not-needed",
+                          settings.HARDTESTS_LLM_TIMEOUT_S)
+
+
+@functools.lru_cache(maxsize=8)
+def _cached_client(base_url: str | None, api_key: str, timeout: float) -> openai.OpenAI:
+    # One client per process and settings: building one costs ~0.1 s of CPU (an SSL context),
+    # which capped a campaign's LLM stage; the client is thread-safe and reuses connections.
+    return openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=0)
 
 
 def _backoff_s(attempt: int, error: Exception | None) -> float:
