@@ -86,10 +86,8 @@ def llm_rate_wait(*, model: str, messages: list[dict[str, Any]], max_wait_s: flo
     want = estimate_tokens(messages)
     waited = 0.0
     try:
-        conn = _redis()
-        take = conn.register_script(_TAKE_LUA)
         while True:
-            wait = float(take(keys=[_KEY.format(model=model)], args=[rpm, tpm, want]))
+            wait = llm_rate_take(model=model, tokens=want, limits=(rpm, tpm))
             if wait <= 0:
                 return waited
             if max_wait_s is not None and waited >= max_wait_s:
@@ -101,6 +99,15 @@ def llm_rate_wait(*, model: str, messages: list[dict[str, Any]], max_wait_s: flo
     except Exception:  # noqa: BLE001 - a limiter outage must not stop generation
         log.warning("LLM rate limiter unavailable; calling without it", exc_info=True)
         return waited
+
+
+def llm_rate_take(*, model: str, tokens: int, limits: tuple[int, int] | None = None) -> float:
+    """Take one request and `tokens` from the model's buckets if both allow it: 0.0; else the
+    seconds to wait before trying again (nothing taken)."""
+    rpm, tpm = limits or rate_limits(model)
+    if rpm <= 0 and tpm <= 0:
+        return 0.0
+    return float(_redis().register_script(_TAKE_LUA)(keys=[_KEY.format(model=model)], args=[rpm, tpm, tokens]))
 
 
 def llm_rate_settle(*, model: str, estimated: int, actual: int) -> None:
