@@ -193,3 +193,30 @@ def test_campaign_page_shows_reasons_as_shares_with_examples_and_only_maintainer
     client.post(pause)
     campaign.refresh_from_db()
     assert campaign.status == Campaign.Status.PAUSED
+
+
+def _queued_with_jobs(count: int, name: str) -> Campaign:
+    from generation.campaigns.stages import enqueue_materialise
+
+    campaign = campaign_create(name=name, problem_ids=make_campaign_problems(count, source=name)).campaign
+    items = [(pk, f"{name}-{pk}") for pk in campaign.runs.values_list("pk", flat=True)]
+    for pk, job_id in items:
+        GenerationRun.objects.filter(pk=pk).update(job_id=job_id, heartbeat_at=timezone.now()
+                                                   - timezone.timedelta(hours=1))
+    enqueue_materialise(items)
+    return campaign
+
+
+@pytest.mark.parametrize("queued", [10, 300])
+def test_scheduling_cost_does_not_grow_with_the_queue(queued: int, django_assert_max_num_queries: Any) -> None:
+    """Claiming LLM work and sweeping take a fixed number of queries, and a sweep checks at most a batch."""
+    campaign_create(name=f"llm{queued}", problem_ids=make_campaign_problems(queued, source=f"llm{queued}"))
+    with django_assert_max_num_queries(3):
+        assert len(llm_stage_claim(claim="llm:test", limit=1)) == 1
+    campaign = _queued_with_jobs(queued, f"mat{queued}")
+    # every run was claimed above or waits with a live RQ job: the sweep fails none of them
+    GenerationRun.objects.filter(job_id="llm:test").update(status="queued", job_id="")
+    with django_assert_max_num_queries(4):
+        assert stale_runs_sweep(batch=50) == 0
+    checked = campaign.runs.filter(heartbeat_at__gt=timezone.now() - timezone.timedelta(minutes=1)).count()
+    assert checked == min(50, queued)
