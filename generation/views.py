@@ -84,7 +84,8 @@ def _run_context(run: GenerationRun) -> dict[str, Any]:
         "count_metrics": metrics,
         "count_rows": counts_rows,
         "stages": stages,
-        "calls": list(run.llm_calls.defer("messages", "reply")),
+        "calls": (calls := list(run.llm_calls.defer("messages", "reply"))),
+        "call_tokens": (sum(c.prompt_tokens or 0 for c in calls), sum(c.completion_tokens or 0 for c in calls)),
     }
 
 
