@@ -220,3 +220,27 @@ def test_scheduling_cost_does_not_grow_with_the_queue(queued: int, django_assert
         assert stale_runs_sweep(batch=50) == 0
     checked = campaign.runs.filter(heartbeat_at__gt=timezone.now() - timezone.timedelta(minutes=1)).count()
     assert checked == min(50, queued)
+
+
+def test_generate_tests_campaign_command_twice_with_missing_spends_nothing_more() -> None:
+    import json
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    make_campaign_problems(3, source="cmd")
+    out = StringIO()
+    call_command("generate_tests", "--campaign", "cmd", "--source", "cmd", "--missing", "--cost-cap", "5",
+                 stdout=out)
+    first = json.loads(out.getvalue())
+    assert (first["created"], first["added"], first["problems"]) == (True, 3, 3)
+    out = StringIO()
+    call_command("generate_tests", "--campaign", "cmd", "--source", "cmd", "--missing", stdout=out)
+    again = json.loads(out.getvalue())
+    assert (again["created"], again["added"], again["already_in_campaign"]) == (False, 0, 3)
+    assert GenerationRun.objects.filter(problem__source="cmd").count() == 3
+    out = StringIO()
+    call_command("generate_tests", "--campaign", "cmd", "--pause", stdout=out)
+    status = json.loads(out.getvalue())
+    assert status["changed"] is True and status["summary"]["status"] == "paused"
+    assert status["summary"]["counts"]["queued"] == 3 and status["summary"]["cost_cap_usd"] == 5.0
