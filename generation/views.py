@@ -84,7 +84,8 @@ def _run_context(run: GenerationRun) -> dict[str, Any]:
         "count_metrics": metrics,
         "count_rows": counts_rows,
         "stages": stages,
-        "calls": list(run.llm_calls.defer("messages", "reply")),
+        "calls": (calls := list(run.llm_calls.defer("messages", "reply"))),
+        "call_tokens": (sum(c.prompt_tokens or 0 for c in calls), sum(c.completion_tokens or 0 for c in calls)),
     }
 
 
@@ -161,7 +162,10 @@ def regenerate(request: HttpRequest, pk: int) -> HttpResponse:
             # A new suite should come with its candidates' verdicts (the matrix, evaluation).
             judge_candidates=True,
         )
-        messages.success(request, f"Run #{run.pk} queued.")
+        if run.created:
+            messages.success(request, f"Run #{run.pk} queued.")
+        else:
+            messages.warning(request, f"Nothing queued: run #{run.pk} of this problem is already {run.status}.")
         return redirect("generation:run_detail", pk=run.pk)
     return render(request, "generation/regenerate.html",
                   {"problem": problem, "form": form, "llm_ready": llm_ready, "has_kit": has_kit})
@@ -187,5 +191,9 @@ def kit_edit(request: HttpRequest, pk: int) -> HttpResponse:
             judge_code=form.cleaned_data["judge_code"], note=form.cleaned_data["note"],
         )
         run = generation_run_start(problem=problem, mode="from_kit", user=request.user, judge_candidates=True)
-    messages.success(request, f"Saved kit v{new_kit.version}; run #{run.pk} is materialising it.")
+    if run.created:
+        messages.success(request, f"Saved kit v{new_kit.version}; run #{run.pk} is materialising it.")
+    else:
+        messages.warning(request, f"Saved kit v{new_kit.version}; not materialised yet: run #{run.pk} of this "
+                                  f"problem is still {run.status}. Regenerate from the kit once it ends.")
     return redirect("generation:run_detail", pk=run.pk)

@@ -218,7 +218,7 @@ HARDTESTS_LLM_MODELS = env_list("HARDTESTS_LLM_MODELS", [HARDTESTS_LLM_MODEL])
 HARDTESTS_LLM_TEMPERATURE = env_float("HARDTESTS_LLM_TEMPERATURE", 0.2)
 HARDTESTS_LLM_TIMEOUT_S = env_float("HARDTESTS_LLM_TIMEOUT_S", 300.0)
 HARDTESTS_LLM_MAX_RETRIES = env_int("HARDTESTS_LLM_MAX_RETRIES", 4)
-HARDTESTS_LLM_CONCURRENCY = env_int("HARDTESTS_LLM_CONCURRENCY", 4)
+HARDTESTS_LLM_CONCURRENCY = env_int("HARDTESTS_LLM_CONCURRENCY", 32)
 HARDTESTS_LLM_REPLY_RETRIES = env_int("HARDTESTS_LLM_REPLY_RETRIES", 1)
 # Completion budget sent with every call; a reply cut off by it is fed back as "shorten it".
 HARDTESTS_LLM_MAX_TOKENS = env_int("HARDTESTS_LLM_MAX_TOKENS", 16384)
@@ -253,6 +253,22 @@ HARDTESTS_ORACLE_TIME_FACTOR = env_float("HARDTESTS_ORACLE_TIME_FACTOR", 2.0)
 HARDTESTS_MATERIALISE_THREADS = env_int("HARDTESTS_MATERIALISE_THREADS", min(4, os.cpu_count() or 1))
 # A running generation run whose heartbeat is older than this is declared dead.
 HARDTESTS_RUN_STALE_S = env_float("HARDTESTS_RUN_STALE_S", 120.0)
+
+# Campaigns (generation over a whole dataset; README "Campaigns").
+# LLM calls in flight per `llm_worker` process (threads waiting on the network).
+HARDTESTS_LLM_IN_FLIGHT = env_int("HARDTESTS_LLM_IN_FLIGHT", 32)
+# Shared token buckets in Redis, per model: requests and tokens per minute (0: no limit);
+# HARDTESTS_LLM_RATE_LIMITS overrides per model as MODEL=RPM:TPM,...
+HARDTESTS_LLM_RPM = env_int("HARDTESTS_LLM_RPM", 0)
+HARDTESTS_LLM_TPM = env_int("HARDTESTS_LLM_TPM", 0)
+HARDTESTS_LLM_RATE_LIMITS = env_list("HARDTESTS_LLM_RATE_LIMITS", [])
+# USD per million tokens, MODEL=PROMPT:COMPLETION,... (a model not listed costs 0).
+HARDTESTS_LLM_PRICES = env_list("HARDTESTS_LLM_PRICES", ["gpt-4o=2.5:10", "gpt-4o-mini=0.15:0.6"])
+# A campaign run whose LLM calls keep failing (429, 5xx, timeouts) goes back to the queue with
+# backoff (first delay below, doubled, capped at 5 minutes) and fails as llm_unavailable only
+# once it has been waiting this long in total.
+HARDTESTS_CAMPAIGN_BACKOFF_S = env_float("HARDTESTS_CAMPAIGN_BACKOFF_S", 10.0)
+HARDTESTS_LLM_UNAVAILABLE_AFTER_S = env_float("HARDTESTS_LLM_UNAVAILABLE_AFTER_S", 1800.0)
 
 # Verification API (hardtests_web/api/conf.py documents each).
 HARDTESTS_API_RATE_LIMIT = env_int("HARDTESTS_API_RATE_LIMIT", 600)
