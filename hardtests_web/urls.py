@@ -7,6 +7,7 @@ from django.urls import include, path
 
 from generation.dashboard import home
 from hardtests_web.api import api
+from hardtests_web.api.sandboxfusion import sandboxfusion_api, sandboxfusion_prefix
 
 
 def healthz(request: HttpRequest) -> JsonResponse:
@@ -21,6 +22,8 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("healthz", healthz, name="healthz"),
     path("api/v1/", api.urls),
+    # SandboxFusion-compatible /run_code and /submit (HARDTESTS_SANDBOXFUSION_PREFIX).
+    path(sandboxfusion_prefix(), sandboxfusion_api.urls),
     path("account/tokens/", include("hardtests_web.token_urls")),
     path("", home, name="home"),
     path("", include("problems.urls")),
