@@ -68,12 +68,12 @@ def broken_sandbox_worker(django_db_setup: None, django_db_blocker: Any,
     with django_db_blocker.unblock():
         env = {**worker_env(), "HARDTESTS_SANDBOX_BACKEND": "missing-backend"}
     queue = sandbox_queue()
-    before = Worker.count(queue=queue, connection=queue.connection)
     log = tmp_path_factory.mktemp("broken") / "rqworker.log"
-    child = subprocess.Popen([sys.executable, str(REPO / "manage.py"), "rqworker", "sandbox"], env=env, cwd=REPO,
+    child = subprocess.Popen([sys.executable, str(REPO / "manage.py"), "rqworker", "api"], env=env, cwd=REPO,
                              stdout=log.open("wb"), stderr=subprocess.STDOUT, start_new_session=True)
     deadline = time.monotonic() + 30
-    while Worker.count(queue=queue, connection=queue.connection) <= before:
+    # By pid: the worker of an earlier module may still be leaving the registry.
+    while not any(str(w.pid) == str(child.pid) for w in Worker.all(queue=queue)):
         if child.poll() is not None or time.monotonic() > deadline:
             process_group_stop(child, graceful=False)
             raise RuntimeError(f"rqworker did not start: {log.read_text()[-2000:]}")
