@@ -115,7 +115,9 @@ def test_training_rows_have_tests_judge_and_metadata(tmp_path):
     assert watermelon["tests"][0] == {"input": "8\n", "output": "YES\n"}
     assert watermelon["output_judging_function"].startswith("def output_judging_function")
     assert watermelon["metadata"]["platform_id"] == "codeforces:4A"
-    assert watermelon["metadata"]["test_kinds"] == {"direct": 1, "stratified": 2}
+    # A list of (kind, count), not a map: datasets has no map type, and every row has the same keys.
+    assert watermelon["metadata"]["test_kinds"] == [{"kind": "direct", "count": 1}, {"kind": "stratified", "count": 2}]
+    assert watermelon["id"] == "codecontests:4_A. Watermelon"
     sum_two = next(r for r in table if r["pid"] == "sum-two")
     assert sum_two["output_judging_function"] is None and sum_two["time_limit_ms"] == 1500
 
