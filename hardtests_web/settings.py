@@ -235,7 +235,9 @@ HARDTESTS_SANDBOX_BACKEND = env_str("HARDTESTS_SANDBOX_BACKEND", "bwrap")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    # Tokens sent in URL paths (HARDTESTS_API_URL_TOKENS) never reach the logs.
+    "filters": {"path_tokens": {"()": "hardtests_web.log_redact.PathTokenFilter"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["path_tokens"]}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }

@@ -125,3 +125,11 @@ def test_extract_code_rules():
     assert (cut.language, cut.kind) == ("cpp", "incomplete_fenced")
     assert extract_code("```python\n\n```").kind == "empty" and extract_code("   \n").kind == "empty"
     assert extract_code("```\nprint(1)\n```", default_language="python3").language == "python3"
+
+
+def test_tokens_in_url_paths_are_redacted_from_request_logs(caplog):
+    import logging
+
+    with caplog.at_level(logging.WARNING, logger="django.request"):
+        logging.getLogger("django.request").warning("Unauthorized: %s", "/sandboxfusion/t/htk_abc_SECRET/run_code")
+    assert "SECRET" not in caplog.text and "/sandboxfusion/t/<redacted>/run_code" in caplog.text
