@@ -17,7 +17,7 @@ from django.http import HttpRequest
 from ninja import Field, Router, Schema
 
 from hardtests_client.extract import extract_code
-from hardtests_web.api.errors import ApiError, BadRequest, Unavailable
+from hardtests_web.api.errors import ApiError, NotFound, Unavailable
 from hardtests_web.api.headerless import HeaderlessAuth
 from hardtests_web.api.schemas import CleanStr, Error, ValidationErrorOut
 from hardtests_web.api.verification import batch_start, verification_prepare
@@ -28,8 +28,9 @@ ERRORS = {400: ValidationErrorOut, 401: Error, 404: Error, 413: Error, 429: Erro
 
 class RewardIn(Schema):
     query: list[CleanStr] = Field(min_length=1, description="prompt + response of each sample")
-    prompts: list[CleanStr] | None = Field(None, description="each sample's prompt (removed from its query)")
-    labels: list[CleanStr] = Field(description="each sample's problem: pid or source:pid")
+    prompts: list[CleanStr] | None = Field(None, description="each sample's prompt (removed from its query when it "
+                                                             "starts it); a missing one removes nothing")
+    labels: list[CleanStr] = Field(description="each sample's problem: pid or source:pid (404 when a query has none)")
 
 
 class RewardOut(Schema):
@@ -45,13 +46,16 @@ def response_of(query: str, prompt: str | None) -> str:
 
 
 def _reward(request: HttpRequest, body: RewardIn) -> dict[str, Any]:
-    if len(body.labels) != len(body.query) or (body.prompts is not None and len(body.prompts) != len(body.query)):
-        raise BadRequest("query, prompts and labels must have the same length", code="invalid")
+    # Positional, as OpenRLHF sends them; a query without a label names no problem (404).
+    if len(body.labels) < len(body.query):
+        raise NotFound(f"query[{len(body.labels)}] has no label (the problem to judge it against)",
+                       code="not_found")
+    prompts = list(body.prompts or [])
     rewards = [0.0] * len(body.query)
     fractions = [0.0] * len(body.query)
     prepared, where = [], []
-    for index, (query, label) in enumerate(zip(body.query, body.labels, strict=True)):
-        found = extract_code(response_of(query, body.prompts[index] if body.prompts else None),
+    for index, (query, label) in enumerate(zip(body.query, body.labels[:len(body.query)], strict=True)):
+        found = extract_code(response_of(query, prompts[index] if index < len(prompts) else None),
                              default_language="python3")
         try:
             item = verification_prepare(problem=label, language=found.language or "python3",
