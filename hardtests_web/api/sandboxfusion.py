@@ -43,15 +43,19 @@ class CommandRunResult(Schema):
     stderr: str | None = None
 
 
+# SandboxFusion's names of the languages we run, and the fence labels that mean them.
+LanguageName = Literal[tuple(sorted(LANGUAGE_ALIASES))]  # type: ignore[valid-type]
+
+
 class RunCodeIn(Schema):
     code: CleanStr = Field(description="the program")
-    language: str = Field(description="python, cpp or java (SandboxFusion's names; python3 also works)")
+    language: LanguageName = Field(description="python, cpp or java (SandboxFusion's names; python3, c++... too)")
     stdin: CleanStr | None = None
     compile_timeout: float = Field(10, description="ignored: compiles run under the sandbox's own limits")
     run_timeout: float = Field(10, gt=0, description="CPU seconds, at most HARDTESTS_RUN_CODE_MAX_TIME_S")
     memory_limit_MB: int = Field(-1, description="MiB; -1 or absent: 1024; at most HARDTESTS_RUN_CODE_MAX_MEMORY_MB")
-    files: dict[str, str | None] = Field({}, description="not supported: must be empty")
-    fetch_files: list[str] = Field([], description="not supported: must be empty")
+    files: dict[str, str | None] = Field({}, max_length=0, description="not supported: must be empty")
+    fetch_files: list[str] = Field([], max_length=0, description="not supported: must be empty")
 
 
 class RunCodeOut(Schema):
@@ -64,7 +68,7 @@ class RunCodeOut(Schema):
 
 
 class TestConfigIn(Schema):
-    language: str | None = Field(None, description="pick code blocks with this label (python, cpp, java)")
+    language: LanguageName | None = Field(None, description="pick code blocks with this label (python, cpp, java)")
     run_timeout: float | None = Field(None, description="ignored: the problem's own time limit applies")
     extra: dict[str, Any] = Field({}, description='{"mode": "all"} runs every test (default: stop at the first failure)')
 
