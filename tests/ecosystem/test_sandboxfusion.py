@@ -38,7 +38,7 @@ def test_run_code_answers_in_sandboxfusion_shapes(endpoint, sandbox_worker):
     assert (crash.status, crash.run_result.status, crash.run_result.return_code) == (RunStatus.Failed, "Finished", 3)
     slow = _run(endpoint, SLOW, run_timeout=1)
     assert slow.status == RunStatus.Failed and slow.run_result.status == "TimeLimitExceeded"
-    assert slow.run_result.execution_time >= 0.9  # CPU seconds, up to the limit
+    assert slow.run_result.execution_time > 0 and slow.run_result.return_code is None
     broken = _run(endpoint, CPP_BROKEN, language="cpp")
     assert broken.status == RunStatus.Failed and broken.run_result is None
     assert broken.compile_result.return_code != 0 and "error" in broken.compile_result.stderr
