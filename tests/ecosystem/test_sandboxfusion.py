@@ -87,6 +87,8 @@ def test_verl_sandbox_fusion_reward_scores_programs(endpoint, sandbox_worker, ve
     assert score(fenced(ACCEPTED))[0] == 1.0
     wrong, meta = score(fenced(WRONG))
     assert wrong == 0.0 and {m["status"] for m in meta} == {"wrong_answer"}
+    broken, meta = score(fenced("def main(:\n    pass\n"))
+    assert broken == 0.0 and meta[0]["status"] == "compile_error"
     capped = "a, b = map(int, input().split())\nprint(min(a + b, 10**9))\n"
     assert score(fenced(capped))[0] == pytest.approx(2 / 3)
     # One test: verl gives each request compile + run timeout + 10 s, and one worker runs
