@@ -279,6 +279,17 @@ HARDTESTS_API_BATCH_MAX = env_int("HARDTESTS_API_BATCH_MAX", 32)
 HARDTESTS_API_QUEUE_MAX = env_int("HARDTESTS_API_QUEUE_MAX", 1000)
 HARDTESTS_API_JOB_TIMEOUT_S = env_int("HARDTESTS_API_JOB_TIMEOUT_S", 600)
 HARDTESTS_API_RESULT_TTL_S = env_int("HARDTESTS_API_RESULT_TTL_S", 3600)
+# Clients that cannot send an Authorization header (SandboxFusion's client, verl's
+# sandbox_fusion reward, OpenRLHF's remote reward): both ways in are off by default.
+# The SandboxFusion-compatible /run_code and /submit live under this URL prefix.
+HARDTESTS_SANDBOXFUSION_PREFIX = env_str("HARDTESTS_SANDBOXFUSION_PREFIX", "sandboxfusion/")
+# Accept an API token as a path segment: <prefix>t/<token>/run_code, /api/v1/openrlhf/t/<token>/reward.
+HARDTESTS_API_URL_TOKENS = env_bool("HARDTESTS_API_URL_TOKENS", False)
+# Networks (CIDR, comma-separated) whose requests need no token at all on those endpoints.
+HARDTESTS_API_TRUSTED_NETWORKS = env_list("HARDTESTS_API_TRUSTED_NETWORKS", [])
+# Most CPU seconds and MiB one POST /run_code may ask for.
+HARDTESTS_RUN_CODE_MAX_TIME_S = env_int("HARDTESTS_RUN_CODE_MAX_TIME_S", 20)
+HARDTESTS_RUN_CODE_MAX_MEMORY_MB = env_int("HARDTESTS_RUN_CODE_MAX_MEMORY_MB", 2048)
 
 # Sandbox (the sandbox package reads its own HARDTESTS_SANDBOX_* variables too).
 HARDTESTS_SANDBOX_BACKEND = env_str("HARDTESTS_SANDBOX_BACKEND", "bwrap")
@@ -289,7 +300,9 @@ HARDTESTS_COMPILE_MAX_ARTIFACT_MB = env_int("HARDTESTS_COMPILE_MAX_ARTIFACT_MB",
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    # Tokens sent in URL paths (HARDTESTS_API_URL_TOKENS) never reach the logs.
+    "filters": {"path_tokens": {"()": "hardtests_web.log_redact.PathTokenFilter"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["path_tokens"]}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }
