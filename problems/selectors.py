@@ -19,7 +19,6 @@ from problems.list_extensions import Cell, list_extensions
 from problems.models import (
     DifficultyLabel,
     InputValidator,
-    JudgingTask,
     OutputJudge,
     Problem,
     Solution,
@@ -446,110 +445,18 @@ def problem_solutions(problem: Problem) -> list[Solution]:
 
 # ---------------------------------------------------------------- the verdict matrix
 
-# Okabe-Ito colours (distinguishable with every common colour-vision deficiency); each verdict
-# also prints a glyph and its code, so colour is never the only signal.
-VERDICT_STYLE: dict[str, tuple[str, str]] = {
-    "AC": ("v-ac", "✓"),
-    "OK": ("v-ac", "✓"),
-    "WA": ("v-wa", "✗"),
-    "TLE": ("v-tle", "◔"),
-    "MLE": ("v-mle", "▲"),
-    "RE": ("v-re", "!"),
-    "OLE": ("v-ole", "»"),
-    "CE": ("v-ce", "⚙"),
-    "SE": ("v-se", "?"),
-}
-
-
-def verdict_style(verdict: str | None) -> tuple[str, str]:
-    if not verdict:
-        return ("v-none", "·")
-    return VERDICT_STYLE.get(verdict, ("v-se", "?"))
-
-
-@dataclass
-class MatrixColumn:
-    solution: Solution
-    verdict: Verdict | None
-    task_status: str = ""
-    task_error: str = ""
-    css: str = "v-none"
-    glyph: str = "·"
-    max_ms: int | None = None
-    max_kb: int | None = None
-
-
-@dataclass
-class Matrix:
-    suite: TestSuite
-    columns: list[MatrixColumn]
-    # (ordinal, kind, input_size, cells), a cell being (css, glyph, verdict, time_ms, memory_kb) or None
-    rows: list[tuple[int, str, int, list[tuple[str, str, str, int | None, int | None] | None]]]
-    pending: int
-    test_page: int
-    test_pages: int
-
-
-MATRIX_TESTS_PER_PAGE = 200
-
-
-def verdict_matrix(suite: TestSuite, solutions: list[Solution], *, test_page: int = 1) -> Matrix:
-    """Solutions x tests of one suite with per-cell verdict, CPU time and memory: four queries."""
-    per_page = MATRIX_TESTS_PER_PAGE
-    test_pages = max(1, -(-suite.test_count // per_page))
-    test_page = min(max(1, test_page), test_pages)
-    tests = list(
-        suite.tests.order_by("ordinal").values_list("ordinal", "kind", "input_size")[
-            (test_page - 1) * per_page : test_page * per_page
-        ]
-    )
-    verdicts = {v.solution_id: v for v in Verdict.objects.filter(suite=suite)}
-    tasks: dict[int, tuple[str, str]] = {}
-    for solution_id, status, error in (
-        JudgingTask.objects.filter(suite=suite).order_by("created_at", "id").values_list("solution_id", "status", "error")
-    ):
-        tasks[solution_id] = (status, error)
-    pending = sum(1 for status, _ in tasks.values()
-                  if status in (JudgingTask.Status.QUEUED, JudgingTask.Status.RUNNING))
-    columns = []
-    by_ordinal: list[dict[int, dict[str, Any]]] = []
-    for solution in solutions:
-        verdict = verdicts.get(solution.pk)
-        status, error = tasks.get(solution.pk, ("", ""))
-        column = MatrixColumn(solution=solution, verdict=verdict, task_status=status, task_error=error)
-        results: dict[int, dict[str, Any]] = {}
-        if verdict is not None:
-            column.css, column.glyph = verdict_style(verdict.verdict)
-            for r in verdict.results or []:
-                if isinstance(r, dict) and "ordinal" in r:
-                    results[r["ordinal"]] = r
-            times = [r.get("time_ms") for r in results.values() if isinstance(r.get("time_ms"), int)]
-            mems = [r.get("memory_kb") for r in results.values() if isinstance(r.get("memory_kb"), int)]
-            column.max_ms = max(times) if times else None
-            column.max_kb = max(mems) if mems else None
-        columns.append(column)
-        by_ordinal.append(results)
-    rows = []
-    for ordinal, kind, size in tests:
-        cells: list[tuple[str, str, str, int | None, int | None] | None] = []
-        for results in by_ordinal:
-            r = results.get(ordinal)
-            if r is None:
-                cells.append(None)
-            else:
-                verdict = str(r.get("verdict", ""))
-                css, glyph = verdict_style(verdict)
-                cells.append((css, glyph, verdict, r.get("time_ms"), r.get("memory_kb")))
-        rows.append((ordinal, kind, size, cells))
-    return Matrix(suite=suite, columns=columns, rows=rows, pending=pending, test_page=test_page,
-                  test_pages=test_pages)
-
-
-def matrix_pending(suite: TestSuite) -> int:
-    return JudgingTask.objects.filter(
-        suite=suite, status__in=[JudgingTask.Status.QUEUED, JudgingTask.Status.RUNNING]
-    ).count()
-
+from problems.matrix import (  # noqa: E402, F401 - re-exported for the pages
+    MATRIX_FILTERS,
+    VERDICT_STYLE,
+    CellDetail,
+    Matrix,
+    MatrixColumn,
+    gold_expectation,
+    matrix_pending,
+    verdict_cell,
+    verdict_matrix,
+    verdict_style,
+)
 
 # ---------------------------------------------------------------- the home page
 

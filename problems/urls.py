@@ -15,5 +15,9 @@ urlpatterns = [
     path("problems/<int:pk>/solutions/", views.problem_solutions_tab, name="problem_solutions"),
     path("problems/<int:pk>/solutions/<int:solution_id>/", views.solution_code, name="solution_code"),
     path("problems/<int:pk>/verdicts/", views.problem_matrix, name="problem_matrix"),
+    path("problems/<int:pk>/verdicts/<int:suite_id>/<int:solution_id>/<int:ordinal>/", views.verdict_cell_detail,
+         name="verdict_cell"),
+    path("problems/<int:pk>/verdicts/<int:suite_id>/<int:solution_id>/<int:ordinal>/output/", views.verdict_output,
+         name="verdict_output"),
     path("problems/<int:pk>/verdicts/judge/", views.problem_judge_all, name="problem_judge_all"),
 ]
