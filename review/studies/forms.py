@@ -156,7 +156,8 @@ class LabelForm(forms.Form):
 class AdjudicationForm(forms.Form):
     validator_label = forms.ChoiceField(choices=[("", "—"), *ValidatorLabel.choices], required=False)
     validator_reason = forms.ChoiceField(choices=[("", "—"), *ValidatorReason.choices], required=False)
-    counterexample = forms.CharField(required=False, strip=False, widget=forms.Textarea(attrs={"rows": 3}))
+    counterexample = forms.CharField(required=False, strip=False,
+                                     widget=forms.Textarea(attrs={"rows": 3, "class": "code-input"}))
     suite_label = forms.ChoiceField(choices=[("", "—"), *SuiteLabel.choices], required=False)
     note = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
 
@@ -170,12 +171,12 @@ class AdjudicationForm(forms.Form):
 
 
 class ValidatorEditForm(forms.Form):
-    code = forms.CharField(strip=False, widget=forms.Textarea(attrs={"rows": 16, "spellcheck": "false"}))
+    code = forms.CharField(strip=False, widget=forms.Textarea(attrs={"rows": 16, "spellcheck": "false", "class": "code-input"}))
     note = forms.CharField(required=False, max_length=500)
 
 
 class InputForm(forms.Form):
     input = forms.CharField(
         strip=False, max_length=1_000_000, label="Input",
-        widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}),
+        widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false", "class": "code-input"}),
     )
