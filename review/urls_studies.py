@@ -12,6 +12,7 @@ urlpatterns = [
     path("<int:pk>/edit/", views.study_edit, name="edit"),
     path("<int:pk>/open/", views.study_open, name="open"),
     path("<int:pk>/close/", views.study_close, name="close"),
+    path("<int:pk>/delete/", views.study_delete, name="delete"),
     path("<int:pk>/results-visibility/", views.study_results_visibility, name="results_visibility"),
     path("<int:pk>/release-idle/", views.study_release_idle, name="release_idle"),
     path("<int:pk>/next/", views.item_next, name="next"),

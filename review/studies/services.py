@@ -152,6 +152,12 @@ def study_open(*, study: Study) -> Study:
     return study
 
 
+def study_delete_draft(*, study: Study) -> bool:
+    """Delete a study that was never opened (nobody has labelled anything); False otherwise."""
+    deleted, _ = Study.objects.filter(pk=study.pk, status=Study.Status.DRAFT).delete()
+    return bool(deleted)
+
+
 def study_close(*, study: Study) -> Study:
     if not Study.objects.filter(pk=study.pk, status=Study.Status.OPEN).update(
         status=Study.Status.CLOSED, closed_at=timezone.now()

@@ -11,7 +11,8 @@ from functools import wraps
 from typing import Any
 
 from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseForbidden
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -39,7 +40,7 @@ def maintainer_required(view: Any) -> Any:
     @wraps(view)
     def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if not is_maintainer(request.user):
-            return HttpResponseForbidden("maintainers only")
+            raise PermissionDenied("This page is for maintainers.")
         return view(request, *args, **kwargs)
 
     return wrapped
@@ -137,11 +138,27 @@ def study_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @maintainer_required
 def study_open(request: HttpRequest, pk: int) -> HttpResponse:
     study = get_object_or_404(Study, pk=pk)
+    chosen = study.annotators.count()
+    if study.status == Study.Status.DRAFT and chosen < study.overlap:
+        messages.error(request, f"Overlap {study.overlap} needs at least {study.overlap} annotators; "
+                                f"{chosen} {'is' if chosen == 1 else 'are'} chosen. Edit the study first.")
+        return redirect("studies:detail", pk=pk)
     try:
         study = services.study_open(study=study)
         messages.success(request, f"Study open with {study.items.count()} items.")
     except services.StudyStateError as exc:
         messages.error(request, str(exc))
+    return redirect("studies:detail", pk=pk)
+
+
+@require_POST
+@maintainer_required
+def study_delete(request: HttpRequest, pk: int) -> HttpResponse:
+    study = get_object_or_404(Study, pk=pk)
+    if services.study_delete_draft(study=study):
+        messages.success(request, f"Draft study “{study.name}” deleted.")
+        return redirect("studies:list")
+    messages.error(request, "Only a draft study can be deleted; close it instead.")
     return redirect("studies:detail", pk=pk)
 
 
@@ -183,7 +200,7 @@ def study_release_idle(request: HttpRequest, pk: int) -> HttpResponse:
 def item_next(request: HttpRequest, pk: int) -> HttpResponse:
     study = _study(request, pk)
     if not selectors.can_label(study, request.user):
-        return HttpResponseForbidden("you are not labelling in this study")
+        raise PermissionDenied("you are not labelling in this study")
     return _go_next(request, study)
 
 
@@ -231,11 +248,11 @@ def _annotate_context(study: Study, item: StudyItem, annotation: Annotation, for
 def label(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
     study = _study(request, pk)
     if not selectors.can_label(study, request.user):
-        return HttpResponseForbidden("you are not labelling in this study")
+        raise PermissionDenied("you are not labelling in this study")
     item = _item(study, item_pk)
     annotation = _own_annotation(request, item)
     if annotation is None or annotation.status == Annotation.Status.SKIPPED:
-        return HttpResponseForbidden("this item is not assigned to you")
+        raise PermissionDenied("this item is not assigned to you")
     form = LabelForm(request.POST, study=study)
     if not form.is_valid():
         context = _annotate_context(study, item, annotation, form)
@@ -254,10 +271,10 @@ def label(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
 def skip(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
     study = _study(request, pk)
     if not selectors.can_label(study, request.user):
-        return HttpResponseForbidden("you are not labelling in this study")
+        raise PermissionDenied("you are not labelling in this study")
     annotation = _own_annotation(request, _item(study, item_pk))
     if annotation is None or annotation.status != Annotation.Status.CLAIMED:
-        return HttpResponseForbidden("you do not hold this item")
+        raise PermissionDenied("you do not hold this item")
     assignment.item_skip(annotation=annotation, elapsed_ms=_elapsed(request) or 0)
     return _go_next(request, study)
 
@@ -266,10 +283,10 @@ def skip(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
 def resume(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
     study = _study(request, pk)
     if not selectors.can_label(study, request.user):
-        return HttpResponseForbidden("you are not labelling in this study")
+        raise PermissionDenied("you are not labelling in this study")
     annotation = _own_annotation(request, _item(study, item_pk))
     if annotation is None:
-        return HttpResponseForbidden("this item is not assigned to you")
+        raise PermissionDenied("this item is not assigned to you")
     if annotation.status == Annotation.Status.SKIPPED and not assignment.item_resume_skipped(annotation=annotation):
         messages.info(request, "Enough people are labelling that item already.")
         return redirect("studies:detail", pk=pk)
@@ -291,7 +308,7 @@ def trial_start(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
     study = _study(request, pk)
     item = _item(study, item_pk)
     if not _may_try(request, item):
-        return HttpResponseForbidden("this item is not assigned to you")
+        raise PermissionDenied("this item is not assigned to you")
     purpose = request.POST.get("purpose", ValidatorTrial.Purpose.TRY)
     if purpose not in ValidatorTrial.Purpose.values:
         purpose = ValidatorTrial.Purpose.TRY
@@ -323,7 +340,7 @@ def trial_status(request: HttpRequest, trial_pk: int) -> HttpResponse:
 def study_results(request: HttpRequest, pk: int) -> HttpResponse:
     study = _study(request, pk)
     if not selectors.can_see_results(study, request.user):
-        return HttpResponseForbidden("results are hidden until the study closes")
+        raise PermissionDenied("results are hidden until the study closes")
     context = {"study": study, **results.study_results(study, viewer=request.user),
                "progress": selectors.study_progress(study)}
     return render(request, "review/studies/results.html", context)
@@ -426,7 +443,7 @@ def suite_addition_status(request: HttpRequest, addition_pk: int) -> HttpRespons
 def _export(request: HttpRequest, pk: int, body: Any, content_type: str, ext: str) -> HttpResponse:
     study = _study(request, pk)
     if not selectors.can_see_results(study, request.user):
-        return HttpResponseForbidden("results are hidden until the study closes")
+        raise PermissionDenied("results are hidden until the study closes")
     response = HttpResponse(body(study, viewer=request.user), content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="study-{study.pk}-labels.{ext}"'
     return response

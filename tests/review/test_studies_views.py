@@ -217,19 +217,23 @@ def test_csrf_is_required_for_posts(world):
 
 
 def test_maintainer_creates_edits_and_opens_a_study_in_the_ui():
-    m, a = maintainer(), annotator("alice")
+    m, a, b = maintainer(), annotator("alice"), annotator("bob")
     problems = [make_problem(), make_problem()]
     client = _client(m)
     assert client.get(reverse("studies:create")).status_code == 200
-    response = client.post(reverse("studies:create"), {
+    data = {
         "name": "Pilot", "guidelines": "Be *careful*", "questions": "both", "selection": "list",
         "problem_list": f"{problems[0].pid}\n{problems[1].pk}\n", "overlap": 2, "seed": 5,
         "annotators": [a.pk],
-    })
+    }
+    refused = client.post(reverse("studies:create"), data)
+    assert refused.status_code == 200 and "Overlap 2 needs at least 2 annotators; 1 is chosen." in refused.content.decode()
+    assert not Study.objects.exists()
+    response = client.post(reverse("studies:create"), {**data, "annotators": [a.pk, b.pk]})
     assert response.status_code == 302, response.content.decode()[:2000]
     study = Study.objects.get(name="Pilot")
     assert study.status == Study.Status.DRAFT and study.seed == 5
-    assert set(study.problems.all()) == set(problems) and list(study.annotators.all()) == [a]
+    assert set(study.problems.all()) == set(problems) and list(study.annotators.order_by("username")) == [a, b]
     assert client.get(reverse("studies:edit", args=[study.pk])).status_code == 200
     response = client.post(reverse("studies:edit", args=[study.pk]), {
         "name": "Pilot 2", "guidelines": "", "questions": "validator", "selection": "list",
@@ -249,6 +253,25 @@ def test_maintainer_creates_edits_and_opens_a_study_in_the_ui():
     assert "Close the study" in detail
     released = client.post(reverse("studies:release_idle", args=[study.pk]), follow=True)
     assert "Released 0 items" in released.content.decode()
+
+
+def test_overlap_zero_is_a_form_error_not_a_database_error():
+    a = annotator("alice")
+    response = _client(maintainer()).post(reverse("studies:create"), {
+        "name": "x", "questions": "both", "selection": "filter", "overlap": 0, "annotators": [a.pk],
+    })
+    assert response.status_code == 200 and "Overlap must be at least 1." in response.content.decode()
+    assert not Study.objects.exists()
+
+
+def test_study_form_lists_only_annotators_and_offers_filters_as_choices():
+    m, a = maintainer("boss"), annotator("alice")
+    make_problem()
+    html = _client(m).get(reverse("studies:create")).content.decode()
+    annotators = html.split("<legend>Annotators</legend>")[1].split("</fieldset>")[0]
+    assert "alice" in annotators and "boss" not in annotators and a.pk
+    assert '<select name="filter_platform"' in html and '<option value="" selected>Any platform</option>' in html
+    assert '<select name="filter_tag"' in html and '<select name="filter_source"' in html
 
 
 def test_unknown_problem_in_the_list_is_a_form_error():
@@ -441,3 +464,37 @@ def test_admin_pages_of_every_study_model_load(world, admin_client):
         obj = model.objects.first()
         url = reverse(f"admin:{meta.app_label}_{meta.model_name}_change", args=[obj.pk])
         assert admin_client.get(url).status_code == 200, url
+
+
+def test_annotator_gets_a_styled_403_and_unknown_pages_a_styled_404():
+    client = _client(annotator("alice"))
+    response = client.get(reverse("studies:create"))
+    html = response.content.decode()
+    assert response.status_code == 403 and "<html" in html and "This page is for maintainers." in html
+    missing = client.get("/problems/999999/")
+    assert missing.status_code == 404 and "<html" in missing.content.decode()
+    assert "Nothing here" in missing.content.decode()
+
+
+def test_draft_study_can_be_deleted_but_an_open_one_cannot(world):
+    m = world["m"]
+    client = _client(m)
+    draft = Study.objects.create(name="Scratch", created_by=m)
+    response = client.post(reverse("studies:delete", args=[draft.pk]), follow=True)
+    assert "Draft study “Scratch” deleted." in response.content.decode()
+    assert not Study.objects.filter(pk=draft.pk).exists()
+    opened = world["study"]
+    response = client.post(reverse("studies:delete", args=[opened.pk]), follow=True)
+    assert "Only a draft study can be deleted" in response.content.decode()
+    assert Study.objects.filter(pk=opened.pk).exists()
+    assert _client(annotator("bob")).post(reverse("studies:delete", args=[opened.pk])).status_code == 403
+
+
+def test_opening_a_draft_with_fewer_annotators_than_the_overlap_is_refused(world):
+    m = world["m"]
+    draft = Study.objects.create(name="Thin", created_by=m, overlap=3)
+    draft.annotators.add(annotator("solo"))
+    response = _client(m).post(reverse("studies:open", args=[draft.pk]), follow=True)
+    assert "Overlap 3 needs at least 3 annotators; 1 is chosen." in response.content.decode()
+    draft.refresh_from_db()
+    assert draft.status == Study.Status.DRAFT
