@@ -27,6 +27,7 @@ REASON_KEYS = {
 }
 ACTION_KEYS = {
     "submit": "n", "skip": "s", "try": "i", "counterexample": "x", "check": "k", "comment": "c", "help": "?",
+    "missing": "m", "suggest": "g",
 }
 
 
@@ -154,6 +155,18 @@ class StudyForm(forms.ModelForm):
                 **({} if seed is None else {"seed": seed}),
             )
         return fields
+
+
+class DraftForm(forms.Form):
+    """What autosave keeps: the label form's fields, unchecked (a draft may be half done)."""
+
+    validator_label = forms.ChoiceField(choices=[("", ""), *ValidatorLabel.choices], required=False)
+    validator_reason = forms.ChoiceField(choices=[("", ""), *ValidatorReason.choices], required=False)
+    counterexample = forms.CharField(required=False, strip=False, max_length=1_000_000)
+    suite_label = forms.ChoiceField(choices=[("", ""), *SuiteLabel.choices], required=False)
+    missing_cases = forms.CharField(required=False, max_length=20_000)
+    suggested_input = forms.CharField(required=False, strip=False, max_length=1_000_000)
+    comment = forms.CharField(required=False, max_length=20_000)
 
 
 class LabelForm(forms.Form):

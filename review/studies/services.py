@@ -198,6 +198,20 @@ def _visit_ms(annotation: Annotation, elapsed_ms: int | None) -> int:
     return max(0, min(elapsed_ms or 0, MAX_VISIT_MS))
 
 
+DRAFT_FIELDS = ("validator_label", "validator_reason", "counterexample", "suite_label", "missing_cases",
+                "suggested_input", "comment")
+
+
+def annotation_draft_save(*, annotation: Annotation, fields: dict[str, str]) -> bool:
+    """Keep what an annotator has typed on an item they hold but have not submitted, so leaving
+    the page loses nothing. Only a claimed annotation takes a draft: a submitted label changes
+    only by submitting again, and results read submitted annotations only."""
+    if annotation.item.study.status != Study.Status.OPEN:
+        return False
+    values = {name: str(fields.get(name) or "") for name in DRAFT_FIELDS}
+    return bool(Annotation.objects.filter(pk=annotation.pk, status=Annotation.Status.CLAIMED).update(**values))
+
+
 def annotation_submit(*, annotation: Annotation, labels: Labels, elapsed_ms: int | None = None) -> Annotation:
     """Record an annotator's labels on an item they hold (or re-label one they submitted)."""
     study = annotation.item.study

@@ -26,6 +26,7 @@ from review.studies.forms import (
     SUITE_KEYS,
     VALIDATOR_KEYS,
     AdjudicationForm,
+    DraftForm,
     InputForm,
     LabelForm,
     StudyForm,
@@ -196,6 +197,12 @@ def study_release_idle(request: HttpRequest, pk: int) -> HttpResponse:
 # --- labelling --------------------------------------------------------------------------
 
 
+@require_GET
+def my_queue(request: HttpRequest) -> HttpResponse:
+    """An annotator's studies with their progress and where to carry on."""
+    return render(request, "review/studies/my_queue.html", {"queues": selectors.my_queues(request.user)})
+
+
 @require_POST
 def item_next(request: HttpRequest, pk: int) -> HttpResponse:
     study = _study(request, pk)
@@ -216,7 +223,8 @@ def annotate(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
     if study.status == Study.Status.OPEN:
         services.annotation_view(annotation=annotation)
     form = LabelForm(initial=_initial(annotation), study=study)
-    return render(request, "review/studies/annotate.html", _annotate_context(study, item, annotation, form))
+    return render(request, "review/studies/annotate.html",
+                  _annotate_context(study, item, annotation, form, _kind_pages(request)))
 
 
 def _initial(annotation: Annotation) -> dict[str, Any]:
@@ -225,9 +233,19 @@ def _initial(annotation: Annotation) -> dict[str, Any]:
     return {name: getattr(annotation, name) for name in fields}
 
 
-def _annotate_context(study: Study, item: StudyItem, annotation: Annotation, form: LabelForm) -> dict[str, Any]:
+def _kind_pages(request: HttpRequest) -> dict[str, str]:
+    """?page_hacking=3 and the like: which page of each kind's tests to show."""
+    return {key[5:]: value for key, value in request.GET.items() if key.startswith("page_")}
+
+
+def _annotate_context(study: Study, item: StudyItem, annotation: Annotation, form: LabelForm,
+                      pages: dict[str, str] | None = None) -> dict[str, Any]:
+    done, total = selectors.my_progress(study, annotation.annotator)
     return {
-        **selectors.item_page_context(item),
+        **selectors.item_page_context(item, pages),
+        "my_done": done,
+        "my_total": total,
+        "my_percent": round(100 * done / total) if total else 0,
         "study": study,
         "annotation": annotation,
         "form": form,
@@ -265,6 +283,40 @@ def label(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
         messages.error(request, str(exc))
         return redirect("studies:detail", pk=pk)
     return _go_next(request, study)
+
+
+@require_GET
+def item_tests(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
+    """One page of one kind's tests of an item's suite (the annotation and review pages page
+    through every test with it)."""
+    study = _study(request, pk)
+    item = _item(study, item_pk)
+    if not is_maintainer(request.user) and _own_annotation(request, item) is None:
+        raise PermissionDenied("this item is not assigned to you")
+    kind = request.GET.get("kind", "")
+    groups = selectors.tests_by_kind(item.suite, pages={kind: request.GET.get("page")}, only=kind)
+    if not groups:
+        raise Http404("no tests of this kind")
+    return render(request, "review/studies/_kind_group.html",
+                  {"group": groups[0], "study": study, "item": item, "open": True})
+
+
+@require_POST
+def draft(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
+    """Autosave (the annotation page posts here as the annotator types): 204 when kept, 409 when
+    the item is no longer held unsubmitted."""
+    study = _study(request, pk)
+    if not selectors.can_label(study, request.user):
+        raise PermissionDenied("you are not labelling in this study")
+    annotation = _own_annotation(request, _item(study, item_pk))
+    if annotation is None:
+        raise PermissionDenied("this item is not assigned to you")
+    form = DraftForm(request.POST)
+    if not form.is_valid():
+        return HttpResponse("; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()), status=400)
+    if not services.annotation_draft_save(annotation=annotation, fields=form.cleaned_data):
+        return HttpResponse("not saved: the item is submitted, skipped or released", status=409)
+    return HttpResponse(status=204)
 
 
 @require_POST

@@ -498,3 +498,72 @@ def test_opening_a_draft_with_fewer_annotators_than_the_overlap_is_refused(world
     assert "Overlap 3 needs at least 3 annotators; 1 is chosen." in response.content.decode()
     draft.refresh_from_db()
     assert draft.status == Study.Status.DRAFT
+
+
+def test_draft_is_kept_on_the_server_and_restored_on_return(world):
+    study, alice = world["study"], world["alice"]
+    client = _client(alice)
+    annotation = assignment.item_next(study=study, user=alice)
+    url = reverse("studies:draft", args=[study.pk, annotation.item_id])
+    response = client.post(url, {"validator_label": "incorrect", "validator_reason": "wrong_bound",
+                                 "counterexample": "-5 3", "comment": "half-typed thought"})
+    assert response.status_code == 204
+    annotation.refresh_from_db()
+    assert annotation.status == Annotation.Status.CLAIMED  # a draft is not a submission
+    assert (annotation.validator_label, annotation.comment) == ("incorrect", "half-typed thought")
+    html = client.get(reverse("studies:annotate", args=[study.pk, annotation.item_id])).content.decode()
+    assert "half-typed thought" in html and 'value="incorrect" data-shortcut="2" checked' in html
+    assert f'data-draft-url="{url}"' in html
+    # Someone outside the study cannot write into alice's item (nor learn the study exists).
+    assert _client(world["carol"]).post(url, {"comment": "x"}).status_code == 404
+    annotation.refresh_from_db()
+    assert annotation.comment == "half-typed thought"
+
+
+def test_draft_of_a_submitted_label_is_refused(world):
+    study, bob = world["study"], world["bob"]
+    annotation = _bob_labels(study, bob)
+    url = reverse("studies:draft", args=[study.pk, annotation.item_id])
+    response = _client(bob).post(url, {"comment": "overwrite"})
+    assert response.status_code == 409
+    annotation.refresh_from_db()
+    assert annotation.comment == SECRET_COMMENT
+
+
+def test_my_queue_and_progress_bar_count_what_is_open_to_the_annotator(world):
+    study, alice = world["study"], world["alice"]
+    client = _client(alice)
+    html = client.get(reverse("studies:queue")).content.decode()
+    assert study.name in html and "0 of 2 labelled" in html and "Label the next item" in html
+    annotation = assignment.item_next(study=study, user=alice)
+    page = client.get(reverse("studies:annotate", args=[study.pk, annotation.item_id])).content.decode()
+    assert "You have labelled <strong>0</strong> of <strong>2</strong> items open to you (0%)" in page
+    html = client.get(reverse("studies:queue")).content.decode()
+    assert f"Carry on with item {annotation.item.position + 1}" in html
+
+
+def test_every_test_of_the_suite_is_reachable_by_paging(world):
+    from problems.models import TestCase
+    from problems.services import NewTest, suite_activate, suite_add_tests, suite_create
+    from review.studies.selectors import PREVIEW_TESTS_PER_KIND
+
+    study, alice = world["study"], world["alice"]
+    annotation = assignment.item_next(study=study, user=alice)
+    item = annotation.item
+    suite = suite_create(problem=item.problem, origin="generated")
+    n = PREVIEW_TESTS_PER_KIND * 2 + 3
+    suite_add_tests(suite=suite, tests=[NewTest(input=f"{i}\n", output=f"out{i}\n", kind=TestCase.Kind.HACKING,
+                                                generator="gen_hacking_input_x", call_number=i) for i in range(n)])
+    suite_activate(suite=suite)
+    item.suite = suite
+    item.save()
+    client = _client(alice)
+    url = reverse("studies:item_tests", args=[study.pk, item.pk])
+    seen = set()
+    for page in (1, 2, 3):
+        html = client.get(url, {"kind": "hacking", "page": page}).content.decode()
+        seen |= {i for i in range(n) if f">out{i}\n</pre>" in html}
+    assert seen == set(range(n))
+    assert "Page 3 of 3" in html
+    page = client.get(reverse("studies:annotate", args=[study.pk, item.pk]), {"page_hacking": 3}).content.decode()
+    assert f">out{n - 1}\n</pre>" in page
