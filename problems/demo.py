@@ -7,6 +7,7 @@ files, so the folder reads naturally and the importer sees an ordinary native ro
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,13 @@ DEMO_USERS = (
     ("maintainer", "maintainer-demo", MAINTAINERS),
     ("annotator1", "annotator-demo", ANNOTATORS),
     ("annotator2", "annotator-demo", ANNOTATORS),
+    # Staff (a superuser) for /admin/ and /rq/, which the maintainer role does not open.
+    ("admin", "admin-demo", MAINTAINERS),
 )
+DEMO_STAFF = {"admin"}
+DEMO_ROLES = {"maintainer": "maintainer", "annotator1": "annotator", "annotator2": "annotator",
+              "admin": "staff: /admin/ and /rq/"}
+DEMO_STATUS_CACHE_S = 3
 
 
 def _read(folder: Path, name: str | None) -> str | None:
@@ -87,11 +94,71 @@ def demo_users_ensure() -> list[tuple[str, str, str]]:
         user, created = User.objects.get_or_create(username=username)
         if created:
             user.set_password(password)
+            if username in DEMO_STAFF:
+                user.is_staff = user.is_superuser = True
             user.save()
         # get_or_create: the roles migration made them, but a flushed database has none.
         user.groups.add(Group.objects.get_or_create(name=group_name)[0])
-    return [(u, p, g) for u, p, g in DEMO_USERS]
+    return [(u, p, DEMO_ROLES.get(u, g)) for u, p, g in DEMO_USERS]
 
 
 def demo_problems() -> list[Problem]:
     return list(Problem.objects.filter(source=DEMO_SOURCE))
+
+
+@dataclass
+class DemoBuild:
+    """How far the first run's demo suites are (the banner shown while they are being built)."""
+
+    problems: int
+    ready: int
+    running: int
+    queued: int
+    failed: int
+
+    @property
+    def building(self) -> bool:
+        return self.running + self.queued > 0
+
+    @property
+    def percent(self) -> int:
+        return round(100 * self.ready / self.problems) if self.problems else 100
+
+
+def demo_build_status(*, cached: bool = True) -> DemoBuild | None:
+    """None when there is no demo or nothing is being built for it; a few indexed counts,
+    cached for a few seconds because every page asks."""
+    from django.core.cache import cache
+
+    status = cache.get("problems:demo-build") if cached else None
+    if status is None:
+        demo = Problem.objects.filter(source=DEMO_SOURCE)
+        # Runs belong to generation, above problems; reach them through the relation.
+        runs = Problem._meta.get_field("generation_runs").related_model.objects.filter(problem__source=DEMO_SOURCE)
+        status = DemoBuild(
+            problems=demo.count(),
+            ready=demo.filter(suites__origin="generated", suites__status="active").distinct().count(),
+            running=runs.filter(status="running").count(),
+            queued=runs.filter(status="queued").count(),
+            failed=runs.filter(status="failed").values("problem_id").distinct().count(),
+        )
+        cache.set("problems:demo-build", status, DEMO_STATUS_CACHE_S)
+    return status if status.problems and status.building else None
+
+
+def first_run_summary(url: str, *, building: DemoBuild | None = None) -> str:
+    """The block `make run` ends with: where the site is, who can log in, and what is being built."""
+    width = 66
+    lines = ["", "=" * width, f"  HardTests is running at {url}", "", "  Demo logins (username / password):"]
+    for username, password, group in DEMO_USERS:
+        lines.append(f"    {username:<12} {password:<18} {DEMO_ROLES.get(username, group)}")
+    lines.append(f"  Admin: {url.rstrip('/')}/admin/   Queues: {url.rstrip('/')}/rq/  (log in as admin)")
+    status = building if building is not None else demo_build_status(cached=False)
+    if status is not None:
+        lines += ["", f"  Building the demo suites in the background: {status.ready} of {status.problems} "
+                      f"problems ready, {status.running} running, {status.queued} queued.",
+                  "  Pages show a banner with the progress until they are done (a few minutes)."]
+    else:
+        lines += ["", "  The demo suites are built; nothing is running in the background."]
+    lines += ["  Ctrl-C stops everything.", "=" * width, ""]
+    return "\n".join(lines)

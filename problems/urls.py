@@ -6,6 +6,7 @@ from problems import views
 
 urlpatterns = [
     path("problems/", views.problem_list, name="problem_list"),
+    path("demo/status/", views.demo_build, name="demo_build"),
     path("problems/<int:pk>/", views.problem_detail, name="problem_detail"),
     path("problems/<int:pk>/suite/", views.problem_suite, name="problem_suite"),
     path("problems/<int:pk>/suite/compare/", views.suite_compare, name="suite_compare"),

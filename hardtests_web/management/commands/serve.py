@@ -67,6 +67,9 @@ class Command(BaseCommand):
         if not options["no_web"]:
             spawn("web", ["runserver", "--noreload", f"127.0.0.1:{port}"])
             self.stdout.write(self.style.SUCCESS(f"web: http://127.0.0.1:{port}/  (Ctrl-C stops everything)"))
+            from problems.demo import first_run_summary
+
+            self.stdout.write(first_run_summary(f"http://127.0.0.1:{port}/"))
 
         stopping = False
 
