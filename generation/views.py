@@ -47,7 +47,12 @@ def _duration_s(run: GenerationRun) -> float | None:
 
 def _kept(run: GenerationRun) -> int | None:
     counts = run.counts or {}
-    kept = [c.get("kept") for c in counts.values() if isinstance(c, dict) and isinstance(c.get("kept"), int)]
+    total = counts.get("total")
+    if isinstance(total, dict) and isinstance(total.get("kept"), int):
+        return total["kept"]
+    # Older runs have per-kind rows only; the "total" row must never be added to them.
+    kept = [c.get("kept") for kind, c in counts.items()
+            if kind != "total" and isinstance(c, dict) and isinstance(c.get("kept"), int)]
     return sum(kept) if kept else None
 
 
@@ -55,7 +60,7 @@ def problem_runs(request: HttpRequest, pk: int) -> HttpResponse:
     problem = problem_get(pk)
     runs = list(
         problem.generation_runs.select_related("created_by", "suite", "kit")
-        .defer("log", "error").annotate(n_calls=Count("llm_calls"))[:100]
+        .defer("log", "error").annotate(n_calls=Count("llm_calls")).order_by("-created_at", "-id")[:100]
     )
     for run in runs:
         run.duration_s = _duration_s(run)

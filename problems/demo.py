@@ -14,6 +14,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db import transaction
+from django.db.models import Count, Q
 
 from hardtests_web.permissions import ANNOTATORS, MAINTAINERS
 from problems.importers.native import native_row_parse, native_row_write
@@ -130,19 +131,20 @@ def demo_build_status(*, cached: bool = True) -> DemoBuild | None:
     cached for a few seconds because every page asks."""
     from django.core.cache import cache
 
-    status = cache.get("problems:demo-build") if cached else None
+    key = "problems:demo-build"
+    status = cache.get(key) if cached else None
     if status is None:
-        demo = Problem.objects.filter(source=DEMO_SOURCE)
         # Runs belong to generation, above problems; reach them through the relation.
         runs = Problem._meta.get_field("generation_runs").related_model.objects.filter(problem__source=DEMO_SOURCE)
-        status = DemoBuild(
-            problems=demo.count(),
-            ready=demo.filter(suites__origin="generated", suites__status="active").distinct().count(),
-            running=runs.filter(status="running").count(),
-            queued=runs.filter(status="queued").count(),
-            failed=runs.filter(status="failed").values("problem_id").distinct().count(),
-        )
-        cache.set("problems:demo-build", status, DEMO_STATUS_CACHE_S)
+        busy = runs.aggregate(running=Count("pk", filter=Q(status="running")),
+                              queued=Count("pk", filter=Q(status="queued")))
+        status = DemoBuild(problems=0, ready=0, running=busy["running"], queued=busy["queued"], failed=0)
+        if status.building:  # the other counts only matter while the banner shows
+            demo = Problem.objects.filter(source=DEMO_SOURCE)
+            status.problems = demo.count()
+            status.ready = demo.filter(suites__origin="generated", suites__status="active").distinct().count()
+            status.failed = runs.filter(status="failed").values("problem_id").distinct().count()
+        cache.set(key, status, DEMO_STATUS_CACHE_S)
     return status if status.problems and status.building else None
 
 

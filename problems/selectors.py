@@ -95,23 +95,19 @@ def search_index_install(**_signal_kwargs: Any) -> bool:
 
 def problem_search(qs: QuerySet[Problem], q: str) -> QuerySet[Problem]:
     """Problems whose title or statement contains every query word as a word prefix, or whose
-    id starts with the query (people paste ids; this part is case-sensitive)."""
+    id contains the query (people paste ids, or the memorable part of one: "1A", "isqrt")."""
     q = q.strip()
     terms = search_terms(q)
-    # A range over the pid index rather than LIKE, which SQLite cannot serve from an index.
-    by_pid = Q(pid__gte=q, pid__lt=q + "\U0010ffff") if q else Q()
+    # A scan of the short pid column; the statement search is what needs the full-text index.
+    by_pid = Q(pid__icontains=q) if q else Q()
     if not terms:
         return qs.filter(by_pid) if q else qs
     vendor = connection.vendor
     if vendor == "sqlite" and _sqlite_fts_ready():
         match = " ".join(f'"{t}"*' for t in terms)
         # One IN over a UNION, so SQLite drives the query from the matching ids.
-        ids = RawSQL(
-            "SELECT rowid FROM problems_problem_fts WHERE problems_problem_fts MATCH %s "
-            "UNION SELECT id FROM problems_problem WHERE pid >= %s AND pid < %s",
-            [match, q, q + "\U0010ffff"],
-        )
-        return qs.filter(pk__in=ids)
+        ids = RawSQL("SELECT rowid FROM problems_problem_fts WHERE problems_problem_fts MATCH %s", [match])
+        return qs.filter(Q(pk__in=ids) | by_pid)
     if vendor == "postgresql":
         tsquery = " & ".join(f"{t}:*" for t in terms)
         matched = RawSQL(
