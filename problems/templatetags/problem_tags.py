@@ -144,3 +144,15 @@ def matrix_body(matrix: Any, problem_id: int) -> SafeString:
         parts.append("</tr>")
         rows.append("".join(parts))
     return mark_safe("".join(rows))  # noqa: S308 - constants, integers and html.escape'd strings only
+
+
+@register.filter
+def samples_missing_from_statement(problem: Any) -> bool:
+    """Whether the statement lacks some sample's input (most statements print their samples;
+    showing them again under it is noise)."""
+    statement = " ".join((problem.statement or "").split())
+    for sample in problem.samples or []:
+        text = sample.get("input") if isinstance(sample, dict) else None
+        if isinstance(text, str) and text.strip() and " ".join(text.split()) not in statement:
+            return True
+    return False

@@ -7,7 +7,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from problems.kit_tab import kit_tab_render
-from problems.models import TestCase, TestSuite, Verdict
+from problems.models import Solution, TestCase, TestSuite, Verdict
 from problems.selectors import (
     problem_get,
     problem_solutions,
@@ -39,6 +39,12 @@ def _suite_context(request: HttpRequest, suites: list[TestSuite], suite: TestSui
         context["kind"] = kind
     context["kind_stats"] = suite_kind_stats(suite)
     context["tests_page"] = Paginator(tests, TESTS_PER_PAGE).get_page(request.GET.get("page"))
+    # Oracles by file name and language ("main.cpp · cpp"), not by id.
+    oracle_ids = {t.oracle_id for t in context["tests_page"] if t.oracle_id}
+    context["oracle_names"] = {
+        pk: f"{name or f'solution {pk}'} · {language}"
+        for pk, name, language in Solution.objects.filter(pk__in=oracle_ids).values_list("id", "name", "language")
+    }
     return context
 
 

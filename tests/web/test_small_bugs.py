@@ -65,3 +65,22 @@ def test_admin_says_problem_aliases(client: Client) -> None:
     client.force_login(admin)
     html = client.get("/admin/").content.decode()
     assert "Problem aliases" in html and "aliass" not in html.lower()
+
+
+def test_suite_table_names_oracles_by_file_and_language(user_client: Client, world: World) -> None:
+    world.suite.tests.update(oracle_id=world.oracle.pk)
+    html = user_client.get(f"/problems/{world.problem.pk}/suite/?suite={world.suite.pk}").content.decode()
+    assert f"oracle.py · {world.oracle.language}" in html and f"oracle #{world.oracle.pk}" not in html
+    assert '<section id="suite-tests" class="wrap-on">' in html  # wrapped by default
+
+
+def test_samples_are_not_shown_twice(user_client: Client, world: World) -> None:
+    world.problem.samples = [{"input": "3 4\n", "output": "7\n"}]
+    world.problem.statement = "Add two numbers.\n\nExample input:\n\n    3 4\n\nOutput: 7"
+    world.problem.save()
+    html = user_client.get(f"/problems/{world.problem.pk}/").content.decode()
+    assert '<h3 class="h5">Samples</h3>' not in html
+    world.problem.statement = "Add two numbers."
+    world.problem.save()
+    html = user_client.get(f"/problems/{world.problem.pk}/").content.decode()
+    assert '<h3 class="h5">Samples</h3>' in html
