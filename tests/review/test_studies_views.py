@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 
 import pytest
 from django.test import Client
@@ -359,6 +360,13 @@ def test_results_page_shows_rates_agreement_and_disagreements(world):
     assert "Fleiss" in page and "Krippendorff" in page and "Cohen" in page and "alice × bob" in page
     assert "undefined" in page  # everyone said "complete": the suite statistics are undefined
     assert page.count("Review &amp; adjudicate") >= 2
+    # One agreement matrix per pair and question: alice said correct and bob incorrect on both items.
+    assert "alice × bob: agree on 0 of 2" in page and "alice × bob: agree on 2 of 2" in page
+    validator_matrix = page.split("alice × bob: agree on 0 of 2")[1].split("</table>")[0]
+    cells = [int(n) for n in re.findall(r'<td class="num[^"]*">(\d+)</td>', validator_matrix)]
+    assert sorted(cells, reverse=True)[:1] == [2] and sum(cells) == 2
+    assert '<td class="num disagree">2</td>' in validator_matrix
+    assert "How to read κ and α" in page and "0.6–0.8 substantial" in page
 
 
 def test_adjudication_keeps_labels_and_records_a_regression_input(world):
