@@ -14,6 +14,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from problems.kit_check import kit_code_errors
 from review.models import Study, StudyItem, SuiteAddition
 from review.studies import results, selectors, services
 from review.studies.forms import AdjudicationForm, InputForm, ValidatorEditForm
@@ -86,6 +87,14 @@ def validator_edit(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
     study = get_object_or_404(Study, pk=pk)
     item = _item(study, item_pk)
     form = ValidatorEditForm(request.POST)
+    if form.is_valid():
+        # The same check as the Kit tab's editor: parses, defines validate_input, accepts the samples.
+        current = selectors.latest_validator(item.problem)
+        if current is not None and current.code == form.cleaned_data["code"].replace("\r\n", "\n"):
+            messages.info(request, f"Nothing changed: validator v{current.version} is kept and no run was started.")
+            return redirect("studies:review_item", pk=pk, item_pk=item_pk)
+        for error in kit_code_errors(problem=item.problem, validator_code=form.cleaned_data["code"], judge_code=""):
+            form.add_error("code", error)
     if not form.is_valid():
         context = _review_context(request, study, item, validator_form=form)
         return render(request, "review/studies/review_item.html", context, status=422)

@@ -422,7 +422,7 @@ def test_validator_edit_from_an_item_makes_new_versions_and_rematerialises(world
                         lambda *, problem, user: calls.append((problem, user)) or (None, "queued"))
     study, m = world["study"], world["m"]
     item = study.items.first()
-    code = "def validate_input(s):\n    return False\n"
+    code = "def validate_input(s):\n    return len(s) > 0\n"  # accepts the samples (the edit is checked)
     response = _client(m).post(reverse("studies:validator_edit", args=[study.pk, item.pk]),
                                {"code": code, "note": "tighten"})
     assert response.status_code == 302
@@ -575,3 +575,18 @@ def test_every_test_of_the_suite_is_reachable_by_paging(world):
     assert "Page 3 of 3" in html
     page = client.get(reverse("studies:annotate", args=[study.pk, item.pk]), {"page_hacking": 3}).content.decode()
     assert f">out{n - 1}\n</pre>" in page
+
+
+def test_validator_edit_from_an_item_is_checked_before_saving(world):
+    study, m = world["study"], world["m"]
+    item = study.items.order_by("position").first()
+    before = InputValidator.objects.filter(problem=item.problem).count()
+    url = reverse("studies:validator_edit", args=[study.pk, item.pk])
+    response = _client(m).post(url, {"code": "def check(s):\n    return True\n", "note": ""})
+    assert response.status_code == 422
+    assert "Validator: defines no top-level function validate_input()" in response.content.decode()
+    response = _client(m).post(url, {"code": InputValidator.objects.filter(problem=item.problem).order_by("-version").first().code,
+                                     "note": ""},
+                               follow=True)
+    assert "Nothing changed" in response.content.decode()
+    assert InputValidator.objects.filter(problem=item.problem).count() == before
