@@ -7,7 +7,6 @@ annotator's own row only, and the results, review and export pages check
 
 from __future__ import annotations
 
-from functools import wraps
 from typing import Any
 
 from django.contrib import messages
@@ -28,31 +27,21 @@ from review.studies.forms import (
     LabelForm,
     StudyForm,
 )
+from review.studies.view_helpers import STOP_POLLING, _item, _kind_pages, _study, maintainer_required
 
-STOP_POLLING = 286
+# Results, review, adjudication and export live in views_review.py; urls.py reaches them here.
+from review.studies.views_review import (  # noqa: F401
+    adjudicate,
+    export_csv,
+    export_jsonl,
+    review_item,
+    study_results,
+    suite_addition_start,
+    suite_addition_status,
+    validator_edit,
+)
+
 IDLE_HOURS = 24
-
-
-def maintainer_required(view: Any) -> Any:
-    @wraps(view)
-    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if not is_maintainer(request.user):
-            raise PermissionDenied("This page is for maintainers.")
-        return view(request, *args, **kwargs)
-
-    return wrapped
-
-
-def _study(request: HttpRequest, pk: int) -> Study:
-    study = get_object_or_404(Study, pk=pk)
-    if not selectors.can_view_study(study, request.user):
-        raise Http404("no such study")  # annotators do not learn which studies exist
-    return study
-
-
-def _item(study: Study, item_pk: int) -> StudyItem:
-    return get_object_or_404(StudyItem.objects.select_related("problem", "validator", "suite", "study"),
-                             pk=item_pk, study=study)
 
 
 def _own_annotation(request: HttpRequest, item: StudyItem) -> Annotation | None:
@@ -229,11 +218,6 @@ def _initial(annotation: Annotation) -> dict[str, Any]:
     return {name: getattr(annotation, name) for name in fields}
 
 
-def _kind_pages(request: HttpRequest) -> dict[str, str]:
-    """?page_hacking=3 and the like: which page of each kind's tests to show."""
-    return {key[5:]: value for key, value in request.GET.items() if key.startswith("page_")}
-
-
 def _annotate_context(study: Study, item: StudyItem, annotation: Annotation, form: LabelForm,
                       pages: dict[str, str] | None = None) -> dict[str, Any]:
     done, total = selectors.my_progress(study, annotation.annotator)
@@ -379,19 +363,3 @@ def trial_status(request: HttpRequest, trial_pk: int) -> HttpResponse:
     if trial.finished:
         response.status_code = STOP_POLLING
     return response
-
-
-# Results, review, adjudication and export live in views_review.py; urls.py reaches them here.
-from review.studies.views_review import (  # noqa: E402
-    adjudicate,
-    export_csv,
-    export_jsonl,
-    review_item,
-    study_results,
-    suite_addition_start,
-    suite_addition_status,
-    validator_edit,
-)
-
-__all__ = ["adjudicate", "export_csv", "export_jsonl", "review_item", "study_results", "suite_addition_start",
-           "suite_addition_status", "validator_edit"]

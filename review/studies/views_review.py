@@ -18,7 +18,7 @@ from problems.kit_check import kit_code_errors
 from review.models import Study, StudyItem, SuiteAddition
 from review.studies import results, selectors, services
 from review.studies.forms import AdjudicationForm, InputForm, ValidatorEditForm
-from review.studies.views import STOP_POLLING, _item, _kind_pages, _study, maintainer_required
+from review.studies.view_helpers import STOP_POLLING, _item, _kind_pages, _study, maintainer_required
 
 # --- results, review, adjudication, export ----------------------------------------------
 
