@@ -200,7 +200,9 @@ def test_annotator_draft_survives_navigating_away(browser, world) -> None:
     page.keyboard.press("w")  # reason: wrong bound
     page.fill("#id_comment", "the lower bound is missing")
     expect(page.locator("#draft-status")).to_contain_text("Draft saved", timeout=WAIT_MS)
+    # "Incorrect" opens the reason and counterexample, yet the suite question and Submit stay in view.
     expect(page.locator("#submit-next")).to_be_in_viewport()
+    expect(page.locator("#suite-labels legend")).to_be_in_viewport()
     expect(page.locator("#my-progress")).to_contain_text("0 of 1")
     shot(page, "05-annotate-draft")
     page.goto(f"{page.base}/")
