@@ -40,12 +40,14 @@ def test_queued_stage_counts_from_when_the_run_was_created(world: World) -> None
     assert 150 <= recorder.stage_seconds["queued"] < 200
 
 
+@pytest.mark.postgres
 @pytest.mark.parametrize("query", ["1A", "1a", "f/1"])
 def test_search_finds_a_fragment_of_an_id(user_client: Client, world: World, query: str) -> None:
     html = user_client.get("/problems/", {"q": query}).content.decode()
     assert f"/problems/{world.problem.pk}/" in html and "No problems match." not in html
 
 
+@pytest.mark.postgres
 def test_a_too_long_query_says_so_instead_of_being_ignored(user_client: Client, world: World) -> None:
     html = user_client.get("/problems/", {"q": "x" * 5000}).content.decode()
     assert "The search is 5,000 characters long; at most 200 are searched." in html
