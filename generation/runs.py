@@ -38,6 +38,9 @@ class RunRecorder:
         self.text = run.log or ""
         self.stage_name = run.stage
         self.stage_started = time.monotonic()
+        if run.stage == GenerationRun.Stage.QUEUED and run.created_at is not None:
+            # The queued stage began when the run was created, not when a worker picked it up.
+            self.stage_started -= max(0.0, (timezone.now() - run.created_at).total_seconds())
         self.stage_seconds: dict[str, float] = dict(run.stage_seconds or {})
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None

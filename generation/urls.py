@@ -9,6 +9,7 @@ urlpatterns = [
     path("problems/<int:pk>/runs/", views.problem_runs, name="problem_runs"),
     path("problems/<int:pk>/regenerate/", views.regenerate, name="regenerate"),
     path("problems/<int:pk>/kit/edit/", views.kit_edit, name="kit_edit"),
+    path("problems/<int:pk>/kit/revert/<int:version>/", views.kit_revert, name="kit_revert"),
     path("runs/<int:pk>/", views.run_detail, name="run_detail"),
     path("runs/<int:pk>/progress/", views.run_progress, name="run_progress"),
     path("runs/<int:pk>/cancel/", views.run_cancel, name="run_cancel"),

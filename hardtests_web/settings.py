@@ -110,6 +110,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "hardtests_web.context_processors.site",
+                "problems.context_processors.demo_build",
             ],
         },
     }
