@@ -81,7 +81,7 @@ class GenerationRun(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     # Touched by the executing process every few seconds; a RUNNING run whose heartbeat
-    # stops is one whose worker died (see generation.runs.sweep_stale_runs).
+    # stops is one whose worker died (see generation.runs.stale_runs_sweep).
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     # Campaign runs: the LLM stage claims QUEUED runs from the table itself (see
     # generation.campaigns.llmstage); not_before holds a run back after a 429/5xx, and

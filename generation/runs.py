@@ -231,10 +231,5 @@ def stale_runs_sweep(*, batch: int = SWEEP_BATCH) -> int:
     return swept
 
 
-def sweep_stale_runs() -> int:
-    """The former name of stale_runs_sweep (serve's janitor and older callers)."""
-    return stale_runs_sweep()
-
-
 def close_connections() -> None:
     close_old_connections()

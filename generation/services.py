@@ -10,13 +10,13 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from generation.models import FailureReason, GenerationRun
-from generation.runs import MAX_LOG_CHARS, run_fail, stale_runs_sweep, sweep_stale_runs
+from generation.runs import MAX_LOG_CHARS, run_fail, stale_runs_sweep
 from problems.models import Problem
 
 log = logging.getLogger(__name__)
 
 __all__ = ["generation_run_cancel", "generation_run_execute", "generation_run_open", "generation_run_start",
-           "stale_runs_sweep", "sweep_stale_runs"]
+           "stale_runs_sweep"]
 
 QUEUE = "generation"
 

@@ -103,13 +103,13 @@ def _get_run(pk: int) -> GenerationRun:
 
 def _get_live_run(pk: int) -> GenerationRun:
     """The run, after failing it if its worker died (so the page never waits on a corpse)."""
-    from generation.services import sweep_stale_runs
+    from generation.services import stale_runs_sweep
 
     run = _get_run(pk)
     if not run.finished and run.status == GenerationRun.Status.RUNNING:
         beat = run.heartbeat_at or run.started_at
         if beat is None or (timezone.now() - beat).total_seconds() > stale_after_s():
-            sweep_stale_runs()
+            stale_runs_sweep()
             run = _get_run(pk)
     return run
 
