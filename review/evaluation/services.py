@@ -26,7 +26,7 @@ from django.utils import timezone
 from problems.blobs import blobs_get
 from problems.models import JudgingTask, Problem, Solution, TestSuite
 from review.evaluation import metrics
-from review.evaluation.redundancy import LCS_RATIO, LENGTH_RATIO, NearDuplicates, near_duplicates
+from review.evaluation.redundancy import LCS_RATIO, LENGTH_SLACK, NearDuplicates, near_duplicates
 from review.evaluation.selectors import (
     Pairs,
     evaluation_outcomes,
@@ -163,7 +163,8 @@ def _near_duplicates_section(suites: list[TestSuite], budget_s: float, processes
         t["share"] = metrics.ratio(t["near_duplicate_inputs"], t["inputs"])
         t["exact"] = t["pairs_unchecked"] == 0
     return {
-        "rule": f"lengths within {100 - LENGTH_RATIO * 100:.0f}% and LCS >= {LCS_RATIO:.0%} of the shorter",
+        "rule": (f"the longer at most {LENGTH_SLACK:.0%} longer than the shorter (rounded down) and "
+                 f"LCS >= {LCS_RATIO:.0%} of the shorter"),
         "seconds": time.perf_counter() - started,
         "processes": workers,
         "threads_per_suite": threads,
