@@ -173,6 +173,7 @@ def evaluation_outcomes(*, pairs: Pairs) -> list[Outcome]:
             solution_id=solution.pk, suite_id=suite.pk, problem_id=suite.problem_id, origin=suite.origin,
             gold_ac=solution.gold_verdict == Solution.GoldVerdict.AC, tests=runs,
             difficulty=difficulty.get(suite.problem_id, ()), platform=suite.problem.platform,
+            candidate_origin=solution.origin,
         ))
     return outcomes
 

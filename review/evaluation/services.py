@@ -25,7 +25,7 @@ from django.utils import timezone
 
 from problems.blobs import blobs_get
 from problems.models import JudgingTask, Problem, Solution, TestSuite
-from review.evaluation import metrics
+from review.evaluation import metrics, paper
 from review.evaluation.redundancy import LCS_RATIO, LENGTH_SLACK, NearDuplicates, near_duplicates
 from review.evaluation.selectors import (
     Pairs,
@@ -59,12 +59,29 @@ class Selection:
     params: dict[str, Any]
 
 
-def evaluation_select(*, pids: Sequence[str] = (), filter_expr: str = "", origins: Sequence[str] = ()) -> Selection:
-    """Check what a user asked for; raises EvaluationInputError with a one-line reason."""
+def evaluation_select(
+    *, pids: Sequence[str] = (), filter_expr: str = "", origins: Sequence[str] = (),
+    difficulty_source: str | None = None, levels: Sequence[str] = (), same_problems: bool = True,
+) -> Selection:
+    """Check what a user asked for; raises EvaluationInputError with a one-line reason.
+
+    difficulty_source/levels/same_problems shape the paper-layout tables (None: the rating
+    source that labels the most problems)."""
     chosen = origins_check(origins)
     problems = evaluation_problems(pids=pids, filter_expr=filter_expr)
     return Selection(problems=problems, origins=chosen,
-                     params={"pids": list(pids), "filter": filter_expr, "origins": chosen})
+                     params={"pids": list(pids), "filter": filter_expr, "origins": chosen,
+                             "difficulty_source": difficulty_source, "levels": list(levels),
+                             "same_problems": same_problems})
+
+
+def selection_from_params(params: dict[str, Any]) -> Selection:
+    """The Selection a stored report was asked with (older reports lack the table options)."""
+    return evaluation_select(
+        pids=params.get("pids") or (), filter_expr=params.get("filter") or "", origins=params.get("origins") or (),
+        difficulty_source=params.get("difficulty_source"), levels=params.get("levels") or (),
+        same_problems=params.get("same_problems", True),
+    )
 
 
 def evaluation_judge_missing(*, pairs: Pairs, sync: bool = False, on_progress: Progress | None = None) -> JudgingPlan:
@@ -182,6 +199,8 @@ def evaluation_report_compute(
 
     started = time.perf_counter()
     pairs = evaluation_pairs(problems=selection.problems, origins=selection.origins)
+    # Every section below reads these outcomes; a narrower slice of the candidates (e.g. a
+    # tuning/held-out split) is one filter here.
     outcomes = evaluation_outcomes(pairs=pairs)
     suites = list({suite.pk: suite for _, suite in pairs.wanted}.values())
     names = {s.pk: s for s, _ in pairs.wanted}
@@ -213,6 +232,8 @@ def evaluation_report_compute(
             "positive": "the program passes every test of the suite",
             "gold_positive": "the candidate's gold verdict is AC",
             "undefined": "null: the ratio's denominator is zero",
+            "tau_selection": "candidates whose pass fraction >= tau are kept as positives (training data); "
+                             "precision = gold AC among them / kept",
             "redundancy": f"precision/recall with a random x% of each suite kept, mean over {metrics.SEEDS} seeds",
             "cost": "seconds of test runs (wall time) to verify one program against one suite; compilation excluded",
         },
@@ -221,6 +242,12 @@ def evaluation_report_compute(
         "by_platform": metrics.by_origin_and(outcomes, metrics.platform_keys),
         "by_kind": metrics.kind_ablation(outcomes),
         "tau": metrics.tau_sweep(outcomes),
+        "tau_selection": paper.tau_selection(outcomes),
+        "paper": paper.paper_tables(
+            outcomes, difficulty_source=selection.params.get("difficulty_source"),
+            origins=[o for o in selection.origins if o in suites_by_origin], levels=selection.params.get("levels") or (),
+            same_problems_only=selection.params.get("same_problems", True),
+        ),
         "redundancy": metrics.subsample_curve(outcomes),
         "near_duplicates": _near_duplicates_section(suites, near_duplicate_budget_s),
         "cost": metrics.cost_summary(outcomes, KIND_ORDER),
@@ -262,9 +289,7 @@ def evaluation_report_run(
     if claimed != 1:
         return report
     try:
-        params = report.params
-        selection = evaluation_select(pids=params.get("pids") or (), filter_expr=params.get("filter") or "",
-                                      origins=params.get("origins") or ())
+        selection = selection_from_params(report.params)
         pairs = evaluation_pairs(problems=selection.problems, origins=selection.origins)
         missing = len(pairs.missing)
         EvaluationReport.objects.filter(pk=report_id).update(judging_total=missing)

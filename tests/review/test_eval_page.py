@@ -42,7 +42,7 @@ def test_full_page_shows_tables_and_chart_data_of_the_latest_report():
     assert 'src="/static/js/evaluation.js"' in html and 'id="chart-redundancy"' in html
     data = json.loads(re.search(r'<script id="evaluation-data" type="application/json">(.*?)</script>', html,
                                 re.S).group(1))
-    assert data["tau"]["public"]["labels"] == ["0.5", "0.6", "0.7", "0.8", "0.9", "1.0"]
+    assert data["tau"]["public"]["labels"] == ["0.1", "0.2", "0.3", "0.4", "0.5", "0.6", "0.7", "0.8", "0.9", "1.0"]
     assert data["redundancy"]["generated"]["labels"][0] == 100 and data["difficulty"]["public"]["labels"] == ["cf:easy"]
     assert "<script>" not in html  # CSP: no inline scripts
     # An annotator reads; only maintainers get the run button.
