@@ -349,9 +349,19 @@ def report_csv(report: dict[str, Any]) -> str:
     return out.getvalue()
 
 
-def report_write(*, report: dict[str, Any], out: Path) -> tuple[Path, Path]:
-    """report.json at `out` and report.csv beside it (same stem)."""
+def report_write(*, report: dict[str, Any], out: Path) -> list[Path]:
+    """report.json at `out`, report.csv beside it (same stem), and the paper-layout tables as
+    report.tables.csv and report.tables.tex."""
+    from review.evaluation.export import paper_plain_tables, tables_csv, tables_latex
+
     out.write_text(json.dumps(report, indent=2, sort_keys=False) + "\n")
     csv_path = out.with_suffix(".csv")
     csv_path.write_text(report_csv(report))
-    return out, csv_path
+    written = [out, csv_path]
+    tables = paper_plain_tables(report)
+    if tables:
+        for suffix, text in ((".tables.csv", tables_csv(tables)), (".tables.tex", tables_latex(tables))):
+            path = out.with_name(out.stem + suffix)
+            path.write_text(text)
+            written.append(path)
+    return written

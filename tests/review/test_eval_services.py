@@ -3,6 +3,7 @@ the stored report, the command and its one-line errors, and the sandbox-queue pa
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -171,8 +172,19 @@ def test_queued_judging_goes_to_the_sandbox_queue_once_per_pair(django_capture_o
 def test_command_writes_json_and_csv_and_stores_the_report(tmp_path: Path):
     world = build_world()
     out = tmp_path / "report.json"
-    call_command("evaluate", "--pids", world.problem.pid, "--out", str(out), "--sync", stdout=open(os.devnull, "w"))
+    printed = io.StringIO()
+    call_command("evaluate", "--pids", world.problem.pid, "--out", str(out), "--sync", "--layout", "hardtests",
+                 stdout=printed)
     data = json.loads(out.read_text())
+    # The papers' table, printed and written: one cf level (easy), its plain-mean average, all.
+    assert data["paper"]["columns"] == ["easy", "average", "all"] and data["paper"]["problems_excluded"] == 0
+    text = printed.getvalue()
+    public_row = next(line for line in text.splitlines() if line.startswith("public ") and "33.33" in line)
+    # public precision 1/3 (easy, average, all), recall 1, F1 2*1/(2+2) = 0.5.
+    assert public_row.split()[1:] == ["33.33"] * 3 + ["100.00"] * 3 + ["50.00"] * 3
+    tables_csv = (tmp_path / "report.tables.csv").read_text()
+    assert "paper-macro-all,public,0.333" in tables_csv and "tau-selection,0.5," in tables_csv
+    assert r"public & 33.33 & 33.33 & 33.33" in (tmp_path / "report.tables.tex").read_text()
     for key in ("by_origin", "by_difficulty", "by_platform", "by_kind", "tau", "redundancy", "near_duplicates", "cost"):
         assert key in data
     for m in data["by_origin"].values():
