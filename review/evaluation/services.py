@@ -180,6 +180,7 @@ def _near_duplicates_section(suites: list[TestSuite], budget_s: float, processes
         t["share"] = metrics.ratio(t["near_duplicate_inputs"], t["inputs"])
         t["exact"] = t["pairs_unchecked"] == 0
     return {
+        "per_problem": paper.near_duplicates_per_problem(per_suite),
         "rule": (f"the longer at most {LENGTH_SLACK:.0%} longer than the shorter (rounded down) and "
                  f"LCS >= {LCS_RATIO:.0%} of the shorter"),
         "seconds": time.perf_counter() - started,

@@ -113,6 +113,11 @@ def test_every_candidate_is_judged_against_every_suite_and_measured_by_hand():
     assert r["redundancy"]["generated"][0]["precision"] == 1.0
     near = r["near_duplicates"]["by_origin"]
     assert near["generated"]["inputs"] == 3 and near["public"]["inputs"] == 1 and r["near_duplicates"]["seconds"] >= 0
+    per_problem = r["near_duplicates"]["per_problem"]["generated"]
+    assert (per_problem["problems"], per_problem["mean_share"], per_problem["max_pid"]) == (1, 0.0, "eval/add")
+    # tau selection at 0.5: right (3/3) and overflow (2/3) kept, one of them correct.
+    selected = {row["tau"]: row for row in r["tau_selection"]["generated"]}
+    assert (selected["0.5"]["kept"], selected["0.5"]["correct"], selected["0.5"]["precision"]) == (2, 1, 0.5)
     cost = r["cost"]["generated"]
     assert cost["all_tests"]["n"] == 4 and cost["fail_fast_hacking_first"]["mean_s"] <= cost["all_tests"]["mean_s"]
     fps = {(m["origin"], m["solution"]) for m in r["misclassified"] if m["kind"] == "false_positive"}

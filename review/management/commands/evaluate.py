@@ -134,3 +134,7 @@ class Command(BaseCommand):
             )
         near = report["near_duplicates"]
         self.stdout.write(f"near-duplicates: {near['seconds']:.2f} s over {len(near['suites'])} suite(s)")
+        for origin, n in near.get("per_problem", {}).items():
+            where = f" ({n['max_pid']})" if n["max_pid"] else ""
+            self.stdout.write(f"  {origin:<10} near-duplicate share per problem: mean {_fmt(n['mean_share'])}, "
+                              f"max {_fmt(n['max_share'])}{where}")
