@@ -28,11 +28,13 @@ from problems.models import JudgingTask, Problem, Solution, TestSuite
 from review.evaluation import metrics, paper
 from review.evaluation.redundancy import LCS_RATIO, LENGTH_SLACK, NearDuplicates, near_duplicates
 from review.evaluation.selectors import (
+    EvaluationInputError,
     Pairs,
     evaluation_outcomes,
     evaluation_pairs,
     evaluation_problems,
     origins_check,
+    roles_check,
 )
 from review.models import EvaluationReport
 
@@ -58,21 +60,35 @@ class Selection:
     origins: list[str]
     params: dict[str, Any]
 
+    @property
+    def roles(self) -> list[str]:
+        return self.params.get("roles") or ["candidate"]
+
+    @property
+    def per_problem(self) -> int | None:
+        return self.params.get("per_problem")
+
 
 def evaluation_select(
     *, pids: Sequence[str] = (), filter_expr: str = "", origins: Sequence[str] = (),
     difficulty_source: str | None = None, levels: Sequence[str] = (), same_problems: bool = True,
+    roles: Sequence[str] = (), per_problem: int | None = None,
 ) -> Selection:
     """Check what a user asked for; raises EvaluationInputError with a one-line reason.
 
     difficulty_source/levels/same_problems shape the paper-layout tables (None: the rating
-    source that labels the most problems)."""
+    source that labels the most problems); roles: which solutions are measured (candidates by
+    default; "oracle" adds gold solutions such as Klear's); per_problem: measure only the
+    first that many of each problem (a cost cap for expensive problems)."""
     chosen = origins_check(origins)
+    measured = roles_check(roles)
+    if per_problem is not None and per_problem < 1:
+        raise EvaluationInputError("the number of candidates per problem must be at least 1")
     problems = evaluation_problems(pids=pids, filter_expr=filter_expr)
     return Selection(problems=problems, origins=chosen,
                      params={"pids": list(pids), "filter": filter_expr, "origins": chosen,
                              "difficulty_source": difficulty_source, "levels": list(levels),
-                             "same_problems": same_problems})
+                             "same_problems": same_problems, "roles": measured, "per_problem": per_problem})
 
 
 def selection_from_params(params: dict[str, Any]) -> Selection:
@@ -80,7 +96,8 @@ def selection_from_params(params: dict[str, Any]) -> Selection:
     return evaluation_select(
         pids=params.get("pids") or (), filter_expr=params.get("filter") or "", origins=params.get("origins") or (),
         difficulty_source=params.get("difficulty_source"), levels=params.get("levels") or (),
-        same_problems=params.get("same_problems", True),
+        same_problems=params.get("same_problems", True), roles=params.get("roles") or (),
+        per_problem=params.get("per_problem"),
     )
 
 
@@ -199,7 +216,8 @@ def evaluation_report_compute(
     from problems.judging import KIND_ORDER
 
     started = time.perf_counter()
-    pairs = evaluation_pairs(problems=selection.problems, origins=selection.origins)
+    pairs = evaluation_pairs(problems=selection.problems, origins=selection.origins, roles=selection.roles,
+                             per_problem=selection.per_problem)
     # Every section below reads these outcomes; a narrower slice of the candidates (e.g. a
     # tuning/held-out split) is one filter here.
     outcomes = evaluation_outcomes(pairs=pairs)
@@ -291,7 +309,8 @@ def evaluation_report_run(
         return report
     try:
         selection = selection_from_params(report.params)
-        pairs = evaluation_pairs(problems=selection.problems, origins=selection.origins)
+        pairs = evaluation_pairs(problems=selection.problems, origins=selection.origins, roles=selection.roles,
+                             per_problem=selection.per_problem)
         missing = len(pairs.missing)
         EvaluationReport.objects.filter(pk=report_id).update(judging_total=missing)
 

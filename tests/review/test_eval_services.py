@@ -150,7 +150,7 @@ def test_origins_and_filters_narrow_the_selection():
     r = report.report
     assert list(r["by_origin"]) == ["public"] and r["counts"]["problems"] == 1 and report.judging_total == 4
     assert r["params"] == {"pids": [], "filter": "pid=eval/*", "origins": ["public"], "difficulty_source": None,
-                           "levels": [], "same_problems": True}
+                           "levels": [], "same_problems": True, "roles": ["candidate"], "per_problem": None}
     assert world.problem.pid == "eval/add"
 
 
@@ -279,3 +279,24 @@ def test_which_verdicts_are_current():
     pairs = evaluation_pairs(problems=selection.problems, origins=selection.origins)
     assert sorted(s.name for s, _ in pairs.missing) == ["overflow.cpp", "print3.py", "right.py"]
     assert all(t == gen for _, t in pairs.missing)
+
+
+@pytest.mark.django_db
+def test_roles_and_per_problem_choose_which_solutions_are_measured():
+    from review.evaluation.selectors import EvaluationInputError, evaluation_candidates
+
+    world = build_world()
+    problems = Problem.objects.filter(pk=world.problem.pk)
+    names = [s.name for s in evaluation_candidates(problems=problems)]
+    assert names == ["right.py", "print3.py", "overflow.cpp", "broken.cpp"]  # oracles only when asked
+    both = [s.name for s in evaluation_candidates(problems=problems, roles=["candidate", "oracle"])]
+    assert both == [*names, "oracle.py"]
+    assert [s.name for s in evaluation_candidates(problems=problems, per_problem=2)] == names[:2]
+    selection = evaluation_select(pids=[world.problem.pid], roles=["oracle"], per_problem=1)
+    pairs = evaluation_pairs(problems=selection.problems, origins=selection.origins, roles=selection.roles,
+                             per_problem=selection.per_problem)
+    assert {(s.name, t.origin) for s, t in pairs.wanted} == {("oracle.py", "generated"), ("oracle.py", "public")}
+    with pytest.raises(EvaluationInputError, match="unknown role"):
+        evaluation_select(roles=["judge"])
+    with pytest.raises(EvaluationInputError, match="at least 1"):
+        evaluation_select(per_problem=0)

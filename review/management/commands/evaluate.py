@@ -49,6 +49,10 @@ class Command(BaseCommand):
                             help="rating source whose levels are the columns (default: the one labelling most "
                                  "problems; '' for none)")
         parser.add_argument("--levels", nargs="+", default=[], help="the level columns, in this order")
+        parser.add_argument("--roles", nargs="+", default=[], choices=("candidate", "oracle"),
+                            help="which solutions with a gold verdict are measured (default: candidate)")
+        parser.add_argument("--per-problem", type=int, default=None, metavar="N",
+                            help="measure only the first N solutions of each problem (by id; a cost cap)")
         parser.add_argument("--all-problems", action="store_true",
                             help="compare origins on every problem, not only those where every origin has a suite")
         parser.add_argument("--near-duplicate-budget", type=float, default=NEAR_DUPLICATE_BUDGET_S,
@@ -65,7 +69,8 @@ class Command(BaseCommand):
         try:
             selection = evaluation_select(pids=options["pids"], filter_expr=options["filter"],
                                           origins=options["origins"], difficulty_source=options["difficulty_source"],
-                                          levels=options["levels"], same_problems=not options["all_problems"])
+                                          levels=options["levels"], same_problems=not options["all_problems"],
+                                          roles=options["roles"], per_problem=options["per_problem"])
         except EvaluationInputError as exc:
             raise CommandError(str(exc)) from exc
         if not selection.problems.exists():
