@@ -33,7 +33,7 @@ def paper_plain_tables(report: dict[str, Any]) -> list[dict[str, Any]]:
     scope = (f"{paper['problems_compared']} problem(s) where every origin has a suite; "
              f"{paper['problems_excluded']} excluded") if paper["same_problems"] else (
         f"{paper['problems_compared']} problem(s); origins not restricted to the same problems")
-    source = paper["difficulty_source"] or "no difficulty source"
+    by = f"by {paper['difficulty_source']} difficulty" if paper["difficulty_source"] else "(no difficulty labels)"
     out = []
     for table in paper["tables"]:
         rows = []
@@ -44,9 +44,10 @@ def paper_plain_tables(report: dict[str, Any]) -> list[dict[str, Any]]:
             rows.append({"label": origin, "cells": cells})
         out.append({
             "name": f"paper-{table['name']}",
-            "title": f"{table['aggregation'].capitalize()} precision, recall and F1 by {source} difficulty; "
+            "title": f"{table['aggregation'].capitalize()} precision, recall and F1 {by}; "
                      f"candidates: {table['candidates']} ({table['programs']} program(s))",
-            "note": f"{table['aggregation_label']}. {scope}. average = plain mean of the level columns.",
+            "note": f"{table['aggregation_label']}. {scope}."
+                    + (" average = plain mean of the level columns." if "average" in columns else ""),
             "stub": "suite origin",
             "groups": [[METRIC_TITLES[m], len(columns)] for m in PAPER_METRICS],
             "columns": list(columns) * len(PAPER_METRICS),
@@ -174,6 +175,13 @@ def table_text(table: dict[str, Any]) -> str:
     header = [table["stub"], *table["columns"]]
     body = [[row["label"], *(_text_cell(c, "undefined") for c in row["cells"])] for row in table["rows"]]
     widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
+    at = 1
+    for label, span in table["groups"]:
+        # A group label wider than its columns widens the group's last column.
+        short = len(label) - (sum(widths[at:at + span]) + 2 * (span - 1))
+        if short > 0:
+            widths[at + span - 1] += short
+        at += span
     lines = [table["title"], f"  ({table['note']})"]
     if table["groups"]:
         parts, at = [" " * widths[0]], 1

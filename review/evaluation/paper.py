@@ -127,8 +127,9 @@ def paper_tables(
     has_unlabelled = any(_level_of(o, source) not in level_columns for o in chosen) if level_columns else False
     columns = [*level_columns, *([UNLABELLED] if has_unlabelled else []), *([AVERAGE] if level_columns else []), ALL]
     groups = [ALL_CANDIDATES]
-    if by_candidate_origin:
-        groups += sorted({o.candidate_origin for o in chosen if o.candidate_origin})
+    candidate_origins = sorted({o.candidate_origin for o in chosen if o.candidate_origin})
+    if by_candidate_origin and len(candidate_origins) > 1:  # one origin would repeat the "all" table
+        groups += candidate_origins
     tables = []
     for aggregation in AGGREGATIONS:
         for group in groups:

@@ -168,3 +168,14 @@ def test_exports_carry_the_same_numbers():
     text = export.table_text(macro)
     assert "average" in text and "83.33" in text
     assert export.latex_escape("a_b & 50%") == r"a\_b \& 50\%"
+
+
+def test_one_candidate_origin_is_not_repeated_and_text_columns_line_up():
+    one = [o for o in hand_made() if o.candidate_origin == "human"]
+    r = paper.paper_tables(one, difficulty_source="")
+    assert [t["name"] for t in r["tables"]] == ["macro-all", "micro-all"] and r["columns"] == ["all"]
+    text = export.table_text(export.paper_plain_tables({"paper": r})[0])
+    lines = text.splitlines()
+    assert "(no difficulty labels)" in lines[0]
+    header, first = lines[3], lines[4]
+    assert len(header) == len(first) and header.split() == ["suite", "origin", "all", "all", "all"]
