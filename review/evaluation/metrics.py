@@ -20,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-TAUS: tuple[float, ...] = (0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+# 0.1-1.0 as in the verification-limits paper, which also uses tau to select training data.
+TAUS: tuple[float, ...] = tuple(round(0.1 * k, 1) for k in range(1, 11))
 KEEP_PERCENTS: tuple[int, ...] = (100, 90, 80, 70, 60, 50, 40, 30, 20, 10, 5)
 SEEDS = 20
 # The paper's table 1, cumulative: direct only; + regular/stratified; everything.
@@ -52,6 +53,7 @@ class Outcome:
     tests: tuple[TestRun, ...]
     difficulty: tuple[str, ...] = ()
     platform: str = ""
+    candidate_origin: str = ""  # who wrote the candidate (Solution.origin): "human" or a model
 
     def passes(self, kinds: frozenset[str] | None = None) -> bool | None:
         """Passes every test (of `kinds`); None when the suite has no such test."""

@@ -1,7 +1,8 @@
 """Near-duplicate inputs by the HardTests authors' rule (pure; no Django).
 
-Two inputs are near-duplicates when their lengths are within 10% (the shorter is at least
-90% of the longer) and their longest common subsequence is at least 90% of the shorter.
+Two inputs are near-duplicates when their lengths are within 10% (the longer is at most
+10% longer than the shorter, rounded down: `long <= short * 11 // 10`, so 100 pairs with
+110 but not with 111) and their longest common subsequence is at least 90% of the shorter.
 An input counts as a near-duplicate when it has at least one near-duplicate partner.
 
 The answer is exact. Exact LCS of two 100 KB inputs costs ~35 ms even banded (rapidfuzz
@@ -57,9 +58,9 @@ from rapidfuzz.distance import LCSseq
 
 from review.evaluation import native
 
-LENGTH_RATIO = 0.9
+LENGTH_SLACK = 0.1  # the longer may be this much longer than the shorter
 LCS_RATIO = 0.9
-_LENGTH_NUM, _LENGTH_DEN = Fraction(str(LENGTH_RATIO)).as_integer_ratio()
+_LENGTH_NUM, _LENGTH_DEN = (1 + Fraction(str(LENGTH_SLACK))).as_integer_ratio()
 _LCS_NUM, _LCS_DEN = Fraction(str(LCS_RATIO)).as_integer_ratio()
 
 QGRAM_SIZES = (5, 4, 3)  # the largest whose margin is at least QGRAM_MARGIN of the shorter
@@ -109,8 +110,8 @@ def lcs_cutoff(shorter: int) -> int:
 
 
 def longest_partner(shorter: int) -> int:
-    """The longest length that is within the length rule of `shorter`."""
-    return shorter * _LENGTH_DEN // _LENGTH_NUM
+    """The longest length that is within the length rule of `shorter` (110 for 100)."""
+    return shorter * _LENGTH_NUM // _LENGTH_DEN
 
 
 def is_near_duplicate(a: bytes, b: bytes) -> bool:

@@ -79,14 +79,40 @@ def origins_check(origins: Iterable[str]) -> list[str]:
     return chosen
 
 
-def evaluation_candidates(*, problems: QuerySet[Problem]) -> list[Solution]:
-    """Candidates with a known gold verdict, in a language the sandbox runs."""
-    return list(
-        Solution.objects.filter(problem__in=problems, role=Solution.Role.CANDIDATE, language__in=SUPPORTED_LANGUAGES)
+ROLES: tuple[str, ...] = tuple(Solution.Role.values)
+
+
+def roles_check(roles: Iterable[str]) -> list[str]:
+    chosen = list(dict.fromkeys(roles)) or [Solution.Role.CANDIDATE.value]
+    unknown = [r for r in chosen if r not in ROLES]
+    if unknown:
+        raise EvaluationInputError(f"unknown role(s): {', '.join(unknown)} (use {', '.join(ROLES)})")
+    return chosen
+
+
+def evaluation_candidates(
+    *, problems: QuerySet[Problem], roles: Sequence[str] = ("candidate",), per_problem: int | None = None
+) -> list[Solution]:
+    """Solutions of `roles` (candidates by default) with a known gold verdict, in a language
+    the sandbox runs; with per_problem, only the first that many of each problem (by id:
+    the same ones every run, so their verdicts are reused). Oracles are only measured when
+    asked: imported gold solutions (Klear's) are the only programs some datasets have, but
+    a suite whose outputs they voted on is not independent of them."""
+    found = list(
+        Solution.objects.filter(problem__in=problems, role__in=list(roles), language__in=SUPPORTED_LANGUAGES)
         .exclude(gold_verdict=Solution.GoldVerdict.UNKNOWN)
         .select_related("problem")
         .order_by("problem__pid", "id")
     )
+    if per_problem is None:
+        return found
+    taken: dict[int, int] = defaultdict(int)
+    kept = []
+    for solution in found:
+        taken[solution.problem_id] += 1
+        if taken[solution.problem_id] <= per_problem:
+            kept.append(solution)
+    return kept
 
 
 def evaluation_suites(*, problems: QuerySet[Problem], origins: Sequence[str]) -> list[TestSuite]:
@@ -119,9 +145,12 @@ class Pairs:
         return [(s, t) for s, t in self.wanted if (s.pk, t.pk) not in self.current]
 
 
-def evaluation_pairs(*, problems: QuerySet[Problem], origins: Sequence[str]) -> Pairs:
+def evaluation_pairs(
+    *, problems: QuerySet[Problem], origins: Sequence[str], roles: Sequence[str] = ("candidate",),
+    per_problem: int | None = None,
+) -> Pairs:
     """Every (candidate, suite) of the same problem, and the current verdicts among them."""
-    candidates = evaluation_candidates(problems=problems)
+    candidates = evaluation_candidates(problems=problems, roles=roles, per_problem=per_problem)
     suites = evaluation_suites(problems=problems, origins=origins)
     suites_of: dict[int, list[TestSuite]] = defaultdict(list)
     for suite in suites:
@@ -173,6 +202,7 @@ def evaluation_outcomes(*, pairs: Pairs) -> list[Outcome]:
             solution_id=solution.pk, suite_id=suite.pk, problem_id=suite.problem_id, origin=suite.origin,
             gold_ac=solution.gold_verdict == Solution.GoldVerdict.AC, tests=runs,
             difficulty=difficulty.get(suite.problem_id, ()), platform=suite.problem.platform,
+            candidate_origin=solution.origin,
         ))
     return outcomes
 

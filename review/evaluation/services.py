@@ -25,14 +25,16 @@ from django.utils import timezone
 
 from problems.blobs import blobs_get
 from problems.models import JudgingTask, Problem, Solution, TestSuite
-from review.evaluation import metrics
-from review.evaluation.redundancy import LCS_RATIO, LENGTH_RATIO, NearDuplicates, near_duplicates
+from review.evaluation import metrics, paper
+from review.evaluation.redundancy import LCS_RATIO, LENGTH_SLACK, NearDuplicates, near_duplicates
 from review.evaluation.selectors import (
+    EvaluationInputError,
     Pairs,
     evaluation_outcomes,
     evaluation_pairs,
     evaluation_problems,
     origins_check,
+    roles_check,
 )
 from review.models import EvaluationReport
 
@@ -58,13 +60,45 @@ class Selection:
     origins: list[str]
     params: dict[str, Any]
 
+    @property
+    def roles(self) -> list[str]:
+        return self.params.get("roles") or ["candidate"]
 
-def evaluation_select(*, pids: Sequence[str] = (), filter_expr: str = "", origins: Sequence[str] = ()) -> Selection:
-    """Check what a user asked for; raises EvaluationInputError with a one-line reason."""
+    @property
+    def per_problem(self) -> int | None:
+        return self.params.get("per_problem")
+
+
+def evaluation_select(
+    *, pids: Sequence[str] = (), filter_expr: str = "", origins: Sequence[str] = (),
+    difficulty_source: str | None = None, levels: Sequence[str] = (), same_problems: bool = True,
+    roles: Sequence[str] = (), per_problem: int | None = None,
+) -> Selection:
+    """Check what a user asked for; raises EvaluationInputError with a one-line reason.
+
+    difficulty_source/levels/same_problems shape the paper-layout tables (None: the rating
+    source that labels the most problems); roles: which solutions are measured (candidates by
+    default; "oracle" adds gold solutions such as Klear's); per_problem: measure only the
+    first that many of each problem (a cost cap for expensive problems)."""
     chosen = origins_check(origins)
+    measured = roles_check(roles)
+    if per_problem is not None and per_problem < 1:
+        raise EvaluationInputError("the number of candidates per problem must be at least 1")
     problems = evaluation_problems(pids=pids, filter_expr=filter_expr)
     return Selection(problems=problems, origins=chosen,
-                     params={"pids": list(pids), "filter": filter_expr, "origins": chosen})
+                     params={"pids": list(pids), "filter": filter_expr, "origins": chosen,
+                             "difficulty_source": difficulty_source, "levels": list(levels),
+                             "same_problems": same_problems, "roles": measured, "per_problem": per_problem})
+
+
+def selection_from_params(params: dict[str, Any]) -> Selection:
+    """The Selection a stored report was asked with (older reports lack the table options)."""
+    return evaluation_select(
+        pids=params.get("pids") or (), filter_expr=params.get("filter") or "", origins=params.get("origins") or (),
+        difficulty_source=params.get("difficulty_source"), levels=params.get("levels") or (),
+        same_problems=params.get("same_problems", True), roles=params.get("roles") or (),
+        per_problem=params.get("per_problem"),
+    )
 
 
 def evaluation_judge_missing(*, pairs: Pairs, sync: bool = False, on_progress: Progress | None = None) -> JudgingPlan:
@@ -163,7 +197,9 @@ def _near_duplicates_section(suites: list[TestSuite], budget_s: float, processes
         t["share"] = metrics.ratio(t["near_duplicate_inputs"], t["inputs"])
         t["exact"] = t["pairs_unchecked"] == 0
     return {
-        "rule": f"lengths within {100 - LENGTH_RATIO * 100:.0f}% and LCS >= {LCS_RATIO:.0%} of the shorter",
+        "per_problem": paper.near_duplicates_per_problem(per_suite),
+        "rule": (f"the longer at most {LENGTH_SLACK:.0%} longer than the shorter (rounded down) and "
+                 f"LCS >= {LCS_RATIO:.0%} of the shorter"),
         "seconds": time.perf_counter() - started,
         "processes": workers,
         "threads_per_suite": threads,
@@ -180,7 +216,10 @@ def evaluation_report_compute(
     from problems.judging import KIND_ORDER
 
     started = time.perf_counter()
-    pairs = evaluation_pairs(problems=selection.problems, origins=selection.origins)
+    pairs = evaluation_pairs(problems=selection.problems, origins=selection.origins, roles=selection.roles,
+                             per_problem=selection.per_problem)
+    # Every section below reads these outcomes; a narrower slice of the candidates (e.g. a
+    # tuning/held-out split) is one filter here.
     outcomes = evaluation_outcomes(pairs=pairs)
     suites = list({suite.pk: suite for _, suite in pairs.wanted}.values())
     names = {s.pk: s for s, _ in pairs.wanted}
@@ -212,6 +251,8 @@ def evaluation_report_compute(
             "positive": "the program passes every test of the suite",
             "gold_positive": "the candidate's gold verdict is AC",
             "undefined": "null: the ratio's denominator is zero",
+            "tau_selection": "candidates whose pass fraction >= tau are kept as positives (training data); "
+                             "precision = gold AC among them / kept",
             "redundancy": f"precision/recall with a random x% of each suite kept, mean over {metrics.SEEDS} seeds",
             "cost": "seconds of test runs (wall time) to verify one program against one suite; compilation excluded",
         },
@@ -220,6 +261,12 @@ def evaluation_report_compute(
         "by_platform": metrics.by_origin_and(outcomes, metrics.platform_keys),
         "by_kind": metrics.kind_ablation(outcomes),
         "tau": metrics.tau_sweep(outcomes),
+        "tau_selection": paper.tau_selection(outcomes),
+        "paper": paper.paper_tables(
+            outcomes, difficulty_source=selection.params.get("difficulty_source"),
+            origins=[o for o in selection.origins if o in suites_by_origin], levels=selection.params.get("levels") or (),
+            same_problems_only=selection.params.get("same_problems", True),
+        ),
         "redundancy": metrics.subsample_curve(outcomes),
         "near_duplicates": _near_duplicates_section(suites, near_duplicate_budget_s),
         "cost": metrics.cost_summary(outcomes, KIND_ORDER),
@@ -261,10 +308,9 @@ def evaluation_report_run(
     if claimed != 1:
         return report
     try:
-        params = report.params
-        selection = evaluation_select(pids=params.get("pids") or (), filter_expr=params.get("filter") or "",
-                                      origins=params.get("origins") or ())
-        pairs = evaluation_pairs(problems=selection.problems, origins=selection.origins)
+        selection = selection_from_params(report.params)
+        pairs = evaluation_pairs(problems=selection.problems, origins=selection.origins, roles=selection.roles,
+                             per_problem=selection.per_problem)
         missing = len(pairs.missing)
         EvaluationReport.objects.filter(pk=report_id).update(judging_total=missing)
 
@@ -323,9 +369,19 @@ def report_csv(report: dict[str, Any]) -> str:
     return out.getvalue()
 
 
-def report_write(*, report: dict[str, Any], out: Path) -> tuple[Path, Path]:
-    """report.json at `out` and report.csv beside it (same stem)."""
+def report_write(*, report: dict[str, Any], out: Path) -> list[Path]:
+    """report.json at `out`, report.csv beside it (same stem), and the paper-layout tables as
+    report.tables.csv and report.tables.tex."""
+    from review.evaluation.export import paper_plain_tables, tables_csv, tables_latex
+
     out.write_text(json.dumps(report, indent=2, sort_keys=False) + "\n")
     csv_path = out.with_suffix(".csv")
     csv_path.write_text(report_csv(report))
-    return out, csv_path
+    written = [out, csv_path]
+    tables = paper_plain_tables(report)
+    if tables:
+        for suffix, text in ((".tables.csv", tables_csv(tables)), (".tables.tex", tables_latex(tables))):
+            path = out.with_name(out.stem + suffix)
+            path.write_text(text)
+            written.append(path)
+    return written

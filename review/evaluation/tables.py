@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from review.evaluation.export import paper_plain_tables
+
 METRIC_COLUMNS = ("precision", "recall", "f1", "tpr", "tnr")
 COUNT_COLUMNS = ("tp", "fp", "tn", "fn", "n")
 COST_LABELS = {
@@ -20,6 +22,22 @@ def fmt(value: float | None, digits: int = 3) -> str:
 def metric_row(label: str, m: dict[str, Any]) -> dict[str, Any]:
     return {"label": label, "counts": [m[c] for c in COUNT_COLUMNS], "metrics": [fmt(m[c]) for c in METRIC_COLUMNS],
             "undefined": [m[c] is None for c in METRIC_COLUMNS]}
+
+
+def _display_cell(cell: dict[str, Any]) -> dict[str, Any]:
+    value = cell["value"]
+    if value is None:
+        return {"text": "undefined", "undefined": True}
+    return {"text": f"{100 * value:.2f}" if cell["kind"] == "rate" else str(value), "undefined": False}
+
+
+def paper_page_tables(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """The same plain tables the CSV/LaTeX exports carry, with cells as the papers print them."""
+    return [
+        {**table, "rows": [{"label": row["label"], "cells": [_display_cell(c) for c in row["cells"]]}
+                           for row in table["rows"]]}
+        for table in paper_plain_tables(report)
+    ]
 
 
 def page_tables(report: dict[str, Any]) -> dict[str, Any]:
@@ -50,6 +68,7 @@ def page_tables(report: dict[str, Any]) -> dict[str, Any]:
         for origin, t in near["by_origin"].items()
     ]
     return {
+        "paper": paper_page_tables(report),
         "by_origin": [metric_row(origin, m) for origin, m in report["by_origin"].items()],
         **grouped,
         "redundancy_origins": list(report["redundancy"]),

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from core.permissions import is_annotator, is_maintainer
+from review.evaluation.export import plain_table, table_csv, table_latex
 from review.evaluation.selectors import report_in_progress, report_latest
 from review.evaluation.services import evaluation_report_create, evaluation_select
 from review.evaluation.tables import chart_data, page_tables
@@ -49,4 +50,22 @@ def evaluation_status(request: HttpRequest, pk: int) -> HttpResponse:
     if report.finished and request.htmx:
         response.status_code = 286
         response["HX-Refresh"] = "true"
+    return response
+
+
+EXPORTS = {"csv": ("text/csv; charset=utf-8", table_csv), "tex": ("application/x-tex; charset=utf-8", table_latex)}
+
+
+@require_GET
+def evaluation_table_export(request: HttpRequest, pk: int, name: str, fmt: str) -> HttpResponse:
+    """One table of a finished report as CSV or LaTeX (the numbers the page shows)."""
+    if not is_annotator(request.user):
+        raise PermissionDenied
+    report = get_object_or_404(EvaluationReport, pk=pk, status=EvaluationReport.Status.DONE)
+    table = plain_table(report.report, name)
+    if table is None or fmt not in EXPORTS:
+        raise Http404("no such table")
+    content_type, render_table = EXPORTS[fmt]
+    response = HttpResponse(render_table(table), content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="evaluation-{pk}-{name}.{fmt}"'
     return response

@@ -142,7 +142,10 @@ def test_tau_sweep_by_hand():
 
     outcomes = [frac(True, 10), frac(True, 7), frac(False, 9), frac(False, 5), frac(False, 4)]
     t = m.tau_sweep(outcomes)["generated"]
-    assert list(t) == ["0.5", "0.6", "0.7", "0.8", "0.9", "1.0"]
+    assert list(t) == ["0.1", "0.2", "0.3", "0.4", "0.5", "0.6", "0.7", "0.8", "0.9", "1.0"]
+    # tau 0.1-0.4: every program passes at least 4/10, so all five are positive.
+    for tau in ("0.1", "0.4"):
+        assert counts(t[tau]) == (2, 3, 0, 0) and t[tau]["precision"] == 0.4
     # tau 0.5: positives AC10, AC7, WA9, WA5.
     assert counts(t["0.5"]) == (2, 2, 1, 0) and t["0.5"]["precision"] == 0.5 and t["0.5"]["tnr"] == pytest.approx(1 / 3)
     # tau 0.6 and 0.7 (7/10 >= 0.7 despite binary floats): AC10, AC7, WA9.

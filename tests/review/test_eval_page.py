@@ -34,7 +34,8 @@ def test_full_page_shows_tables_and_chart_data_of_the_latest_report():
         assert heading in html
     assert f"Report #{report.pk}" in html
     # The public samples row, printed (not only charted): TP 1 FP 2 TN 1 FN 0 n 4, precision 1/3.
-    row = re.search(r"<th scope=\"row\">public</th>(.*?)</tr>", html, re.S).group(1)
+    by_origin = html[html.index('id="h-origin"'):]
+    row = re.search(r"<th scope=\"row\">public</th>(.*?)</tr>", by_origin, re.S).group(1)
     cells = re.findall(r"<td[^>]*>([^<]*)</td>", row)
     assert cells[:7] == ["1", "2", "1", "0", "4", "0.333", "1.000"]
     assert "undefined" in html  # the public suite has no direct tests: that ablation level is undefined
@@ -42,12 +43,40 @@ def test_full_page_shows_tables_and_chart_data_of_the_latest_report():
     assert 'src="/static/js/evaluation.js"' in html and 'id="chart-redundancy"' in html
     data = json.loads(re.search(r'<script id="evaluation-data" type="application/json">(.*?)</script>', html,
                                 re.S).group(1))
-    assert data["tau"]["public"]["labels"] == ["0.5", "0.6", "0.7", "0.8", "0.9", "1.0"]
+    assert data["tau"]["public"]["labels"] == ["0.1", "0.2", "0.3", "0.4", "0.5", "0.6", "0.7", "0.8", "0.9", "1.0"]
     assert data["redundancy"]["generated"]["labels"][0] == 100 and data["difficulty"]["public"]["labels"] == ["cf:easy"]
     assert "<script>" not in html  # CSP: no inline scripts
     # An annotator reads; only maintainers get the run button.
     assert "Run a new evaluation" not in html
     assert "Run a new evaluation" in client_for(maintainer()).get(URL).content.decode()
+
+
+def test_page_shows_the_papers_tables_and_exports_each_one():
+    world = build_world()
+    report = run_sync(pids=[world.problem.pid])
+    client = client_for(annotator())
+    html = client.get(URL).content.decode()
+    assert "Tables in the papers' layout" in html
+    # The macro table over all candidates: public precision 1/3, recall 1, F1 1/2 in easy, average and all.
+    start = html.index('id="t-paper-macro-all"')
+    block = html[start:html.index("</table>", start)]
+    row = re.search(r"<th scope=\"row\">public</th>(.*?)</tr>", block, re.S).group(1)
+    assert re.findall(r"<td[^>]*>([^<]*)</td>", row) == ["33.33"] * 3 + ["100.00"] * 3 + ["50.00"] * 3
+    assert "1 problem(s) where every origin has a suite; 0 excluded" in block
+    assert 'id="t-tau-selection"' in html and 'id="t-near-duplicates"' in html
+    link = f"/evaluation/runs/{report.pk}/tables/paper-macro-all."
+    assert link + "csv" in html and link + "tex" in html
+    csv_response = client.get(link + "csv")
+    assert csv_response["Content-Type"].startswith("text/csv")
+    lines = csv_response.content.decode().splitlines()
+    assert lines[0] == ("suite origin," + ",".join(f"{m}/{c}" for m in ("Precision", "Recall", "F1")
+                                                   for c in ("easy", "average", "all")))
+    public = next(line for line in lines if line.startswith("public,")).split(",")
+    assert [round(float(v), 4) for v in public[1:]] == [0.3333] * 3 + [1.0] * 3 + [0.5] * 3
+    assert r"public & 33.33 & 33.33 & 33.33 & 100.00" in client.get(link + "tex").content.decode()
+    assert client.get(f"/evaluation/runs/{report.pk}/tables/no-such.csv").status_code == 404
+    assert client.get(link + "pdf").status_code == 404
+    assert Client().get(link + "csv").status_code == 302  # needs a login
 
 
 def test_page_without_a_report():

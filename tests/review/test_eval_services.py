@@ -3,6 +3,7 @@ the stored report, the command and its one-line errors, and the sandbox-queue pa
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -112,6 +113,11 @@ def test_every_candidate_is_judged_against_every_suite_and_measured_by_hand():
     assert r["redundancy"]["generated"][0]["precision"] == 1.0
     near = r["near_duplicates"]["by_origin"]
     assert near["generated"]["inputs"] == 3 and near["public"]["inputs"] == 1 and r["near_duplicates"]["seconds"] >= 0
+    per_problem = r["near_duplicates"]["per_problem"]["generated"]
+    assert (per_problem["problems"], per_problem["mean_share"], per_problem["max_pid"]) == (1, 0.0, "eval/add")
+    # tau selection at 0.5: right (3/3) and overflow (2/3) kept, one of them correct.
+    selected = {row["tau"]: row for row in r["tau_selection"]["generated"]}
+    assert (selected["0.5"]["kept"], selected["0.5"]["correct"], selected["0.5"]["precision"]) == (2, 1, 0.5)
     cost = r["cost"]["generated"]
     assert cost["all_tests"]["n"] == 4 and cost["fail_fast_hacking_first"]["mean_s"] <= cost["all_tests"]["mean_s"]
     fps = {(m["origin"], m["solution"]) for m in r["misclassified"] if m["kind"] == "false_positive"}
@@ -143,7 +149,8 @@ def test_origins_and_filters_narrow_the_selection():
     report = run_sync(filter_expr="pid=eval/*", origins=["public"])
     r = report.report
     assert list(r["by_origin"]) == ["public"] and r["counts"]["problems"] == 1 and report.judging_total == 4
-    assert r["params"] == {"pids": [], "filter": "pid=eval/*", "origins": ["public"]}
+    assert r["params"] == {"pids": [], "filter": "pid=eval/*", "origins": ["public"], "difficulty_source": None,
+                           "levels": [], "same_problems": True, "roles": ["candidate"], "per_problem": None}
     assert world.problem.pid == "eval/add"
 
 
@@ -170,8 +177,19 @@ def test_queued_judging_goes_to_the_sandbox_queue_once_per_pair(django_capture_o
 def test_command_writes_json_and_csv_and_stores_the_report(tmp_path: Path):
     world = build_world()
     out = tmp_path / "report.json"
-    call_command("evaluate", "--pids", world.problem.pid, "--out", str(out), "--sync", stdout=open(os.devnull, "w"))
+    printed = io.StringIO()
+    call_command("evaluate", "--pids", world.problem.pid, "--out", str(out), "--sync", "--layout", "hardtests",
+                 stdout=printed)
     data = json.loads(out.read_text())
+    # The papers' table, printed and written: one cf level (easy), its plain-mean average, all.
+    assert data["paper"]["columns"] == ["easy", "average", "all"] and data["paper"]["problems_excluded"] == 0
+    text = printed.getvalue()
+    public_row = next(line for line in text.splitlines() if line.startswith("public ") and "33.33" in line)
+    # public precision 1/3 (easy, average, all), recall 1, F1 2*1/(2+2) = 0.5.
+    assert public_row.split()[1:] == ["33.33"] * 3 + ["100.00"] * 3 + ["50.00"] * 3
+    tables_csv = (tmp_path / "report.tables.csv").read_text()
+    assert "paper-macro-all,public,0.333" in tables_csv and "tau-selection,0.5," in tables_csv
+    assert r"public & 33.33 & 33.33 & 33.33" in (tmp_path / "report.tables.tex").read_text()
     for key in ("by_origin", "by_difficulty", "by_platform", "by_kind", "tau", "redundancy", "near_duplicates", "cost"):
         assert key in data
     for m in data["by_origin"].values():
@@ -261,3 +279,24 @@ def test_which_verdicts_are_current():
     pairs = evaluation_pairs(problems=selection.problems, origins=selection.origins)
     assert sorted(s.name for s, _ in pairs.missing) == ["overflow.cpp", "print3.py", "right.py"]
     assert all(t == gen for _, t in pairs.missing)
+
+
+@pytest.mark.django_db
+def test_roles_and_per_problem_choose_which_solutions_are_measured():
+    from review.evaluation.selectors import EvaluationInputError, evaluation_candidates
+
+    world = build_world()
+    problems = Problem.objects.filter(pk=world.problem.pk)
+    names = [s.name for s in evaluation_candidates(problems=problems)]
+    assert names == ["right.py", "print3.py", "overflow.cpp", "broken.cpp"]  # oracles only when asked
+    both = [s.name for s in evaluation_candidates(problems=problems, roles=["candidate", "oracle"])]
+    assert both == [*names, "oracle.py"]
+    assert [s.name for s in evaluation_candidates(problems=problems, per_problem=2)] == names[:2]
+    selection = evaluation_select(pids=[world.problem.pid], roles=["oracle"], per_problem=1)
+    pairs = evaluation_pairs(problems=selection.problems, origins=selection.origins, roles=selection.roles,
+                             per_problem=selection.per_problem)
+    assert {(s.name, t.origin) for s, t in pairs.wanted} == {("oracle.py", "generated"), ("oracle.py", "public")}
+    with pytest.raises(EvaluationInputError, match="unknown role"):
+        evaluation_select(roles=["judge"])
+    with pytest.raises(EvaluationInputError, match="at least 1"):
+        evaluation_select(per_problem=0)

@@ -1,9 +1,10 @@
-"""`evaluate [--pids ... | --filter ...] [--origins ...] --out report.json [--sync]`.
+"""`evaluate [--pids ... | --filter ...] [--origins ...] --out report.json [--sync] [--layout hardtests]`.
 
 Judges every candidate with a gold verdict against every active suite of its problem
 (reusing current verdicts; queued on the `sandbox` workers with a progress bar, or in
-this process with --sync), then writes report.json and report.csv beside it, and stores
-the report so the evaluation page shows it.
+this process with --sync), then writes report.json, report.csv and the paper-layout
+tables (report.tables.csv, report.tables.tex) beside it, and stores the report so the
+evaluation page shows it. --layout hardtests prints those tables too.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from review.evaluation.services import (
     report_write,
 )
 
+LAYOUTS = ("summary", "hardtests")
+
 
 def _fmt(value: float | None) -> str:
     return "undefined" if value is None else f"{value:.3f}"
@@ -40,6 +43,18 @@ class Command(BaseCommand):
         parser.add_argument("--out", required=True, help="report.json path; report.csv is written beside it")
         parser.add_argument("--sync", action="store_true", help="judge in this process instead of the sandbox workers")
         parser.add_argument("--timeout", type=float, default=JUDGING_TIMEOUT_S, help="seconds to wait for the workers")
+        parser.add_argument("--layout", choices=LAYOUTS, default="summary",
+                            help="hardtests: also print the papers' tables (suite origin x difficulty, average column)")
+        parser.add_argument("--difficulty-source", default=None,
+                            help="rating source whose levels are the columns (default: the one labelling most "
+                                 "problems; '' for none)")
+        parser.add_argument("--levels", nargs="+", default=[], help="the level columns, in this order")
+        parser.add_argument("--roles", nargs="+", default=[], choices=("candidate", "oracle"),
+                            help="which solutions with a gold verdict are measured (default: candidate)")
+        parser.add_argument("--per-problem", type=int, default=None, metavar="N",
+                            help="measure only the first N solutions of each problem (by id; a cost cap)")
+        parser.add_argument("--all-problems", action="store_true",
+                            help="compare origins on every problem, not only those where every origin has a suite")
         parser.add_argument("--near-duplicate-budget", type=float, default=NEAR_DUPLICATE_BUDGET_S,
                             help="seconds of exact LCS work per suite before pairs are left unchecked")
 
@@ -53,7 +68,9 @@ class Command(BaseCommand):
             raise CommandError("--timeout and --near-duplicate-budget must be positive")
         try:
             selection = evaluation_select(pids=options["pids"], filter_expr=options["filter"],
-                                          origins=options["origins"])
+                                          origins=options["origins"], difficulty_source=options["difficulty_source"],
+                                          levels=options["levels"], same_problems=not options["all_problems"],
+                                          roles=options["roles"], per_problem=options["per_problem"])
         except EvaluationInputError as exc:
             raise CommandError(str(exc)) from exc
         if not selection.problems.exists():
@@ -64,9 +81,14 @@ class Command(BaseCommand):
         report = self._run(row.pk, options)
         if report.report is None:
             raise CommandError(f"evaluation failed: {report.error.splitlines()[0] if report.error else report.status}")
-        json_path, csv_path = report_write(report=report.report, out=out)
+        written = report_write(report=report.report, out=out)
         self._summary(report.report)
-        self.stdout.write(f"wrote {json_path} and {csv_path} (report #{report.pk})")
+        if options["layout"] == "hardtests":
+            from review.evaluation.export import paper_plain_tables, table_text
+
+            for table in paper_plain_tables(report.report):
+                self.stdout.write("\n" + table_text(table), ending="")
+        self.stdout.write(f"wrote {', '.join(str(p) for p in written)} (report #{report.pk})")
 
     def _warn_without_workers(self) -> None:
         try:
@@ -117,3 +139,7 @@ class Command(BaseCommand):
             )
         near = report["near_duplicates"]
         self.stdout.write(f"near-duplicates: {near['seconds']:.2f} s over {len(near['suites'])} suite(s)")
+        for origin, n in near.get("per_problem", {}).items():
+            where = f" ({n['max_pid']})" if n["max_pid"] else ""
+            self.stdout.write(f"  {origin:<10} near-duplicate share per problem: mean {_fmt(n['mean_share'])}, "
+                              f"max {_fmt(n['max_share'])}{where}")
