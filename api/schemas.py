@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import date, datetime
 from typing import Annotated, Literal
 
+from django.conf import settings
 from ninja import Field, Schema
 from pydantic import AfterValidator, StringConstraints
 
@@ -85,7 +86,10 @@ class VerifyOut(Schema):
 
 
 class BatchIn(Schema):
-    items: list[VerifyIn] = Field(min_length=1, description="at most HARDTESTS_API_BATCH_MAX programs")
+    # The schema states the limit this server was started with, so clients (and fuzzers) know it;
+    # the view checks the current setting again and answers 413 batch_too_large.
+    items: list[VerifyIn] = Field(min_length=1, max_length=max(1, int(settings.HARDTESTS_API_BATCH_MAX)),
+                                  description="at most HARDTESTS_API_BATCH_MAX programs")
 
 
 class BatchItemOut(Schema):

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from generation.models import GenerationRun, LLMCall
+from generation.models import Campaign, GenerationRun, LLMCall
 
 
 class LLMCallInline(admin.StackedInline):
@@ -27,3 +27,15 @@ class GenerationRunAdmin(admin.ModelAdmin):
 class LLMCallAdmin(admin.ModelAdmin):
     list_display = ("run", "purpose", "model_name", "prompt_tokens", "completion_tokens", "latency_ms", "created_at")
     raw_id_fields = ("run",)
+
+
+@admin.register(Campaign)
+class CampaignAdmin(admin.ModelAdmin):
+    """Read-mostly: campaigns are started, paused and resumed from their page or `generate_tests`."""
+
+    list_display = ("name", "status", "model_name", "problem_count", "llm_calls", "cost_usd", "cost_cap_usd",
+                    "created_at", "finished_at")
+    list_filter = ("status",)
+    search_fields = ("name",)
+    readonly_fields = ("problem_count", "llm_calls", "prompt_tokens", "completion_tokens", "cost_usd",
+                       "created_by", "created_at", "finished_at")

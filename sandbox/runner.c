@@ -283,6 +283,11 @@ static void exec_program(int in_fd, int out_fd, int err_fd) {
     _exit(127);
 }
 
+static void hide_dir(const char *path) {
+    if (mount("tmpfs", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=0555") != 0)
+        die("hide the runner's directories");
+}
+
 /* pid 1 of the test's PID namespace. */
 static void test_init(int in_fd, int out_fd, int err_fd, int rep_fd) {
     char opts[64];
@@ -291,8 +296,11 @@ static void test_init(int in_fd, int out_fd, int err_fd, int rep_fd) {
     if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, opts) != 0) die("mount /tmp");
     if (mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, opts) != 0) die("mount /dev/shm");
     if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0) die("mount /proc");
-    umount2(iodir, MNT_DETACH);
-    umount2(indir, MNT_DETACH);
+    /* Hide the batch's inputs and the runner's files: bubblewrap's binds are locked in this
+     * user namespace (umount2 fails with EINVAL), so an empty read-only tmpfs goes over each.
+     * Without it a program reads every other test's input and writes files a later test sees. */
+    hide_dir(iodir);
+    hide_dir(indir);
     /* join the test cgroup before forking so every descendant is accounted */
     int cg_err = cg_join();
     pid_t child = fork();

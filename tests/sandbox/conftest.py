@@ -48,6 +48,27 @@ def _engine_answers(env: dict[str, str]) -> bool:
         return False
 
 
+def _install_docker() -> None:
+    """apt-get install docker.io, once even when several test processes (pytest-xdist) ask at the
+    same moment: dpkg takes one installer at a time, so the others wait on a file lock."""
+    import fcntl
+
+    apt_env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    with open("/tmp/hardtests-docker-install.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if shutil.which("dockerd") is not None:
+            return
+        install = subprocess.run(["apt-get", "install", "-y", "docker.io"], capture_output=True, env=apt_env,
+                                 timeout=600)
+        if install.returncode != 0:
+            # A fresh machine may have no package lists yet.
+            subprocess.run(["apt-get", "update", "-qq"], capture_output=True, env=apt_env, timeout=600)
+            install = subprocess.run(["apt-get", "install", "-y", "docker.io"], capture_output=True,
+                                     env=apt_env, timeout=600)
+        if install.returncode != 0:
+            print(install.stderr.decode()[-2000:])
+
+
 @pytest.fixture(scope="session")
 def docker_sb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
     started: subprocess.Popen[bytes] | None = None
@@ -56,16 +77,9 @@ def docker_sb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
         if os.geteuid() != 0:
             pytest.skip("no Docker engine answers and starting one needs root")
         if shutil.which("dockerd") is None:
-            apt_env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-            install = subprocess.run(["apt-get", "install", "-y", "docker.io"], capture_output=True,
-                                     env=apt_env, timeout=600)
-            if install.returncode != 0:
-                # A fresh machine may have no package lists yet.
-                subprocess.run(["apt-get", "update", "-qq"], capture_output=True, env=apt_env, timeout=600)
-                install = subprocess.run(["apt-get", "install", "-y", "docker.io"], capture_output=True,
-                                         env=apt_env, timeout=600)
-            if install.returncode != 0 or shutil.which("dockerd") is None:
-                pytest.skip(f"cannot install docker.io: {install.stderr.decode()[-500:]}")
+            _install_docker()
+        if shutil.which("dockerd") is None:
+            pytest.skip("cannot install docker.io with apt-get")
         root = Path("/tmp") / f"hts-dockerd-{os.getpid()}"  # short path: unix sockets have a length limit
         root.mkdir(exist_ok=True)
         sock = f"unix://{root}/docker.sock"

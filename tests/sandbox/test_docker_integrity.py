@@ -20,7 +20,6 @@ from sandbox import Limits, Sandbox, Verdict
 
 pytestmark = pytest.mark.docker
 
-BWRAP_PENDING = "bubblewrap's keyring and namespace fixes are the other half of #13"
 
 
 @pytest.fixture(params=["bwrap", "docker"])
@@ -157,10 +156,8 @@ def test_no_state_crosses_tests(backend: Sandbox) -> None:
     assert plant.stdout.split()[:4] == [b"planted", b"True", b"True", b"True"], plant.stdout
     assert look.verdict == again.verdict == Verdict.OK, look.stderr
     expected = b"seen [] False False False False False [0, 0, 0]\n"
-    if sb.name == "bwrap" and look.stdout != expected and b"True False [" in look.stdout:
-        pytest.xfail(BWRAP_PENDING)
     assert look.stdout == again.stdout == expected
-    assert plant.stdout.split()[4] == b"1" or sb.name == "bwrap"  # add_key: EPERM in Docker
+    assert plant.stdout.split()[4] == b"1"  # add_key: EPERM (seccomp) on both backends
 
 
 # each call that opens kernel surface, with the errno it returned (0: allowed)
@@ -204,8 +201,6 @@ def test_kernel_surface_calls_fail_with_eperm(backend: Sandbox) -> None:
     assert result.verdict == Verdict.OK, result.stderr
     got = dict(item.split("=") for item in result.stdout.decode().split())
     denied = {name: int(value) for name, value in got.items()}
-    if backend.name == "bwrap" and any(v != 1 for v in denied.values()):
-        pytest.xfail(f"{BWRAP_PENDING}: {denied}")
     assert denied == dict.fromkeys(denied, 1)  # EPERM, and the program lives on
 
 
