@@ -6,10 +6,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PYTHONDONTWRITEBYTECODE=1
 
-.venv/bin/pytest -q -p no:cacheprovider "$@"
+# Two processes (pytest-xdist), one per core, each with its own database, Redis and workers; a
+# test file stays in one process so its module fixtures are built once. HARDTESTS_TEST_PROCS=1
+# runs everything in one process.
+procs=${HARDTESTS_TEST_PROCS:-2}
+parallel=(-n "$procs" --dist loadfile)
+[[ "$procs" == 1 ]] && parallel=()
+.venv/bin/pytest -q -p no:cacheprovider "${parallel[@]}" --durations=15 "$@"
 # Exit 5 (no tests collected) is not a failure here: the marker may select nothing.
 set +e
-.venv/bin/python scripts/with_postgres.py -- .venv/bin/pytest -q -p no:cacheprovider -m postgres "$@"
+.venv/bin/python scripts/with_postgres.py -- .venv/bin/pytest -q -p no:cacheprovider "${parallel[@]}" -m postgres "$@"
 rc=$?
 set -e
 if [[ $rc -ne 0 && $rc -ne 5 ]]; then exit $rc; fi
