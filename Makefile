@@ -3,7 +3,7 @@
 PY := .venv/bin/python
 PORT ?= 8000
 
-.PHONY: run test bootstrap lint bench stop clean-var
+.PHONY: run test bootstrap lint lock bench stop clean-var
 
 run: bootstrap
 	$(PY) manage.py migrate --noinput
@@ -15,6 +15,11 @@ test: bootstrap
 
 bootstrap:
 	@scripts/bootstrap.sh
+
+# Re-pin every package after editing pyproject.toml (bootstrap installs from the lock).
+lock: bootstrap
+	.venv/bin/uv pip compile pyproject.toml --extra dev --extra hf --universal --python-version 3.11 \
+	  --quiet --no-header --annotation-style line -o requirements.lock
 
 lint: bootstrap
 	.venv/bin/ruff check .

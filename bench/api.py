@@ -38,6 +38,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import numpy
+
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
@@ -94,8 +96,7 @@ def free_port() -> int:
 
 
 def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
+    return float(numpy.percentile(values, q * 100, method="nearest"))
 
 
 def programs(language: str, count: int, seed: str) -> list[tuple[str, int]]:
@@ -222,8 +223,8 @@ def main() -> int:
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
 
-    from hardtests_web.api.tokens import token_create
-    from hardtests_web.embedded import start_redis_server
+    from api.tokens import token_create
+    from core.embedded import start_redis_server
     from problems.judging import judge_code
     from problems.models import Problem, TestSuite
     from problems.services import NewTest, suite_activate, suite_add_tests, suite_create
@@ -265,7 +266,7 @@ def main() -> int:
                 time.sleep(0.2)
         from rq.worker import Worker
 
-        from hardtests_web.api.connection import sandbox_queue
+        from api.connection import sandbox_queue
 
         while Worker.count(queue=sandbox_queue(), connection=sandbox_queue().connection) < args.workers:
             if time.monotonic() > deadline:

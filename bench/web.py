@@ -24,6 +24,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy
+
 REPO = Path(__file__).resolve().parent.parent
 TARGETS_MS = {"list": 100.0, "problem": 150.0, "matrix": 150.0}
 
@@ -171,9 +173,7 @@ def _fill_review(ids: list[tuple[int, Any]], user: Any, rng: random.Random) -> N
 
 
 def _percentile(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    k = max(0, min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1))))
-    return ordered[k]
+    return float(numpy.percentile(values, p, method="nearest"))
 
 
 def measure(repeat: int, seed: int = 11) -> list[dict[str, Any]]:

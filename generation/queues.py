@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rq import Queue
 
-from hardtests_web.queues import get_queue, redis_connection
+from core.queues import get_queue, redis_connection
 
 GENERATION_QUEUE = "generation"
 

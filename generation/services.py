@@ -26,8 +26,8 @@ def _job_id(run: GenerationRun) -> str:
 
 def _enqueue(run_id: int, job_id: str) -> None:
     try:
+        from core.embedded import ensure_redis
         from generation.queues import generation_queue
-        from hardtests_web.embedded import ensure_redis
 
         ensure_redis()
         generation_queue().enqueue(

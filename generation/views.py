@@ -16,10 +16,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
+from core.htmx import STOP_POLLING, htmx_target
+from core.permissions import require_maintainer
 from generation.models import GenerationRun, LLMCall
 from generation.runs import stale_after_s
-from hardtests_web.htmx import STOP_POLLING, htmx_target
-from hardtests_web.permissions import require_maintainer
 from problems.forms import KitEditForm, RegenerateForm
 from problems.models import Problem, TestKit
 from problems.selectors import problem_get

@@ -5,7 +5,7 @@ from typing import Any
 from django.conf import settings
 from django.http import HttpRequest
 
-from hardtests_web.permissions import is_maintainer
+from core.permissions import is_maintainer
 
 
 def site(request: HttpRequest) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Cross-cutting HTTP policy: a strict Content-Security-Policy and login by default."""
+"""Cross-cutting HTTP policy: login by default (the Content-Security-Policy is django-csp's, see settings)."""
 
 from __future__ import annotations
 
@@ -8,27 +8,8 @@ from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse
 
-# No inline scripts anywhere: every script is a file under static/. Inline style
-# attributes are allowed because KaTeX and server-side SVG charts emit them.
-CSP = (
-    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
-    "img-src 'self' data:; font-src 'self' data:; connect-src 'self'; "
-    "object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'"
-)
-
 # Paths reachable without a session: the login page, static files, the token-authenticated API.
 _OPEN_PREFIXES = ("/accounts/login/", "/static/", "/api/", "/healthz")
-
-
-class ContentSecurityPolicyMiddleware:
-    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
-        self.get_response = get_response
-
-    def __call__(self, request: HttpRequest) -> HttpResponse:
-        response = self.get_response(request)
-        response.headers.setdefault("Content-Security-Policy", CSP)
-        response.headers.setdefault("Referrer-Policy", "same-origin")
-        return response
 
 
 class LoginRequiredUnlessPublicMiddleware:

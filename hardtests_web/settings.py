@@ -14,7 +14,8 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from hardtests_web.env import env_bool, env_float, env_int, env_list, env_str
+from core.env import env_bool, env_float, env_int, env_list, env_str
+from core.storage import storage_backend
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("HARDTESTS_VAR_DIR", str(BASE_DIR / "var")))
@@ -53,13 +54,32 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.humanize",
     "django_htmx",
-    "template_partials",
     "django_rq",
+    "csp",
     "hardtests_web",
     "problems",
     "generation",
     "review",
+    "api",
 ]
+
+# No inline scripts anywhere: every script is a file under static/. Inline style attributes are
+# allowed because KaTeX and the server-side SVG charts emit them.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    },
+}
+SECURE_REFERRER_POLICY = "same-origin"
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
@@ -71,7 +91,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
-    "hardtests_web.middleware.ContentSecurityPolicyMiddleware",
+    "csp.middleware.CSPMiddleware",
     "hardtests_web.middleware.LoginRequiredUnlessPublicMiddleware",
 ]
 
@@ -131,16 +151,27 @@ RQ_QUEUES = {
 RQ_SHOW_ADMIN_LINK = True
 HARDTESTS_SANDBOX_WORKERS = env_int("HARDTESTS_SANDBOX_WORKERS", 2)
 HARDTESTS_GENERATION_WORKERS = env_int("HARDTESTS_GENERATION_WORKERS", 1)
+# Seconds between the janitor's passes (dead runs and judging tasks, expired jobs).
+HARDTESTS_JANITOR_PERIOD_S = env_float("HARDTESTS_JANITOR_PERIOD_S", 60.0)
+# Seconds between a sandbox worker's checks that it can reach the database and read the
+# test storage (hardtests_web/ops/worker.py); while one fails it takes no job.
+HARDTESTS_WORKER_CHECK_S = env_float("HARDTESTS_WORKER_CHECK_S", 30.0)
+# Bearer token that opens /healthz/deep to monitoring without a staff login (empty: staff only).
+HARDTESTS_HEALTH_TOKEN = env_str("HARDTESTS_HEALTH_TOKEN")
 
 # Test data: content-addressed and compressed; large bodies are files in the default storage.
-MEDIA_ROOT = Path(env_str("HARDTESTS_MEDIA_ROOT", str(VAR_DIR / "media")))
+# `or`: an empty value (as copied from .env.example) means the default, not the current directory.
+MEDIA_ROOT = Path(env_str("HARDTESTS_MEDIA_ROOT") or VAR_DIR / "media")
 MEDIA_URL = "/media/"
 # A body whose compressed size is at most this many bytes lives in its Blob row instead of a
 # file of its own: creating one file per small body made the kernel the bottleneck of imports.
 # 0 keeps every body in a file.
 HARDTESTS_BLOB_INLINE_MAX = env_int("HARDTESTS_BLOB_INLINE_MAX", 16384)
+# Where those files live: this machine's MEDIA_ROOT (default), another directory, or
+# s3://bucket/prefix (hardtests_web/storage.py). Workers on other machines need a shared one.
+HARDTESTS_STORAGE_URL = env_str("HARDTESTS_STORAGE_URL")
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "default": storage_backend(HARDTESTS_STORAGE_URL),
     "staticfiles": {
         "BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"
         if not DEBUG
@@ -150,8 +181,9 @@ STORAGES = {
 
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = VAR_DIR / "staticfiles"
-STATIC_ROOT.mkdir(exist_ok=True)
+# collectstatic's output; a container image keeps it outside the (mounted) var directory.
+STATIC_ROOT = Path(env_str("HARDTESTS_STATIC_ROOT") or VAR_DIR / "staticfiles")
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 # In development whitenoise serves straight from static/, no collectstatic needed.
 WHITENOISE_USE_FINDERS = DEBUG
 WHITENOISE_AUTOREFRESH = DEBUG
@@ -234,6 +266,9 @@ HARDTESTS_API_RESULT_TTL_S = env_int("HARDTESTS_API_RESULT_TTL_S", 3600)
 
 # Sandbox (the sandbox package reads its own HARDTESTS_SANDBOX_* variables too).
 HARDTESTS_SANDBOX_BACKEND = env_str("HARDTESTS_SANDBOX_BACKEND", "bwrap")
+# read by sandbox/cache.py from the environment (the sandbox imports no Django); listed here to be typed
+HARDTESTS_COMPILE_CACHE_MAX_MB = env_int("HARDTESTS_COMPILE_CACHE_MAX_MB", 2048)
+HARDTESTS_COMPILE_MAX_ARTIFACT_MB = env_int("HARDTESTS_COMPILE_MAX_ARTIFACT_MB", 256)
 
 LOGGING = {
     "version": 1,

@@ -14,7 +14,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db import transaction
 
-from hardtests_web.permissions import ANNOTATORS, MAINTAINERS
+from core.permissions import ANNOTATORS, MAINTAINERS
 from problems.importers.native import native_row_parse, native_row_write
 from problems.models import Problem, TestCase
 

@@ -8,7 +8,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from hardtests_web.queues import get_queue, redis_connection
+from core.queues import get_queue, redis_connection
 from problems.judging import judge_code, solution_judge
 from problems.models import JudgingTask, Problem, Solution, TestSuite
 

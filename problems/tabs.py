@@ -8,7 +8,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from hardtests_web.htmx import htmx_target
+from core.htmx import htmx_target
 from problems.models import Problem
 
 

@@ -13,12 +13,18 @@ declare -A NEED=(
   [/usr/bin/python3]=python3
   [chromium]=chromium
   [chromedriver]=chromium-driver
+  [docker-compose]=docker-compose
 )
 missing=()
 for cmd in "${!NEED[@]}"; do
   if [[ "$cmd" == /* ]]; then [[ -x "$cmd" ]] || missing+=("${NEED[$cmd]}")
   else command -v "$cmd" >/dev/null 2>&1 || missing+=("${NEED[$cmd]}"); fi
 done
+# PostgreSQL: `make test` runs the database tests a second time on a real server, and fails
+# (never skips) without one. Debian keeps the server binaries off PATH.
+if ! command -v initdb >/dev/null 2>&1 && ! compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null; then
+  missing+=(postgresql)
+fi
 if ((${#missing[@]})); then
   if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
     echo "bootstrap: installing system packages: ${missing[*]}"
@@ -46,11 +52,14 @@ if [[ ! -x .venv/bin/python ]]; then
   echo "bootstrap: creating .venv with $PYTHON"
   "$PYTHON" -m venv .venv
 fi
+# Installs are reproducible: requirements.lock pins every package (made by `make lock` with
+# uv from pyproject.toml); the project itself is then installed without resolving anything.
 stamp=.venv/.installed
-if [[ ! -f $stamp || pyproject.toml -nt $stamp ]]; then
-  echo "bootstrap: installing Python packages (pip install -e .[dev])"
+if [[ ! -f $stamp || pyproject.toml -nt $stamp || requirements.lock -nt $stamp ]]; then
+  echo "bootstrap: installing Python packages (requirements.lock)"
   .venv/bin/python -m pip install -q --upgrade pip
-  .venv/bin/python -m pip install -q -e '.[dev]'
+  .venv/bin/python -m pip install -q -r requirements.lock
+  .venv/bin/python -m pip install -q --no-deps -e .
   touch $stamp
 fi
 mkdir -p var

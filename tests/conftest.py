@@ -19,7 +19,7 @@ from django.conf import settings
 from django.db import connection
 from django.test.utils import override_settings
 
-from hardtests_web.embedded import start_redis_server
+from core.embedded import start_redis_server
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -6,7 +6,7 @@ import factory
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 
-from hardtests_web.permissions import ANNOTATORS, MAINTAINERS
+from core.permissions import ANNOTATORS, MAINTAINERS
 from problems.models import Problem, Solution
 from problems.services import code_sha256
 

@@ -1,9 +1,10 @@
 """The project's own lossless JSON-lines format: one problem per line.
 
 Every other format is mapped onto this one (``hardtests.py``, ``codecontests.py``...), so a
-row is checked here completely before anything is written (`native_row_parse`) and there is
-one write path (`problems.importers.writer`). The format is documented in the README
-(section "Native dataset format"); `problems.exporters.native` writes it.
+row is checked here completely before anything is written (`native_row_parse`, pydantic
+models below) and there is one write path (`problems.importers.writer`). The format is
+documented in the README (section "Native dataset format"); `problems.exporters.native`
+writes it.
 """
 
 from __future__ import annotations
@@ -12,7 +13,20 @@ import base64
 import binascii
 import datetime as dt
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    StringConstraints,
+    ValidationError,
+    model_validator,
+)
 
 from problems.importers.base import RowError
 from problems.models import CodeOrigin, Language, Problem, Solution, TestCase, TestSuite
@@ -27,16 +41,8 @@ KIT_KEYS = (
     "RPGen_SPGen_input_generator",
     "HackGen_input_generator",
 )
-_ROLES = {c.value for c in Solution.Role}
-_LANGUAGES = {c.value for c in Language}
-_VERDICTS = {c.value for c in Solution.GoldVerdict}
-_ORIGINS = {c.value for c in TestSuite.Origin}
-_KINDS = {c.value for c in TestCase.Kind}
-_CODE_ORIGINS = {c.value for c in CodeOrigin}
-
-# Column widths, checked here because PostgreSQL refuses a longer value mid-transaction
-# (which would abort a whole import at write time) while SQLite silently stores it.
-_MAX = {"source": 50, "pid": 200, "title": 500, "platform": 50, "platform_id": 200, "url": 500}
+_CODE_KEYS = ("input_validator", "output_judging_function", "RPGen_SPGen_input_generator",
+              "HackGen_input_generator", "batch_generator")
 
 
 @dataclass
@@ -49,202 +55,264 @@ class NativeRow:
     platform_id_given: bool = True
 
 
-def _str(row: dict[str, Any], key: str, *, required: bool = True, default: str = "", where: str = "") -> str:
-    value = row.get(key, None)
-    name = f"{where}{key}"
+# --- the row's shape, validated by pydantic -------------------------------------------------------
+# Mostly pydantic's own (Rust) checks, with Python callbacks only where a rule needs one, because
+# imports parse ~1,000 rows a second. Lengths are checked here because PostgreSQL refuses a
+# longer value mid-transaction (aborting a whole import at write time) while SQLite stores it.
+# Nullable fields read as their default when the rows are turned into the writer's dicts.
+
+
+def _integral(value: Any) -> Any:
+    """JSON integers, and floats that are whole numbers (2000.0); never booleans or strings."""
     if value is None:
-        if required:
-            raise RowError(f"missing required field {name!r}")
-        return default
-    if not isinstance(value, str):
-        raise RowError(f"field {name!r} must be a string, got {type(value).__name__}")
-    if required and not value.strip():
-        raise RowError(f"field {name!r} is empty")
-    limit = _MAX.get(key) if not where else None
-    if limit and len(value) > limit:
-        raise RowError(f"field {name!r} is longer than {limit} characters")
-    return value
-
-
-def _short(value: Any, name: str, limit: int) -> str:
-    text = "" if value is None else value
-    if not isinstance(text, str):
-        raise RowError(f"{name} must be a string or null, got {type(value).__name__}")
-    if len(text) > limit:
-        raise RowError(f"{name} is longer than {limit} characters")
-    return text
-
-
-def _int(row: dict[str, Any], key: str, default: int, *, low: int, high: int) -> int:
-    value = row.get(key, default)
-    if value is None:
-        value = default
+        return value
     if isinstance(value, bool) or not isinstance(value, int | float) or int(value) != value:
-        raise RowError(f"field {key!r} must be an integer, got {value!r}")
-    if not low <= int(value) <= high:
-        raise RowError(f"field {key!r} must be between {low} and {high}, got {value}")
+        raise ValueError(f"must be an integer, got {value!r}")
     return int(value)
 
 
-def _list(row: dict[str, Any], key: str, where: str = "") -> list[Any]:
-    value = row.get(key) or []
-    if not isinstance(value, list):
-        raise RowError(f"field {where}{key!r} must be a list, got {type(value).__name__}")
+def _number(value: Any) -> Any:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+        raise ValueError("must be a number or null")
     return value
 
 
-def _body(item: dict[str, Any], key: str, where: str) -> str | bytes:
+def Choice(values: Any) -> Any:  # noqa: N802 (a type factory)
+    return Literal.__getitem__(tuple(c.value for c in values)) | None
+
+
+def Text(limit: int | None = None) -> Any:  # noqa: N802
+    return Annotated[StrictStr, StringConstraints(max_length=limit)] | None
+
+
+def Required(limit: int | None = None) -> Any:  # noqa: N802
+    # pattern: at least one non-blank character (pydantic searches, it does not anchor)
+    return Annotated[StrictStr, StringConstraints(max_length=limit, pattern=r"\S")]
+
+
+Count = Annotated[StrictInt, Field(ge=0)] | None
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+
+class BodiesIn(_Model):
+    input: StrictStr | None = None
+    output: StrictStr | None = None
+    input_b64: StrictStr | None = None
+    output_b64: StrictStr | None = None
+
+
+class TestIn(BodiesIn):
+    kind: Choice(TestCase.Kind) = None
+    generator: Text(200) = None
+    call_number: Count = None
+
+
+class SuiteIn(_Model):
+    origin: Literal.__getitem__(tuple(c.value for c in TestSuite.Origin))
+    tests: list[TestIn] | None = None
+
+
+class LabelIn(_Model):
+    source: Annotated[StrictStr, StringConstraints(min_length=1, max_length=50)]
+    level: Annotated[StrictStr, StringConstraints(max_length=50), BeforeValidator(
+        lambda v: v if v is None else str(v))]
+    score: Annotated[float | int | None, BeforeValidator(_number)] = None
+
+
+class SolutionIn(_Model):
+    role: Literal.__getitem__(tuple(c.value for c in Solution.Role))
+    language: Literal.__getitem__(tuple(c.value for c in Language))
+    code: Required()
+    source: Text(100) = None
+    reliability: Count = None
+    verdict: Choice(Solution.GoldVerdict) = None
+    origin: Text(100) = None
+    name: Text(200) = None
+    note: Text(500) = None
+
+
+class AliasIn(_Model):
+    source: Required()
+    pid: Required()
+    url: Text(500) = None
+
+
+class KitIn(_Model):
+    input_validator: Text() = None
+    output_judging_function: Text() = None
+    RPGen_SPGen_input_generator: Text() = None
+    HackGen_input_generator: Text() = None
+    batch_generator: Text() = None
+    needs_custom_output_judging_function: StrictBool | None = None
+    LLMGen_input: list[StrictStr] | None = None
+    model: Text(100) = None
+    origin: Choice(CodeOrigin) = None
+    extra: dict[str, Any] | None = None
+
+    @model_validator(mode="after")
+    def _complete(self) -> KitIn:
+        if self.needs_custom_output_judging_function and not (self.output_judging_function or "").strip():
+            raise ValueError("kit says it needs an output judging function but output_judging_function is empty")
+        if not any(getattr(self, k) for k in _CODE_KEYS) and not self.LLMGen_input:
+            raise ValueError("kit has no validator, judge, inputs or generators")
+        return self
+
+
+class RowIn(_Model):
+    source: Text(50) = None
+    pid: Required(200)
+    title: Required(500)
+    statement: Text() = None
+    platform: Text(50) = None
+    platform_id: Text(200) = None
+    url: Text(500) = None
+    time_limit_ms: Annotated[int | None, BeforeValidator(_integral), Field(ge=1, le=600_000)] = None
+    memory_limit_mb: Annotated[int | None, BeforeValidator(_integral), Field(ge=1, le=65_536)] = None
+    contest_date: Any = None
+    difficulty: list[LabelIn] | None = None
+    tags: list[Annotated[StrictStr, StringConstraints(max_length=100)]] | None = None
+    samples: list[BodiesIn] | None = None
+    solutions: list[SolutionIn] | None = None
+    extra: dict[str, Any] | None = None
+    kit: KitIn | None = None
+    suites: list[SuiteIn] | None = None
+    aliases: list[AliasIn] | None = None
+
+
+def _body(item: BodiesIn, key: str, where: str) -> str | bytes:
     """A test body: a string, or ``<key>_b64`` for bytes that are not UTF-8 (kept exactly)."""
-    if f"{key}_b64" in item:
+    encoded = getattr(item, f"{key}_b64")
+    if encoded is not None:
         try:
-            return base64.b64decode(item[f"{key}_b64"], validate=True)
-        except (binascii.Error, TypeError, ValueError):
-            raise RowError(f"{where}.{key}_b64 is not valid base64") from None
-    if not isinstance(item.get(key), str):
-        raise RowError(f"{where}.{key} must be a string")
-    return item[key]
+            return base64.b64decode(encoded, validate=True)
+        except (binascii.Error, ValueError):
+            raise RowError(f"{where}: {key}_b64 is not valid base64") from None
+    value = getattr(item, key)
+    if value is None:
+        raise RowError(f"{where}: {key} must be a string")
+    return value
 
 
-def _io_pair(item: Any, where: str) -> dict[str, Any]:
-    if not isinstance(item, dict):
-        raise RowError(f"{where} must be an object with 'input' and 'output'")
-    return {"input": _body(item, "input", where), "output": _body(item, "output", where)}
+def _where(loc: tuple[int | str, ...]) -> str:
+    """('solutions', 0, 'role') -> 'solutions[0].role'."""
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
 
 
-def _difficulty(row: dict[str, Any]) -> list[dict[str, Any]]:
-    labels: dict[str, dict[str, Any]] = {}
-    for i, label in enumerate(_list(row, "difficulty")):
-        if not isinstance(label, dict) or not isinstance(label.get("source"), str) or label.get("level") is None:
-            raise RowError(f"difficulty[{i}] must be an object with 'source' and 'level'")
-        score = label.get("score")
-        if score is not None and (isinstance(score, bool) or not isinstance(score, int | float)):
-            raise RowError(f"difficulty[{i}].score must be a number or null")
-        source = _short(label["source"], f"difficulty[{i}].source", 50)
-        level = _short(str(label["level"]), f"difficulty[{i}].level", 50)
-        if not source:
-            raise RowError(f"difficulty[{i}].source is empty")
-        labels[source] = {"source": source, "level": level, "score": score}
-    return [labels[k] for k in sorted(labels)]
+_PLAIN_TYPES = {"string_type": "a string", "list_type": "a list", "bool_type": "true or false",
+                "int_type": "an integer"}
 
 
-def _solutions(row: dict[str, Any]) -> list[dict[str, Any]]:
-    solutions = []
-    for i, sol in enumerate(_list(row, "solutions")):
-        where = f"solutions[{i}]"
-        if not isinstance(sol, dict):
-            raise RowError(f"{where} must be an object")
-        if sol.get("role") not in _ROLES:
-            raise RowError(f"{where}.role must be one of {sorted(_ROLES)}, got {sol.get('role')!r}")
-        if sol.get("language") not in _LANGUAGES:
-            raise RowError(f"{where}.language must be one of {sorted(_LANGUAGES)}, got {sol.get('language')!r}")
-        if not isinstance(sol.get("code"), str) or not sol["code"].strip():
-            raise RowError(f"{where}.code must be a non-empty string")
-        verdict = sol.get("verdict") or Solution.GoldVerdict.UNKNOWN
-        if verdict not in _VERDICTS:
-            raise RowError(f"{where}.verdict must be one of {sorted(_VERDICTS)} or null, got {verdict!r}")
-        reliability = sol.get("reliability")
-        if reliability is not None and (isinstance(reliability, bool) or not isinstance(reliability, int)
-                                        or reliability < 0):
-            raise RowError(f"{where}.reliability must be a non-negative integer or null")
-        solutions.append(
-            {
-                "role": sol["role"],
-                "language": sol["language"],
-                "code": sol["code"],
-                "source": _short(sol.get("source"), f"{where}.source", 100),
-                "reliability": reliability,
-                "gold_verdict": str(verdict),
-                "origin": _short(sol.get("origin"), f"{where}.origin", 100) or "human",
-                "name": _short(sol.get("name"), f"{where}.name", 200),
-                "note": _short(sol.get("note"), f"{where}.note", 500),
-            }
-        )
-    return solutions
-
-
-def _suites(row: dict[str, Any]) -> list[dict[str, Any]]:
-    suites: dict[str, dict[str, Any]] = {}
-    for i, suite in enumerate(_list(row, "suites")):
-        where = f"suites[{i}]"
-        if not isinstance(suite, dict) or suite.get("origin") not in _ORIGINS:
-            raise RowError(f"{where}.origin must be one of {sorted(_ORIGINS)}")
-        if suite["origin"] in suites:
-            raise RowError(f"{where}: a second suite of origin {suite['origin']!r} (one per origin)")
-        tests = []
-        for j, test in enumerate(_list(suite, "tests", where=f"{where}.")):
-            pair = _io_pair(test, f"{where}.tests[{j}]")
-            kind = test.get("kind") or TestCase.Kind.IMPORTED
-            if kind not in _KINDS:
-                raise RowError(f"{where}.tests[{j}].kind must be one of {sorted(_KINDS)}, got {kind!r}")
-            call = test.get("call_number")
-            if call is not None and (isinstance(call, bool) or not isinstance(call, int) or call < 0):
-                raise RowError(f"{where}.tests[{j}].call_number must be a non-negative integer or null")
-            pair["kind"] = kind
-            pair["generator"] = _short(test.get("generator"), f"{where}.tests[{j}].generator", 200)
-            pair["call_number"] = call
-            tests.append(pair)
-        suites[suite["origin"]] = {"origin": suite["origin"], "tests": tests}
-    return list(suites.values())
-
-
-def _aliases(row: dict[str, Any]) -> list[dict[str, str]]:
-    aliases = []
-    for i, alias in enumerate(_list(row, "aliases")):
-        if not isinstance(alias, dict):
-            raise RowError(f"aliases[{i}] must be an object with 'source' and 'pid'")
-        aliases.append(
-            {
-                "source": _str(alias, "source", where=f"aliases[{i}]."),
-                "pid": _str(alias, "pid", where=f"aliases[{i}]."),
-                "url": _short(alias.get("url"), f"aliases[{i}].url", 500),
-            }
-        )
-    return aliases
+def _row_error(exc: ValidationError) -> RowError:
+    """The first problem pydantic found, named by its place in the row."""
+    error = exc.errors(include_url=False)[0]
+    # Drop pydantic's union/type branch names (e.g. 'function-before[...]') from the path.
+    loc = tuple(p for p in error["loc"] if isinstance(p, int) or not str(p).startswith(("function-", "literal[")))
+    message = error["msg"].removeprefix("Value error, ")
+    got = type(error.get("input")).__name__
+    kind = error["type"]
+    if kind in ("model_type", "model_attributes_type", "dict_type"):
+        message = f"must be an object, got {got}"
+    elif kind in _PLAIN_TYPES:
+        message = f"must be {_PLAIN_TYPES[kind]}, got {got}"
+    elif kind == "literal_error":
+        message = f"must be one of {error['ctx']['expected']}, got {error.get('input')!r}"
+    elif kind == "string_pattern_mismatch":
+        message = "is empty"
+    elif kind == "string_too_long":
+        message = f"is longer than {error['ctx']['max_length']} characters"
+    elif kind in ("greater_than_equal", "less_than_equal"):
+        message = f"{message.replace('Input should be', 'must be')}, got {error.get('input')!r}"
+    if kind == "missing":
+        return RowError(f"missing required field {_where(loc)!r}")
+    if message.startswith(("suites[", "kit says", "kit has", "samples must")):
+        return RowError(message)
+    return RowError(f"{_where(loc)}: {message}" if loc else message)
 
 
 def native_row_parse(row: Any) -> NativeRow:
     """Check a native row and normalise it; raises RowError naming the first problem found."""
     if not isinstance(row, dict):
         raise RowError(f"a row must be a JSON object, got {type(row).__name__}")
-    data: dict[str, Any] = {
-        "source": _str(row, "source", required=False, default="native") or "native",
-        "pid": _str(row, "pid"),
-        "title": _str(row, "title"),
-        "statement": _str(row, "statement", required=False),
-        "platform": _str(row, "platform", required=False),
-        "platform_id": _str(row, "platform_id", required=False),
-        "url": _str(row, "url", required=False),
-        "time_limit_ms": _int(row, "time_limit_ms", 2000, low=1, high=600_000),
-        "memory_limit_mb": _int(row, "memory_limit_mb", 256, low=1, high=65_536),
-    }
-    date = row.get("contest_date")
-    if date:
+    try:
+        parsed = RowIn.model_validate(row)
+    except ValidationError as exc:
+        raise _row_error(exc) from None
+    date = None
+    if parsed.contest_date:
         try:
-            data["contest_date"] = dt.date.fromisoformat(str(date)[:10])
+            date = dt.date.fromisoformat(str(parsed.contest_date)[:10])
         except ValueError:
-            raise RowError(f"field 'contest_date' is not an ISO date: {date!r}") from None
-    else:
-        data["contest_date"] = None
-    data["difficulty"] = _difficulty(row)
-    tags = _list(row, "tags")
-    if not all(isinstance(t, str) and t.strip() and len(t.strip()) <= 100 for t in tags):
-        raise RowError("field 'tags' must be a list of non-empty strings of at most 100 characters")
-    data["tags"] = sorted({t.strip() for t in tags})
-    samples = [_io_pair(s, f"samples[{i}]") for i, s in enumerate(_list(row, "samples"))]
-    if any(isinstance(s["input"], bytes) or isinstance(s["output"], bytes) for s in samples):
-        raise RowError("samples must be text (only suite tests may be binary)")
-    data["samples"] = samples
-    data["solutions"] = _solutions(row)
-    extra = row.get("extra")
-    if extra is not None and not isinstance(extra, dict):
-        raise RowError(f"field 'extra' must be an object, got {type(extra).__name__}")
-    data["extra"] = extra or {}
-    parsed = NativeRow(data=data, platform_id_given="platform_id" in row)
-    kit = row.get("kit")
-    if kit is not None:
-        parsed.kit = kit_parse(kit)
-    parsed.suites = _suites(row)
-    parsed.aliases = _aliases(row)
+            raise RowError(f"contest_date: is not an ISO date: {parsed.contest_date!r}") from None
+    tags = parsed.tags or []
+    if not all(t.strip() for t in tags):
+        raise RowError("tags: must be a list of non-empty strings")
+    labels = {label.source: {"source": label.source, "level": label.level, "score": label.score}
+              for label in parsed.difficulty or []}
+    samples = []
+    for i, sample in enumerate(parsed.samples or []):
+        pair = {"input": _body(sample, "input", f"samples[{i}]"), "output": _body(sample, "output", f"samples[{i}]")}
+        if isinstance(pair["input"], bytes) or isinstance(pair["output"], bytes):
+            raise RowError("samples must be text (only suite tests may be binary)")
+        samples.append(pair)
+    data: dict[str, Any] = {
+        "source": parsed.source or "native",
+        "pid": parsed.pid,
+        "title": parsed.title,
+        "statement": parsed.statement or "",
+        "platform": parsed.platform or "",
+        "platform_id": parsed.platform_id or "",
+        "url": parsed.url or "",
+        "time_limit_ms": 2000 if parsed.time_limit_ms is None else parsed.time_limit_ms,
+        "memory_limit_mb": 256 if parsed.memory_limit_mb is None else parsed.memory_limit_mb,
+        "contest_date": date,
+        "difficulty": [labels[k] for k in sorted(labels)],
+        "tags": sorted({t.strip() for t in tags}),
+        "samples": samples,
+        "solutions": [
+            {"role": s.role, "language": s.language, "code": s.code, "source": s.source or "",
+             "reliability": s.reliability, "gold_verdict": s.verdict or Solution.GoldVerdict.UNKNOWN.value,
+             "origin": s.origin or "human", "name": s.name or "", "note": s.note or ""}
+            for s in parsed.solutions or []
+        ],
+        "extra": parsed.extra or {},
+    }
+    suites = []
+    for i, suite in enumerate(parsed.suites or []):
+        if any(suite.origin == seen["origin"] for seen in suites):
+            raise RowError(f"suites[{i}]: a second suite of origin {suite.origin!r} (one per origin)")
+        tests = []
+        for j, test in enumerate(suite.tests or []):
+            where = f"suites[{i}].tests[{j}]"
+            tests.append({"input": _body(test, "input", where), "output": _body(test, "output", where),
+                          "kind": test.kind or TestCase.Kind.IMPORTED.value, "generator": test.generator or "",
+                          "call_number": test.call_number})
+        suites.append({"origin": suite.origin, "tests": tests})
+    return NativeRow(
+        data=data,
+        kit=_kit_dict(parsed.kit) if parsed.kit is not None else None,
+        suites=suites,
+        aliases=[{"source": a.source, "pid": a.pid, "url": a.url or ""} for a in parsed.aliases or []],
+        platform_id_given="platform_id" in row,
+    )
+
+
+def _kit_dict(kit: KitIn) -> dict[str, Any]:
+    parsed: dict[str, Any] = {key: getattr(kit, key) or "" for key in _CODE_KEYS}
+    parsed.update(
+        {
+            "needs_custom_output_judging_function": bool(kit.needs_custom_output_judging_function),
+            "LLMGen_input": list(kit.LLMGen_input or []),
+            "model": kit.model or "",
+            "origin": kit.origin or CodeOrigin.IMPORTED.value,
+            "extra": kit.extra or {},
+        }
+    )
     return parsed
 
 
@@ -252,38 +320,11 @@ def kit_parse(kit: Any) -> dict[str, Any]:
     """Check a test-case kit with the keys of DESIGN.md (plus ``batch_generator`` and ``extra``)."""
     if not isinstance(kit, dict):
         raise RowError("kit must be an object with the keys of the test-case kit, or null")
-    code_keys = ("input_validator", "output_judging_function", "RPGen_SPGen_input_generator",
-                 "HackGen_input_generator", "batch_generator")
-    for key in code_keys:
-        if kit.get(key) is not None and not isinstance(kit[key], str):
-            raise RowError(f"kit.{key} must be a string (Python source) or null")
-    direct = kit.get("LLMGen_input") or []
-    if not isinstance(direct, list) or not all(isinstance(x, str) for x in direct):
-        raise RowError("kit.LLMGen_input must be a list of strings")
-    needs = kit.get("needs_custom_output_judging_function", False)
-    if not isinstance(needs, bool):
-        raise RowError("kit.needs_custom_output_judging_function must be true or false")
-    if needs and not (kit.get("output_judging_function") or "").strip():
-        raise RowError("kit says it needs an output judging function but output_judging_function is empty")
-    origin = kit.get("origin")
-    if origin is not None and origin not in _CODE_ORIGINS:
-        raise RowError(f"kit.origin must be one of {sorted(_CODE_ORIGINS)}, got {origin!r}")
-    extra = kit.get("extra")
-    if extra is not None and not isinstance(extra, dict):
-        raise RowError("kit.extra must be an object or null")
-    parsed = {key: kit.get(key) or "" for key in code_keys}
-    if not any(parsed.values()) and not direct:
-        raise RowError("kit has no validator, judge, inputs or generators")
-    parsed.update(
-        {
-            "needs_custom_output_judging_function": needs,
-            "LLMGen_input": list(direct),
-            "model": _short(kit.get("model"), "kit.model", 100),
-            "origin": origin or CodeOrigin.IMPORTED,
-            "extra": extra or {},
-        }
-    )
-    return parsed
+    try:
+        return _kit_dict(KitIn.model_validate(kit))
+    except ValidationError as exc:
+        error = str(_row_error(exc))
+        raise RowError(error if error.startswith("kit") else f"kit.{error}") from None
 
 
 def native_row_write(parsed: NativeRow) -> tuple[Problem, bool]:

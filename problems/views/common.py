@@ -1,7 +1,7 @@
 """What the problem pages share (defined where other apps can reach them too)."""
 
-from hardtests_web.htmx import STOP_POLLING, htmx_target
-from hardtests_web.permissions import require_maintainer
+from core.htmx import STOP_POLLING, htmx_target
+from core.permissions import require_maintainer
 from problems.tabs import render_tab
 
 __all__ = ["STOP_POLLING", "htmx_target", "render_tab", "require_maintainer"]

@@ -236,7 +236,7 @@ def evaluation_report_create(*, selection: Selection, user: Any = None, enqueue:
         def _enqueue() -> None:
             import django_rq
 
-            from hardtests_web.embedded import ensure_redis
+            from core.embedded import ensure_redis
             from review.evaluation.jobs import evaluation_report_job
 
             ensure_redis()

@@ -7,7 +7,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from hardtests_web.permissions import is_annotator, is_maintainer
+from core.permissions import is_annotator, is_maintainer
 from review.evaluation.selectors import report_in_progress, report_latest
 from review.evaluation.services import evaluation_report_create, evaluation_select
 from review.evaluation.tables import chart_data, page_tables

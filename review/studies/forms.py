@@ -8,7 +8,7 @@ from django import forms
 from django.contrib.auth import get_user_model
 from django.db.models import Q
 
-from hardtests_web.permissions import ANNOTATORS, MAINTAINERS
+from core.permissions import ANNOTATORS, MAINTAINERS
 from problems.models import Problem
 from review.models import Study, SuiteLabel, ValidatorLabel, ValidatorReason
 

@@ -8,7 +8,7 @@ import logging
 import django_rq
 from django.db import transaction
 
-from hardtests_web.embedded import ensure_redis
+from core.embedded import ensure_redis
 from review.models import SuiteAddition, ValidatorTrial
 from review.studies import sandboxed, services
 

@@ -14,7 +14,7 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
-from hardtests_web.permissions import is_maintainer
+from core.permissions import is_maintainer
 from problems.judging import suite_for_judging
 from problems.markdown import render_markdown
 from problems.models import InputValidator, Problem, TestCase, TestSuite

@@ -16,7 +16,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from hardtests_web.permissions import is_maintainer
+from core.permissions import is_maintainer
 from review.models import Annotation, Study, StudyItem, SuiteAddition, ValidatorTrial
 from review.studies import assignment, results, selectors, services
 from review.studies.forms import (

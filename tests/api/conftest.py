@@ -15,8 +15,8 @@ import pytest
 from django.test import Client
 from rq.worker import Worker
 
-from hardtests_web.api.connection import redis_connection, sandbox_queue
-from hardtests_web.api.tokens import token_create
+from api.connection import redis_connection, sandbox_queue
+from api.tokens import token_create
 from problems.models import Problem, TestSuite
 from problems.services import NewTest, suite_activate, suite_add_tests, suite_create
 from tests.conftest import REPO, worker_env

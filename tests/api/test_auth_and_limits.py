@@ -5,10 +5,10 @@ import logging
 import pytest
 from django.test import Client, override_settings
 
-from hardtests_web.api.connection import redis_connection
-from hardtests_web.api.throttle import KEY, rate_limit_hit
-from hardtests_web.api.tokens import token_authenticate, token_create, token_revoke
-from hardtests_web.models import ApiToken
+from api.connection import redis_connection
+from api.models import ApiToken
+from api.throttle import rate_limit_hit
+from api.tokens import token_authenticate, token_create, token_revoke
 from tests.api.conftest import GOOD
 
 # postgres: NUL bytes and lone surrogates are what PostgreSQL refuses and SQLite accepts.
@@ -77,21 +77,30 @@ def test_a_token_can_have_its_own_rate_limit(make_api):
 
 
 def test_sliding_window_counts_part_of_the_previous_minute():
-    base = 1_000_000 * 60  # a window boundary
-    for _ in range(10):
-        assert rate_limit_hit("slide", 10, now=base + 59) is None
-    # 15 s into the next minute, 75% of the previous minute's 10 still count: 7.5 + 1 + 1 > 9.
-    assert rate_limit_hit("slide", 9, now=base + 75) is None
-    assert rate_limit_hit("slide", 9, now=base + 75) is not None
+    from limits import RateLimitItemPerMinute
+
+    from api.throttle import NAMESPACE, _limiter
+
+    storage = _limiter().storage
+    key = RateLimitItemPerMinute(9).key_for("slide")
+    # The previous minute saw 10 requests and 45 s of it are still inside the window:
+    # 75% of 10 (7) still count, so a limit of 9 leaves room for exactly 2 more.
+    connection = redis_connection()
+    connection.set(f"{NAMESPACE}:{storage._previous_window_key(key)}", 10, px=45_000)
+    connection.set(f"{NAMESPACE}:{storage._current_window_key(key)}", 0, px=105_000)
+    assert rate_limit_hit("slide", 9) is None
+    assert rate_limit_hit("slide", 9) is None
+    wait = rate_limit_hit("slide", 9)
+    assert wait is not None and 1 <= wait <= 120
     # A refused request does not use up budget, or a client retrying in a loop never gets through.
-    assert rate_limit_hit("slide", 9, now=base + 75) is not None
-    assert int(redis_connection().get(KEY.format(token="slide", window=1_000_001))) == 1
+    assert rate_limit_hit("slide", 9) is not None
+    assert int(connection.get(f"{NAMESPACE}:{storage._current_window_key(key)}")) == 2
 
 
 def test_rate_limiter_down_is_503(api, monkeypatch):
     from redis.exceptions import ConnectionError as RedisConnectionError
 
-    from hardtests_web.api import throttle
+    from api import throttle
 
     def broken(*args, **kwargs):
         raise RedisConnectionError("down")
@@ -161,7 +170,7 @@ def test_openapi_schema_is_served_without_a_token():
 
 
 def test_unexpected_errors_are_json_500_without_a_traceback(api, monkeypatch):
-    from hardtests_web.api import endpoints
+    from api import endpoints
 
     def boom(*args, **kwargs):
         raise RuntimeError("secret internals")

@@ -19,7 +19,7 @@ from django.db import close_old_connections
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import negative_data_rejection
 
-from hardtests_web.api.tokens import token_create
+from api.tokens import token_create
 from tests.api.conftest import make_suite
 from tests.factories import ProblemFactory, UserFactory
 

@@ -11,8 +11,8 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 from django.urls import reverse
 
-from hardtests_web.api.tokens import token_authenticate, token_create
-from hardtests_web.models import ApiToken
+from api.models import ApiToken
+from api.tokens import token_authenticate, token_create
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -107,11 +107,11 @@ def test_create_api_token_command_fails_for_unknown_user():
 
 def test_admin_lists_and_revokes_tokens(admin_client):
     new = token_create(user=UserFactory(username="dave"), name="t")
-    assert admin_client.get(reverse("admin:hardtests_web_apitoken_changelist")).status_code == 200
-    page = admin_client.get(reverse("admin:hardtests_web_apitoken_change", args=[new.token.pk]))
+    assert admin_client.get(reverse("admin:api_apitoken_changelist")).status_code == 200
+    page = admin_client.get(reverse("admin:api_apitoken_change", args=[new.token.pk]))
     assert page.status_code == 200 and new.secret not in page.content.decode()
     admin_client.post(
-        reverse("admin:hardtests_web_apitoken_changelist"),
+        reverse("admin:api_apitoken_changelist"),
         {"action": "revoke", "_selected_action": [new.token.pk]},
     )
     assert token_authenticate(new.secret) is None

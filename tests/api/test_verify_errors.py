@@ -27,7 +27,7 @@ def test_full_queue_is_503(api, ab_problem, fake_worker):
 
 @override_settings(HARDTESTS_API_SYNC_TIMEOUT_S=1)
 def test_no_answer_in_time_is_503_and_the_job_is_withdrawn(api, ab_problem, fake_worker):
-    from hardtests_web.api.connection import sandbox_queue
+    from api.connection import sandbox_queue
 
     response = api.post("/api/v1/verify", ITEM)
     assert response.status_code == 503 and response.json()["code"] == "timeout"

@@ -50,7 +50,7 @@ def test_a_malformed_variable_fails_loudly(tmp_path):
 def test_embedded_redis_starts_on_demand_is_shared_and_stops(tmp_path):
     code = (
         "import django; django.setup()\n"
-        "from hardtests_web.embedded import ensure_redis, stop_redis\n"
+        "from core.embedded import ensure_redis, stop_redis\n"
         "import redis; from django.conf import settings\n"
         "ensure_redis(); ensure_redis()\n"
         "r = redis.Redis.from_url(settings.REDIS_URL); r.set('k', 'v'); print(r.get('k').decode())\n"
@@ -65,7 +65,7 @@ def test_embedded_redis_starts_on_demand_is_shared_and_stops(tmp_path):
     )
     assert shared.stdout.strip() == "v"
     stopped = _run(
-        "import django; django.setup(); from hardtests_web.embedded import stop_redis; print(stop_redis())",
+        "import django; django.setup(); from core.embedded import stop_redis; print(stop_redis())",
         HARDTESTS_VAR_DIR=str(tmp_path),
     )
     assert stopped.stdout.strip() == "True"
@@ -86,3 +86,23 @@ def test_public_read_opens_pages_but_not_writes(client, settings):
     settings.HARDTESTS_PUBLIC_READ = True
     assert client.get("/").status_code == 200
     assert client.post("/").status_code == 302
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("demo", "expected_users"), [(True, 1), (False, 0)])
+def test_hardtests_demo_off_loads_problems_but_creates_no_logins(settings, demo, expected_users):
+    import json
+    from io import StringIO
+
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+
+    from problems.models import Problem
+
+    settings.HARDTESTS_DEMO = demo
+    out = StringIO()
+    call_command("load_demo", stdout=out)
+    summary = json.loads(out.getvalue())
+    assert Problem.objects.filter(source="demo").count() == summary["created"] > 0
+    assert ("users" in summary) == bool(expected_users)
+    assert get_user_model().objects.exists() == bool(expected_users)

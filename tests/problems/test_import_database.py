@@ -41,7 +41,7 @@ def test_first_malformed_row_aborts_and_nothing_is_written(tmp_path):
     good = _native_rows(3)
     path = jsonl(tmp_path / "rows.jsonl", [*good, {**NATIVE, "pid": ""}, *_native_rows(2)])
     before = db_counts()
-    with pytest.raises(ImportAborted, match=r"rows.jsonl:4: field 'pid' is empty \(nothing was imported\)"):
+    with pytest.raises(ImportAborted, match=r"rows.jsonl:4: pid: is empty \(nothing was imported\)"):
         dataset_import(format_name="native", paths=[str(path)])
     assert db_counts() == before
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from django.utils import timezone
 
-from hardtests_web.queues import get_queue
+from core.queues import get_queue
 from problems.jobs import SANDBOX_QUEUE, judging_requeue_orphans, judging_sweep_dead
 from problems.models import JudgingTask, TestSuite
 from problems.services import NewTest, suite_activate, suite_add_tests, suite_create

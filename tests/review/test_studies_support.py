@@ -45,7 +45,7 @@ def ensure_roles() -> None:
     """Transactional tests run after a flush that may have removed the groups a data migration made."""
     from django.contrib.auth.models import Group
 
-    from hardtests_web.permissions import ANNOTATORS, MAINTAINERS
+    from core.permissions import ANNOTATORS, MAINTAINERS
 
     for name in (MAINTAINERS, ANNOTATORS):
         Group.objects.get_or_create(name=name)

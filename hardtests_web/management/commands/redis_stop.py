@@ -4,7 +4,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from hardtests_web.embedded import stop_redis
+from core.embedded import stop_redis
 
 
 class Command(BaseCommand):

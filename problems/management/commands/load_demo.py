@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from problems.demo import demo_load, demo_users_ensure
@@ -16,6 +17,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         summary: dict[str, Any] = demo_load()
-        if not options["no_users"]:
+        # Production sets HARDTESTS_DEMO=0: demo problems may be wanted there, known passwords never.
+        if not options["no_users"] and settings.HARDTESTS_DEMO:
             summary["users"] = [{"username": u, "password": p, "role": r} for u, p, r in demo_users_ensure()]
         self.stdout.write(json.dumps(summary))

@@ -73,7 +73,7 @@ class Command(BaseCommand):
             import django_rq
             from rq import Worker
 
-            from hardtests_web.embedded import ensure_redis
+            from core.embedded import ensure_redis
             from problems.jobs import SANDBOX_QUEUE
 
             ensure_redis()

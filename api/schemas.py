@@ -1,0 +1,194 @@
+"""Request and response shapes of /api/v1/ (they are the OpenAPI schema clients see)."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Annotated, Literal
+
+from ninja import Field, Schema
+from pydantic import AfterValidator, StringConstraints
+
+MAX_INT = 2**31 - 1
+
+
+def _clean(value: str) -> str:
+    # JSON can carry lone surrogates and NUL; neither can be stored, compiled or queried
+    # (PostgreSQL refuses NUL, UTF-8 refuses surrogates), so they are bad input, not a 500.
+    if "\x00" in value:
+        raise ValueError("must not contain NUL characters")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("must be valid Unicode (no lone surrogates)") from None
+    return value
+
+
+# The pattern puts "no NUL" in the OpenAPI schema too, so clients (and fuzzers) know it.
+CleanStr = Annotated[str, StringConstraints(pattern=r"^[^\x00]*$"), AfterValidator(_clean)]
+Language = Literal["python3", "cpp", "java"]
+Mode = Literal["fail_fast", "all"]
+TestVerdict = Literal["AC", "WA", "TLE", "MLE", "RE", "OLE", "CE", "SE"]
+
+
+class Error(Schema):
+    code: str = Field(description="machine-readable reason, e.g. not_found, rate_limited, too_large")
+    detail: str = Field(description="a sentence for people")
+
+
+class ValidationErrorItem(Schema):
+    loc: list[str]
+    msg: str
+    type: str
+
+
+class ValidationErrorOut(Error):
+    errors: list[ValidationErrorItem] = []
+
+
+class VerifyIn(Schema):
+    problem: CleanStr = Field(
+        min_length=1, max_length=300, description="the problem's pid, or source:pid when the pid is ambiguous"
+    )
+    language: Language
+    code: CleanStr = Field(
+        min_length=1, description="the program's source; at most HARDTESTS_API_MAX_CODE_KB KiB of UTF-8 (else 413)"
+    )
+    mode: Mode = Field("fail_fast", description="fail_fast stops at the first failing test; all runs every test")
+    suite: int | None = Field(
+        None, ge=1, le=MAX_INT, description="a suite version of this problem; default: the active suite"
+    )
+
+
+class TestOut(Schema):
+    index: int = Field(description="position in run order (hacking tests first)")
+    ordinal: int = Field(description="the test's number within its suite")
+    kind: str
+    verdict: TestVerdict
+    time_ms: int
+    wall_ms: int
+    memory_kb: int
+
+
+class VerifyOut(Schema):
+    reward: Literal[0, 1] = Field(description="1 when every test passed, else 0")
+    pass_fraction: float = Field(description="passed / total; in fail_fast mode a lower bound")
+    verdict: TestVerdict = Field(description="AC, or the verdict of the first failing test")
+    passed: int
+    total: int
+    complete: bool = Field(description="every test ran (mode all, or all passed)")
+    tests: list[TestOut]
+    suite_version: int
+    suite_origin: str
+    message: str = Field(description="compiler output or stderr of the first failure, truncated")
+    judge_ms: int = Field(description="time spent judging on the worker")
+    elapsed_ms: int = Field(description="time the API spent on the request, queueing included")
+
+
+class BatchIn(Schema):
+    items: list[VerifyIn] = Field(min_length=1, description="at most HARDTESTS_API_BATCH_MAX programs")
+
+
+class BatchItemOut(Schema):
+    index: int
+    status: Literal["queued", "running", "finished", "error"] = Field(
+        description="error: the worker could not judge this item (infrastructure); it has no result, no reward"
+    )
+    result: VerifyOut | None = None
+    error: str | None = None
+
+
+class BatchOut(Schema):
+    job_id: str
+    status: Literal["pending", "finished"] = Field(description="finished when every item has a result")
+    done: int
+    total: int
+    items: list[BatchItemOut]
+
+
+class DifficultyOut(Schema):
+    source: str
+    level: str
+    score: float | None = None
+
+
+class SuiteBrief(Schema):
+    version: int
+    origin: str
+    status: str
+    test_count: int
+    activated_at: datetime | None = None
+
+
+class ProblemBrief(Schema):
+    ref: str = Field(description="source:pid, unambiguous everywhere a problem is named")
+    source: str
+    pid: str
+    title: str
+    platform: str
+    time_limit_ms: int
+    memory_limit_mb: int
+    tags: list[str]
+    difficulties: list[DifficultyOut]
+    active_suite: SuiteBrief | None = Field(None, description="the suite POST /verify uses by default")
+
+
+class ProblemPage(Schema):
+    count: int
+    limit: int
+    offset: int
+    items: list[ProblemBrief]
+
+
+class SampleOut(Schema):
+    input: str
+    output: str
+
+
+class ProblemOut(ProblemBrief):
+    statement: str
+    url: str
+    contest_date: date | None = None
+    samples: list[SampleOut]
+    suites: list[SuiteBrief] = Field(description="complete suites (active and superseded), newest first")
+
+
+class SuiteTestOut(Schema):
+    index: int
+    ordinal: int
+    kind: str
+    input_size: int
+    output_size: int
+    input: str | None = Field(None, description="with include=tests")
+    output: str | None = Field(None, description="with include=tests")
+
+
+class SuiteOut(SuiteBrief):
+    problem: str = Field(description="source:pid")
+    counts_by_kind: dict[str, int]
+    total_bytes: int
+    time_limit_ms: int
+    memory_limit_mb: int
+    output_judge: str | None = Field(
+        None, description="Python defining output_judging_function(input, candidate, reference), if the suite has one"
+    )
+    test_offset: int
+    test_limit: int
+    tests: list[SuiteTestOut] = Field(description="in run order (hacking first); bodies only with include=tests")
+
+
+class ProblemQuery(Schema):
+    source: CleanStr | None = Field(None, max_length=50)
+    platform: CleanStr | None = Field(None, max_length=50)
+    tag: CleanStr | None = Field(None, max_length=100)
+    difficulty: CleanStr | None = Field(None, max_length=50, description="a difficulty level, any rater")
+    q: CleanStr | None = Field(None, max_length=200, description="substring of the pid or title")
+    has_suite: bool | None = Field(None, description="only problems with (true) or without (false) an active suite")
+    limit: int = Field(50, ge=1, le=200)
+    offset: int = Field(0, ge=0, le=MAX_INT)
+
+
+class SuiteQuery(Schema):
+    version: int | None = Field(None, ge=1, le=MAX_INT, description="default: the active suite")
+    include: Literal["tests"] | None = Field(None, description="'tests' adds each test's input and output")
+    test_offset: int = Field(0, ge=0, le=MAX_INT)
+    test_limit: int = Field(100, ge=1, le=1000)

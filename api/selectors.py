@@ -1,0 +1,145 @@
+"""Reads of the API: resolving a problem reference, suites, pages of problems."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
+
+from api.errors import BadRequest, NotFound
+from problems.blobs import blob_pairs
+from problems.judging import KIND_ORDER, ORIGIN_PREFERENCE, suite_for_judging
+from problems.models import Problem, ProblemAlias, TestSuite
+
+# Suites a client may name by version: complete ones. Building and failed suites are
+# never judged against.
+COMPLETE = (TestSuite.Status.ACTIVE, TestSuite.Status.SUPERSEDED)
+
+
+def problem_ref(problem: Problem) -> str:
+    return f"{problem.source}:{problem.pid}"
+
+
+def problem_resolve(ref: str) -> Problem:
+    """The problem named by a bare pid, a source:pid, or a mirror's (alias) pid.
+
+    A pid is unique only within its source, so a bare pid that several sources share is
+    refused with 400 naming the refs to use instead of picking one silently.
+    """
+    if not ref or "\x00" in ref or len(ref) > 300:
+        raise NotFound(f"no problem {ref[:300]!r}")
+    matches = list(Problem.objects.filter(pid=ref).order_by("source")[:6])
+    if len(matches) == 1:
+        return matches[0]
+    if len(matches) > 1:
+        refs = ", ".join(problem_ref(p) for p in matches[:5])
+        raise BadRequest(
+            f"pid {ref!r} names problems in several sources; use source:pid, one of: {refs}", code="ambiguous"
+        )
+    if ":" in ref:
+        source, pid = ref.split(":", 1)
+        problem = Problem.objects.filter(source=source, pid=pid).first()
+        if problem is not None:
+            return problem
+        alias = ProblemAlias.objects.select_related("problem").filter(source=source, pid=pid).first()
+        if alias is not None:
+            return alias.problem
+    aliases = list(ProblemAlias.objects.select_related("problem").filter(pid=ref)[:2])
+    if len({a.problem_id for a in aliases}) == 1:
+        return aliases[0].problem
+    raise NotFound(f"no problem {ref!r}")
+
+
+def suite_resolve(problem: Problem, version: int | None) -> TestSuite:
+    """The suite to judge against: the given version (complete), else the active one."""
+    if version is None:
+        suite = suite_for_judging(problem)
+        if suite is None:
+            raise NotFound(f"problem {problem_ref(problem)} has no active test suite", code="no_active_suite")
+        return suite
+    suite = (
+        problem.suites.filter(version=version, status__in=COMPLETE).select_related("output_judge").first()
+    )
+    if suite is None:
+        raise NotFound(f"problem {problem_ref(problem)} has no complete suite version {version}", code="no_suite")
+    return suite
+
+
+def preferred_active(suites: list[TestSuite]) -> TestSuite | None:
+    """Among a problem's active suites (prefetched), the one judging uses."""
+    by_origin = {s.origin: s for s in suites}
+    for origin in ORIGIN_PREFERENCE:
+        if origin in by_origin:
+            return by_origin[origin]
+    return None
+
+
+@dataclass(frozen=True)
+class ProblemFilters:
+    source: str | None = None
+    platform: str | None = None
+    tag: str | None = None
+    difficulty: str | None = None
+    q: str | None = None
+    has_suite: bool | None = None
+
+
+def problem_page(filters: ProblemFilters, *, limit: int, offset: int) -> tuple[int, list[Problem]]:
+    qs: QuerySet[Problem] = Problem.objects.all()
+    if filters.source:
+        qs = qs.filter(source=filters.source)
+    if filters.platform:
+        qs = qs.filter(platform=filters.platform)
+    if filters.tag:
+        qs = qs.filter(tags__name=filters.tag)
+    if filters.difficulty:
+        qs = qs.filter(difficulties__level=filters.difficulty)
+    if filters.q:
+        qs = qs.filter(Q(pid__icontains=filters.q) | Q(title__icontains=filters.q))
+    if filters.has_suite is not None:
+        active = TestSuite.objects.filter(problem=OuterRef("pk"), status=TestSuite.Status.ACTIVE)
+        qs = qs.filter(Exists(active)) if filters.has_suite else qs.exclude(Exists(active))
+    # tag and difficulty joins can repeat a problem; ids keep paging stable.
+    qs = qs.distinct().order_by("id")
+    count = qs.count()
+    rows = list(
+        qs.prefetch_related(
+            "tags",
+            "difficulties",
+            Prefetch(
+                "suites", queryset=TestSuite.objects.filter(status=TestSuite.Status.ACTIVE), to_attr="active_suites"
+            ),
+        )[offset : offset + limit]
+    )
+    return count, rows
+
+
+def problem_complete_suites(problem: Problem) -> list[TestSuite]:
+    return list(problem.suites.filter(status__in=COMPLETE).order_by("-version"))
+
+
+def suite_tests(suite: TestSuite, *, offset: int, limit: int, bodies: bool) -> list[dict[str, Any]]:
+    """A page of the suite's tests in run order (the order judging uses), bodies on request."""
+    rows = list(
+        suite.tests.values("ordinal", "kind", "input_sha256", "output_sha256", "input_size", "output_size")
+    )
+    rows.sort(key=lambda r: (KIND_ORDER.get(r["kind"], 9), r["ordinal"]))
+    rows = rows[offset : offset + limit]
+    # One query per page for the inline bodies, not one per body.
+    pairs = blob_pairs((r["input_sha256"], r["output_sha256"]) for r in rows) if bodies else None
+    page = []
+    for index, row in enumerate(rows, start=offset):
+        item: dict[str, Any] = {
+            "index": index,
+            "ordinal": row["ordinal"],
+            "kind": row["kind"],
+            "input_size": row["input_size"],
+            "output_size": row["output_size"],
+        }
+        if pairs is not None:
+            inp, out = next(pairs)
+            item["input"] = inp.decode("utf-8", errors="replace")
+            item["output"] = out.decode("utf-8", errors="replace")
+        page.append(item)
+    return page

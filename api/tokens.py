@@ -1,0 +1,94 @@
+"""API token services: create (the secret is returned once), revoke, authenticate.
+
+A token reads `htk_<prefix>_<secret>`: the prefix (12 hex characters, stored in clear)
+finds the row, and the SHA-256 of the whole token is compared in constant time. The
+secret carries 256 random bits, so a fast hash is enough: nobody can brute-force it,
+and authentication stays one indexed query per request.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.db.models import Q
+from django.utils import timezone
+
+from api.models import ApiToken
+
+SCHEME = "htk"
+_HEX = frozenset("0123456789abcdef")
+# last_used_at is informative; writing it on every call would make each API request a
+# database write, so it is refreshed at most once per this interval.
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+
+
+@dataclass(frozen=True)
+class NewToken:
+    token: ApiToken
+    secret: str  # the full bearer token; shown once, never stored
+
+
+def _digest(raw: str) -> str:
+    return hashlib.sha256(raw.encode("utf-8")).hexdigest()
+
+
+def _split(raw: str) -> str | None:
+    """The prefix of a well-formed token, else None."""
+    parts = raw.split("_", 2)  # the secret itself may contain "_"
+    if len(parts) != 3 or parts[0] != SCHEME or not parts[2]:
+        return None
+    # Checked before any query: a header may carry anything, including NUL bytes that
+    # PostgreSQL refuses in a parameter.
+    if len(parts[1]) != 12 or any(c not in _HEX for c in parts[1]):
+        return None
+    return parts[1]
+
+
+def token_create(*, user: Any, name: str, rate_limit_per_minute: int | None = None) -> NewToken:
+    prefix = secrets.token_hex(6)
+    raw = f"{SCHEME}_{prefix}_{secrets.token_urlsafe(32)}"
+    token = ApiToken.objects.create(
+        user=user,
+        name=name.strip()[:100] or "token",
+        prefix=prefix,
+        secret_sha256=_digest(raw),
+        rate_limit_per_minute=rate_limit_per_minute,
+    )
+    return NewToken(token=token, secret=raw)
+
+
+def token_revoke(*, token: ApiToken) -> bool:
+    """Revoke now; True if this call revoked it (False if it already was)."""
+    now = timezone.now()
+    changed = ApiToken.objects.filter(pk=token.pk, revoked_at__isnull=True).update(revoked_at=now)
+    if changed:
+        token.revoked_at = now
+    return bool(changed)
+
+
+def token_authenticate(raw: str) -> ApiToken | None:
+    """The active token whose secret is `raw`, or None. Never logs `raw`."""
+    prefix = _split(raw.strip())
+    if prefix is None:
+        return None
+    token = (
+        ApiToken.objects.select_related("user")
+        .filter(prefix=prefix, revoked_at__isnull=True, user__is_active=True)
+        .first()
+    )
+    # Hash and compare even when no row matched, so timing does not tell which prefixes exist.
+    expected = token.secret_sha256 if token is not None else "0" * 64
+    if not hmac.compare_digest(_digest(raw.strip()), expected) or token is None:
+        return None
+    now = timezone.now()
+    if token.last_used_at is None or now - token.last_used_at > LAST_USED_RESOLUTION:
+        ApiToken.objects.filter(pk=token.pk).filter(
+            Q(last_used_at__isnull=True) | Q(last_used_at__lt=now - LAST_USED_RESOLUTION)
+        ).update(last_used_at=now)
+        token.last_used_at = now
+    return token

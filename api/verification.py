@@ -1,0 +1,238 @@
+"""Verifying programs on the `sandbox` RQ workers: check capacity, enqueue, wait for results.
+
+The web process never runs a program. It enqueues problems.jobs.judge_code_job (the same
+judging the rest of the app uses: hacking tests first, compile cache, cached suite
+bodies) and blocks on the jobs' RQ result streams with one XREAD, so a result is
+returned the moment a worker writes it, without polling.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from redis import Redis
+from redis.exceptions import RedisError
+from rq import Queue
+from rq.job import Job, JobStatus
+from rq.results import Result
+from rq.worker import Worker
+
+from api.conf import api_setting
+from api.connection import redis_connection, sandbox_queue
+from api.errors import NotFound, PayloadTooLarge, Unavailable
+from api.selectors import problem_resolve, suite_resolve
+from core.queues import worker_health_read
+from problems.models import Problem, TestSuite
+
+# By dotted path, so the web process needs only the name of the worker-side function
+# (problems.jobs.judge_code_job(problem_id, suite_id, language, code, mode) -> dict).
+JUDGE_JOB = "problems.jobs.judge_code_job"
+BATCH_KEY = "hardtests:api:batch:{id}"
+# A finished single verification is read at once; keep its result only briefly.
+SYNC_RESULT_TTL_S = 60
+
+
+@dataclass(frozen=True)
+class Verification:
+    problem: Problem
+    suite: TestSuite
+    language: str
+    code: str
+    mode: str
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What became of one enqueued verification, as the API reports it."""
+
+    # queued, running, finished, or error: the worker could not judge (an infrastructure
+    # failure: storage or database unreadable, a crash), which is never a verdict on the program.
+    status: str
+    result: dict[str, Any] | None = None
+    error: str | None = None
+    finished_at: float | None = None  # when the worker stored the result (epoch seconds)
+
+
+def verification_prepare(*, problem: str, language: str, code: str, mode: str, suite: int | None) -> Verification:
+    """Check one request's limits and resolve its problem and suite (400 / 404 / 413)."""
+    limit_kb = api_setting("HARDTESTS_API_MAX_CODE_KB")
+    size = len(code.encode("utf-8"))
+    if size > limit_kb * 1024:
+        raise PayloadTooLarge(f"code is {size} bytes; the limit is {limit_kb} KiB", code="code_too_large")
+    found = problem_resolve(problem)
+    return Verification(found, suite_resolve(found, suite), language, code, mode)
+
+
+def _enqueue(items: list[Verification], *, queued_ttl: int, result_ttl: int) -> list[Job]:
+    """Refuse with 503 when no worker listens or the queue is full; else enqueue all in one round trip."""
+    queue = sandbox_queue()
+    try:
+        workers = Worker.count(queue=queue, connection=queue.connection)
+        backlog = queue.count
+        if workers == 0:
+            raise Unavailable("no sandbox worker is running; try again later", code="no_workers", retry_after_s=30)
+        _refuse_if_no_worker_can_judge(queue)
+        limit = api_setting("HARDTESTS_API_QUEUE_MAX")
+        if backlog + len(items) > limit:
+            raise Unavailable(
+                f"the sandbox queue is full ({backlog} jobs waiting); try again later", code="queue_full"
+            )
+        job_timeout = api_setting("HARDTESTS_API_JOB_TIMEOUT_S")
+        return queue.enqueue_many(
+            [
+                Queue.prepare_data(
+                    JUDGE_JOB,
+                    args=(v.problem.pk, v.suite.pk, v.language, v.code, v.mode),
+                    timeout=job_timeout,
+                    # A job nobody picked up within this time is dropped by RQ: its caller gave up.
+                    ttl=queued_ttl,
+                    result_ttl=result_ttl,
+                    failure_ttl=result_ttl,
+                    description=f"api verify {v.language} on {v.problem.source}:{v.problem.pid} v{v.suite.version}",
+                )
+                for v in items
+            ]
+        )
+    except RedisError as exc:
+        raise Unavailable("the job queue (Redis) is unavailable", code="redis_unavailable") from exc
+
+
+def _refuse_if_no_worker_can_judge(queue: Queue) -> None:
+    """503 naming the cause when every worker of the queue reports it cannot reach the
+    database or the test storage (workers that publish no health count as able)."""
+    names = [key.split(":", 2)[-1] for key in (k.decode() if isinstance(k, bytes) else k
+                                                for k in Worker.all_keys(queue=queue))]
+    health = worker_health_read(queue.connection, names)
+    if names and all(name in health and not health[name].get("ok", True) for name in names):
+        reasons = sorted({p for name in names for p in health[name].get("problems", [])})
+        raise Unavailable(f"no sandbox worker can judge now: {'; '.join(reasons)[:1000]}",
+                          code="workers_unhealthy", retry_after_s=30)
+
+
+def _wait(connection: Redis, job_ids: list[str], timeout_s: float) -> dict[str, Result]:
+    """Block until every job has a result or the timeout passes; the results that arrived."""
+    pending = set(job_ids)
+    results: dict[str, Result] = {}
+    deadline = time.monotonic() + timeout_s
+    while pending:
+        remaining_ms = int((deadline - time.monotonic()) * 1000)
+        if remaining_ms <= 0:
+            break
+        # One XREAD on every pending job's result stream returns as soon as any is written.
+        streams = {Result.get_key(job_id): "0-0" for job_id in pending}
+        response = connection.xread(streams, block=remaining_ms)
+        for key, entries in response or []:
+            job_id = (key.decode() if isinstance(key, bytes) else key).rsplit(":", 1)[-1]
+            result_id, payload = entries[-1]
+            results[job_id] = Result.restore(job_id, result_id.decode(), payload, connection=connection)
+            pending.discard(job_id)
+    return results
+
+
+def _outcome(result: Result | None, job: Job | None) -> Outcome:
+    if result is not None:
+        finished_at = result.created_at.timestamp() if result.created_at else None
+        if result.type == Result.Type.SUCCESSFUL and isinstance(result.return_value, dict):
+            value = result.return_value
+            if value.get("verdict") == "SE":
+                # The sandbox could not run the program as it must (an internal error): no verdict.
+                reason = (value.get("message") or "no reason given").strip()[-500:]
+                return Outcome("error", error=f"sandbox error on the worker: {reason}", finished_at=finished_at)
+            return Outcome("finished", result=value, finished_at=finished_at)
+        last_line = (result.exc_string or "").strip().splitlines()[-1:] or [result.type.name.lower()]
+        return Outcome("error", error=f"judging failed on the worker: {last_line[0][:500]}", finished_at=finished_at)
+    if job is None:
+        return Outcome("error", error="the job expired before a worker took it")
+    status = job.get_status(refresh=False)
+    if status in (JobStatus.STARTED,):
+        return Outcome("running")
+    if status in (JobStatus.QUEUED, JobStatus.DEFERRED, JobStatus.SCHEDULED, None):
+        return Outcome("queued")
+    return Outcome("error", error=f"the job ended as {status}")
+
+
+def verify_one(item: Verification) -> Outcome:
+    """Run one verification and wait for it (503 when no worker answers within the timeout,
+    or when the worker could not judge it)."""
+    timeout_s = api_setting("HARDTESTS_API_SYNC_TIMEOUT_S")
+    [job] = _enqueue([item], queued_ttl=max(1, timeout_s), result_ttl=SYNC_RESULT_TTL_S)
+    try:
+        results = _wait(job.connection, [job.id], timeout_s)
+    except RedisError as exc:
+        raise Unavailable("the job queue (Redis) is unavailable", code="redis_unavailable") from exc
+    if job.id not in results:
+        try:
+            # Nobody will read a late answer: take the job off the queue if no worker has
+            # taken it yet (a no-op once a worker has; that run is bounded by the job timeout).
+            sandbox_queue().remove(job.id)
+        except RedisError:
+            pass
+        raise Unavailable(
+            f"no sandbox worker finished the verification within {timeout_s} s", code="timeout", retry_after_s=10
+        )
+    outcome = _outcome(results[job.id], job)
+    if outcome.status == "error":
+        # Reward 0 here would teach a training loop that a correct program is wrong.
+        raise Unavailable(outcome.error or "the worker could not judge the program", code="judging_error")
+    return outcome
+
+
+# -- batches ------------------------------------------------------------------
+
+
+def batch_start(items: list[Verification], *, owner_id: int) -> tuple[str, list[Outcome], list[dict[str, Any]]]:
+    """Enqueue every item, record the batch for GET /jobs/{id}, wait up to the sync timeout."""
+    keep_s = api_setting("HARDTESTS_API_RESULT_TTL_S")
+    jobs = _enqueue(items, queued_ttl=keep_s, result_ttl=keep_s)
+    batch_id = uuid.uuid4().hex
+    record = {
+        "owner": owner_id,
+        "created": time.time(),
+        "jobs": [job.id for job in jobs],
+        "suites": [{"version": v.suite.version, "origin": v.suite.origin, "total": v.suite.test_count} for v in items],
+    }
+    try:
+        connection = redis_connection()
+        connection.set(BATCH_KEY.format(id=batch_id), json.dumps(record), ex=keep_s)
+    except RedisError as exc:
+        raise Unavailable("the job queue (Redis) is unavailable", code="redis_unavailable") from exc
+    return batch_id, batch_poll(record, wait_s=api_setting("HARDTESTS_API_SYNC_TIMEOUT_S")), record["suites"]
+
+
+def batch_load(batch_id: str, *, owner_id: int) -> dict[str, Any]:
+    """The batch record, or 404 when it is unknown, expired, or someone else's."""
+    if not batch_id.isalnum() or len(batch_id) != 32:
+        raise NotFound(f"no job {batch_id[:64]!r}")
+    try:
+        raw = redis_connection().get(BATCH_KEY.format(id=batch_id))
+    except RedisError as exc:
+        raise Unavailable("the job queue (Redis) is unavailable", code="redis_unavailable") from exc
+    record = json.loads(raw) if raw else None
+    # Someone else's batch answers exactly like a missing one, so ids cannot be probed.
+    if record is None or record.get("owner") != owner_id:
+        raise NotFound(f"no job {batch_id!r} (unknown, expired, or not yours)")
+    return record
+
+
+def batch_poll(record: dict[str, Any], *, wait_s: float = 0) -> list[Outcome]:
+    connection = redis_connection()
+    job_ids: list[str] = record["jobs"]
+    try:
+        results = _wait(connection, job_ids, wait_s) if wait_s > 0 else {}
+        missing = [job_id for job_id in job_ids if job_id not in results]
+        if missing and wait_s <= 0:
+            # Non-blocking read of whatever results exist now.
+            for job_id in missing:
+                entries = connection.xrevrange(Result.get_key(job_id), "+", "-", count=1)
+                if entries:
+                    result_id, payload = entries[0]
+                    results[job_id] = Result.restore(job_id, result_id.decode(), payload, connection=connection)
+            missing = [job_id for job_id in job_ids if job_id not in results]
+        jobs = dict(zip(missing, Job.fetch_many(missing, connection=connection), strict=True)) if missing else {}
+    except RedisError as exc:
+        raise Unavailable("the job queue (Redis) is unavailable", code="redis_unavailable") from exc
+    return [_outcome(results.get(job_id), jobs.get(job_id)) for job_id in job_ids]

@@ -1,0 +1,113 @@
+"""The embedded Redis server used when REDIS_URL is unset.
+
+A real redis-server (Debian's package, installed by `make run`) listens on a unix socket
+under var/redis/, so the web process, the RQ workers and management commands share it
+without a port. The first process that needs it starts it (under a file lock, so two
+workers starting together do not race), and `make run` stops it on Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import redis
+from django.conf import settings
+
+
+class EmbeddedRedisError(RuntimeError):
+    pass
+
+
+def _client(socket: Path) -> redis.Redis:
+    return redis.Redis(unix_socket_path=str(socket), socket_connect_timeout=1, socket_timeout=5)
+
+
+def _answers(socket: Path) -> bool:
+    if not socket.exists():
+        return False
+    try:
+        return bool(_client(socket).ping())
+    except redis.RedisError:
+        return False
+
+
+def embedded_redis_enabled() -> bool:
+    return not settings.REDIS_URL_FROM_ENV
+
+
+def start_redis_server(directory: Path, *, daemonize: bool) -> subprocess.Popen[bytes] | None:
+    """Start redis-server on directory/redis.sock; return the child when not daemonized."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        raise EmbeddedRedisError(
+            "redis-server is not installed: run `make run` as root (it installs the Debian package "
+            "redis-server), or `apt-get install redis-server`, or set REDIS_URL to an existing Redis."
+        )
+    directory.mkdir(parents=True, exist_ok=True)
+    socket = directory / "redis.sock"
+    # No TCP port and no persistence: the database, not Redis, is the record of every run.
+    args = [
+        binary,
+        "--port", "0",
+        "--unixsocket", str(socket),
+        "--unixsocketperm", "700",
+        "--dir", str(directory),
+        "--save", "",
+        "--appendonly", "no",
+        "--pidfile", str(directory / "redis.pid"),
+        "--logfile", str(directory / "redis.log"),
+        "--daemonize", "yes" if daemonize else "no",
+    ]
+    if daemonize:
+        subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
+        child = None
+    else:
+        # Own session, so a terminal's Ctrl-C does not stop Redis before the workers are done.
+        child = subprocess.Popen(args, stdout=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 10
+    while not _answers(socket):
+        if time.monotonic() > deadline:
+            if child is not None:
+                # Nobody else knows about this server: do not leave it running.
+                child.kill()
+                child.wait(timeout=10)
+            raise EmbeddedRedisError(f"redis-server did not answer on {socket}; see {directory / 'redis.log'}")
+        if child is not None and child.poll() is not None:
+            raise EmbeddedRedisError(f"redis-server exited with {child.returncode}; see {directory / 'redis.log'}")
+        time.sleep(0.02)
+    return child
+
+
+def ensure_redis(*, daemonize: bool = True) -> subprocess.Popen[bytes] | None:
+    """Make sure the configured Redis answers, starting the embedded one if needed."""
+    if not embedded_redis_enabled():
+        return None
+    directory = Path(settings.EMBEDDED_REDIS_DIR)
+    socket = Path(settings.EMBEDDED_REDIS_SOCKET)
+    if _answers(socket):
+        return None
+    directory.mkdir(parents=True, exist_ok=True)
+    with open(directory / "start.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if _answers(socket):
+            return None
+        socket.unlink(missing_ok=True)
+        return start_redis_server(directory, daemonize=daemonize)
+
+
+def stop_redis() -> bool:
+    """Shut the embedded server down; True when one was running."""
+    if not embedded_redis_enabled():
+        return False
+    socket = Path(settings.EMBEDDED_REDIS_SOCKET)
+    if not _answers(socket):
+        return False
+    try:
+        _client(socket).shutdown(nosave=True)
+    except redis.ConnectionError:
+        pass  # shutdown closes the connection under us: that is success
+    return True
