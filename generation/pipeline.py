@@ -25,6 +25,7 @@ from generation.materialise import (
 )
 from generation.models import FailureReason, GenerationRun
 from generation.preflight import Preflight, preflight
+from generation.refine.repair import generators_repair
 from generation.runs import RunRecorder, run_fail
 from problems.blobs import blob_sha256
 from problems.models import Solution, TestKit, TestSuite
@@ -136,6 +137,7 @@ def execute(run_id: int) -> GenerationRun:
         session = None
         if run.mode == GenerationRun.Mode.FROM_SCRATCH:
             kit, session = llm_kit(run, rec, sb, flight)
+            kit = generators_repair(run, rec, sb, kit, session)
         else:
             kit = _kit_for(run)
             rec.log(f"materialising kit v{kit.version} ({kit.get_origin_display()})")
