@@ -19,6 +19,7 @@ from django.views.decorators.http import require_POST
 from core.htmx import STOP_POLLING, htmx_target
 from core.permissions import require_maintainer
 from generation.models import GenerationRun, LLMCall
+from generation.refine import round_rows
 from generation.runs import stale_after_s
 from problems.forms import KitEditForm, RegenerateForm
 from problems.models import Problem, TestKit
@@ -85,6 +86,7 @@ def _run_context(run: GenerationRun) -> dict[str, Any]:
         "count_rows": counts_rows,
         "stages": stages,
         "calls": list(run.llm_calls.defer("messages", "reply")),
+        "rounds": round_rows(run),
     }
 
 
