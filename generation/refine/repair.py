@@ -18,11 +18,11 @@ from django.conf import settings
 from django.db import transaction
 
 from generation import prompting
-from generation.asking import Conversation, ask
+from generation.asking import Conversation, RunFailed, ask
 from generation.materialise.batching import call_many
 from generation.materialise.inputs import GeneratorJob, generator_jobs, run_checker_calls
 from generation.materialise.types import SandboxClock, generator_limits
-from generation.models import GenerationRun
+from generation.models import FailureReason, GenerationRun
 from generation.parsing import (
     INPUTS_KEYS,
     InputsReply,
@@ -176,8 +176,15 @@ def generators_repair(run: GenerationRun, rec: RunRecorder, sb: Sandbox, kit: Te
             "regular_code": kit.regular_generator.rstrip() or "(none)",
             "hacking_code": kit.hacking_generator.rstrip() or "(none)",
         })
-        changed, _ = ask(run, rec, purpose=f"repair{number}", prompt_version=REPAIR_PROMPT,
-                         messages=messages, parse=parse_repair_reply)
+        try:
+            changed, _ = ask(run, rec, purpose=f"repair{number}", prompt_version=REPAIR_PROMPT,
+                             messages=messages, parse=parse_repair_reply)
+        except RunFailed as exc:
+            if exc.reason == FailureReason.CANCELLED:
+                raise
+            # The kit still works without the broken generators; a failed repair is not a failed run.
+            rec.log(f"repair round {number} failed ({exc.reason}): {str(exc).splitlines()[0][:300]}")
+            break
         kit = _kit_from(run, kit, changed, number, "repair", [b.function for b in broken])
         if session is not None and isinstance(session.inputs, InputsReply):
             # A later judge repair rebuilds the kit from the session: keep the repaired generators.

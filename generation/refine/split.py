@@ -64,3 +64,27 @@ def candidate_split(problem: Problem) -> Split:
         tuning += ranked[count:]
     return Split(sorted(tuning, key=lambda s: s.pk), sorted(held, key=lambda s: s.pk),
                  f"{len(tuning)} tuning and {len(held)} held-out candidate(s) (held-out share {share:g})")
+
+
+UNSPLIT = "unsplit"
+SPLITS = (HELD_OUT, TUNING, "all", "both")
+
+
+def candidate_sides(problems) -> dict[int, str]:
+    """solution pk -> tuning, held_out, or unsplit (its problem has too few labelled candidates)."""
+    sides: dict[int, str] = {}
+    for problem in problems:
+        split = candidate_split(problem)
+        if not split.held_out:
+            sides.update({s.pk: UNSPLIT for s in split.tuning})
+            continue
+        sides.update({s.pk: TUNING for s in split.tuning})
+        sides.update({s.pk: HELD_OUT for s in split.held_out})
+    return sides
+
+
+def split_keeps(side: str | None, split: str) -> bool:
+    """Whether a candidate on `side` counts in a report on `split` (unsplit problems count in both)."""
+    if split in ("all", "both"):
+        return True
+    return side in (split, UNSPLIT)

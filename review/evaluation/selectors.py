@@ -79,14 +79,21 @@ def origins_check(origins: Iterable[str]) -> list[str]:
     return chosen
 
 
-def evaluation_candidates(*, problems: QuerySet[Problem]) -> list[Solution]:
-    """Candidates with a known gold verdict, in a language the sandbox runs."""
-    return list(
+def evaluation_candidates(*, problems: QuerySet[Problem], split: str = "all") -> list[Solution]:
+    """Candidates with a known gold verdict, in a language the sandbox runs, on the chosen side of
+    the tuning/held-out split (generation.refine.split; "all" and "both" keep every one)."""
+    from generation.refine.split import candidate_sides, split_keeps
+
+    candidates = list(
         Solution.objects.filter(problem__in=problems, role=Solution.Role.CANDIDATE, language__in=SUPPORTED_LANGUAGES)
         .exclude(gold_verdict=Solution.GoldVerdict.UNKNOWN)
         .select_related("problem")
         .order_by("problem__pid", "id")
     )
+    if split in ("all", "both"):
+        return candidates
+    sides = candidate_sides(problems)
+    return [c for c in candidates if split_keeps(sides.get(c.pk), split)]
 
 
 def evaluation_suites(*, problems: QuerySet[Problem], origins: Sequence[str]) -> list[TestSuite]:
@@ -119,9 +126,9 @@ class Pairs:
         return [(s, t) for s, t in self.wanted if (s.pk, t.pk) not in self.current]
 
 
-def evaluation_pairs(*, problems: QuerySet[Problem], origins: Sequence[str]) -> Pairs:
+def evaluation_pairs(*, problems: QuerySet[Problem], origins: Sequence[str], split: str = "all") -> Pairs:
     """Every (candidate, suite) of the same problem, and the current verdicts among them."""
-    candidates = evaluation_candidates(problems=problems)
+    candidates = evaluation_candidates(problems=problems, split=split)
     suites = evaluation_suites(problems=problems, origins=origins)
     suites_of: dict[int, list[TestSuite]] = defaultdict(list)
     for suite in suites:

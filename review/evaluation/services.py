@@ -23,11 +23,14 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from generation.refine.report import refinement_section, split_section
+from generation.refine.split import HELD_OUT, TUNING
 from problems.blobs import blobs_get
 from problems.models import JudgingTask, Problem, Solution, TestSuite
 from review.evaluation import metrics
 from review.evaluation.redundancy import LCS_RATIO, LENGTH_RATIO, NearDuplicates, near_duplicates
 from review.evaluation.selectors import (
+    EvaluationInputError,
     Pairs,
     evaluation_outcomes,
     evaluation_pairs,
@@ -57,14 +60,21 @@ class Selection:
     problems: QuerySet[Problem]
     origins: list[str]
     params: dict[str, Any]
+    # Which candidates count: held_out (default), tuning, all, or both (held-out report plus a per-split table).
+    split: str = "held_out"
 
 
-def evaluation_select(*, pids: Sequence[str] = (), filter_expr: str = "", origins: Sequence[str] = ()) -> Selection:
+def evaluation_select(*, pids: Sequence[str] = (), filter_expr: str = "", origins: Sequence[str] = (),
+                      split: str = "held_out") -> Selection:
     """Check what a user asked for; raises EvaluationInputError with a one-line reason."""
+    from generation.refine.split import SPLITS
+
+    if split not in SPLITS:
+        raise EvaluationInputError(f"unknown split {split!r} (use {', '.join(SPLITS)})")
     chosen = origins_check(origins)
     problems = evaluation_problems(pids=pids, filter_expr=filter_expr)
-    return Selection(problems=problems, origins=chosen,
-                     params={"pids": list(pids), "filter": filter_expr, "origins": chosen})
+    return Selection(problems=problems, origins=chosen, split=split,
+                     params={"pids": list(pids), "filter": filter_expr, "origins": chosen, "split": split})
 
 
 def evaluation_judge_missing(*, pairs: Pairs, sync: bool = False, on_progress: Progress | None = None) -> JudgingPlan:
@@ -180,7 +190,8 @@ def evaluation_report_compute(
     from problems.judging import KIND_ORDER
 
     started = time.perf_counter()
-    pairs = evaluation_pairs(problems=selection.problems, origins=selection.origins)
+    main_split = HELD_OUT if selection.split == "both" else selection.split
+    pairs = evaluation_pairs(problems=selection.problems, origins=selection.origins, split=main_split)
     outcomes = evaluation_outcomes(pairs=pairs)
     suites = list({suite.pk: suite for _, suite in pairs.wanted}.values())
     names = {s.pk: s for s, _ in pairs.wanted}
@@ -224,7 +235,15 @@ def evaluation_report_compute(
         "near_duplicates": _near_duplicates_section(suites, near_duplicate_budget_s),
         "cost": metrics.cost_summary(outcomes, KIND_ORDER),
         "misclassified": errors,
+        "split": split_section(selection.problems, main_split),
+        "refinement": refinement_section(selection.problems),
     }
+    if selection.split == "both":
+        report["by_split"] = {
+            side: metrics.by_origin(evaluation_outcomes(pairs=evaluation_pairs(
+                problems=selection.problems, origins=selection.origins, split=side)))
+            for side in (TUNING, HELD_OUT)
+        }
     report["seconds"] = time.perf_counter() - started
     return report
 
@@ -263,8 +282,9 @@ def evaluation_report_run(
     try:
         params = report.params
         selection = evaluation_select(pids=params.get("pids") or (), filter_expr=params.get("filter") or "",
-                                      origins=params.get("origins") or ())
-        pairs = evaluation_pairs(problems=selection.problems, origins=selection.origins)
+                                      origins=params.get("origins") or (), split=params.get("split") or HELD_OUT)
+        pairs = evaluation_pairs(problems=selection.problems, origins=selection.origins,
+                                 split="all" if selection.split == "both" else selection.split)
         missing = len(pairs.missing)
         EvaluationReport.objects.filter(pk=report_id).update(judging_total=missing)
 
