@@ -43,7 +43,7 @@ def run_with(fake_llm: FakeLLM, regular: str, *replies: str) -> GenerationRun:
     return generation_run_execute(run_id=run.pk)
 
 
-def test_a_crashing_generator_is_repaired_and_its_inputs_are_used(fake_llm: FakeLLM) -> None:
+def test_a_crashing_generator_is_repaired_and_its_inputs_are_used(fake_llm: FakeLLM, client, admin_user) -> None:
     run = run_with(fake_llm, CRASHING, repair_reply())
     assert run.status == GenerationRun.Status.SUCCEEDED, run.error
     assert run.suite.counts_by_kind.get("regular", 0) >= 2
@@ -55,6 +55,11 @@ def test_a_crashing_generator_is_repaired_and_its_inputs_are_used(fake_llm: Fake
     assert [k.extra.get("stage") for k in kits] == [None, "repair"]
     assert kits[1].extra["parent_version"] == kits[0].version and "values[3]" not in kits[1].regular_generator
     assert run.suite.kit_id == kits[1].pk
+    client.force_login(admin_user)
+    page = client.get(f"/problems/{run.problem.pk}/kit/").content.decode()
+    chain = page.split('id="kit-chain"', 1)[1]
+    assert f'data-kit-version="{kits[1].version}"' in chain and 'data-origin="repair"' in chain
+    assert 'data-origin="LLM"' in chain and f"from v{kits[0].version}" in chain
 
 
 def test_a_generator_with_only_invalid_inputs_goes_back_with_the_validator_answer(fake_llm: FakeLLM) -> None:
