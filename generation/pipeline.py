@@ -27,6 +27,7 @@ from generation.models import FailureReason, GenerationRun
 from generation.preflight import Preflight, preflight
 from generation.refine.feedback import refine_suite
 from generation.refine.repair import generators_repair
+from generation.refine.review import checkers_review
 from generation.runs import RunRecorder, run_fail
 from problems.blobs import blob_sha256
 from problems.models import Solution, TestKit, TestSuite
@@ -147,6 +148,7 @@ def execute(run_id: int) -> GenerationRun:
         session = None
         if run.mode == GenerationRun.Mode.FROM_SCRATCH:
             kit, session = llm_kit(run, rec, sb, flight)
+            kit = checkers_review(run, rec, sb, flight, session, kit)
             kit = generators_repair(run, rec, sb, kit, session)
         else:
             kit = _kit_for(run)

@@ -21,13 +21,12 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Sum
 
-from generation import prompting
 from generation.asking import Conversation, RunFailed, ask
 from generation.materialise import Materialised, MaterialiseError, materialise_kit
 from generation.models import FailureReason, GenerationRun, LLMCall, RefinementRound
 from generation.parsing import ReplyInvalid, ValidatorReply, extract_json
 from generation.preflight import Preflight
-from generation.refine.repair import DIRECT_KEY, HACKING_KEY, REGULAR_KEY, parse_repair_reply
+from generation.refine.repair import DIRECT_KEY, HACKING_KEY, REGULAR_KEY, parse_repair_reply, prompt_messages
 from generation.refine.split import HELD_OUT, TUNING, Split, candidate_split
 from generation.runs import RunRecorder
 from problems.judging import judge_code, limits_for, suite_cache
@@ -283,7 +282,7 @@ def refine_suite(run: GenerationRun, rec: RunRecorder, sb: Sandbox, flight: Pref
                   f"{settings.HARDTESTS_REFINE_ALPHA:.0%}\nTNR (wrong programs rejected): "
                   f"{_percent(last.tuning.tnr)}, target at least {settings.HARDTESTS_REFINE_BETA:.0%}")
         k = last.kit
-        messages = prompting._messages(REFINE_PROMPT, {
+        messages = prompt_messages(REFINE_PROMPT, {
             "statement": run.problem.statement.strip(), "time_limit_ms": run.problem.time_limit_ms,
             "memory_limit_mb": run.problem.memory_limit_mb,
             "validator_code": (k.validator.code if k.validator else "(none)").rstrip(),

@@ -59,6 +59,11 @@ class Broken:
         return "\n".join(lines)
 
 
+def prompt_messages(name: str, values: dict[str, object]) -> list[dict[str, str]]:
+    """A prompt of this package from its template file (generation.prompting renders it)."""
+    return prompting._messages(name, values)
+
+
 def _key_of(job: GeneratorJob) -> str:
     return HACKING_KEY if job.kind == TestCase.Kind.HACKING else REGULAR_KEY
 
@@ -168,7 +173,7 @@ def generators_repair(run: GenerationRun, rec: RunRecorder, sb: Sandbox, kit: Te
         rec.log(f"repair round {number}: {len(broken)} broken generator(s): "
                 + "; ".join(f"{b.function} ({b.why})" for b in broken))
         rec.stage(GenerationRun.Stage.LLM_INPUTS)
-        messages = prompting._messages(REPAIR_PROMPT, {
+        messages = prompt_messages(REPAIR_PROMPT, {
             "statement": kit.problem.statement.strip(),
             "validator_code": (kit.validator.code if kit.validator else "(no validator)").rstrip(),
             "broken": "\n\n".join(b.text() for b in broken),
