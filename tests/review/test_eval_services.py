@@ -143,7 +143,7 @@ def test_origins_and_filters_narrow_the_selection():
     report = run_sync(filter_expr="pid=eval/*", origins=["public"])
     r = report.report
     assert list(r["by_origin"]) == ["public"] and r["counts"]["problems"] == 1 and report.judging_total == 4
-    assert r["params"] == {"pids": [], "filter": "pid=eval/*", "origins": ["public"]}
+    assert r["params"] == {"pids": [], "filter": "pid=eval/*", "origins": ["public"], "split": "held_out"}
     assert world.problem.pid == "eval/add"
 
 
