@@ -270,7 +270,8 @@ def refine_suite(run: GenerationRun, rec: RunRecorder, sb: Sandbox, flight: Pref
     rec.stage(GenerationRun.Stage.JUDGING)
     tuning, held = score_suite(sb, suite, split.tuning), score_suite(sb, suite, split.held_out)
     rounds = [Round(0, kit, result, suite, tuning, held,
-                    _record(run, 0, kit, suite, tuning, held, split, None, [], (0, 0)))]
+                    # Round 0's cost is every call that made its kit (calls 1 and 2, review, repairs).
+                    _record(run, 0, kit, suite, tuning, held, split, None, [], _tokens(run, "")))]
     rec.log(f"round 0: TPR {_percent(tuning.tpr)}, TNR {_percent(tuning.tnr)} on {len(split.tuning)} tuning "
             f"candidate(s), {suite.test_count} tests")
     max_rounds = max(0, settings.HARDTESTS_REFINE_MAX_ROUNDS)

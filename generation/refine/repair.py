@@ -167,9 +167,11 @@ def generators_repair(run: GenerationRun, rec: RunRecorder, sb: Sandbox, kit: Te
         return kit
     rec.stage(GenerationRun.Stage.GENERATING)
     broken = probe(sb=sb, kit=kit)
+    done = 0
     for number in range(1, rounds + 1):
         if not broken:
             break
+        done = number
         rec.log(f"repair round {number}: {len(broken)} broken generator(s): "
                 + "; ".join(f"{b.function} ({b.why})" for b in broken))
         rec.stage(GenerationRun.Stage.LLM_INPUTS)
@@ -201,6 +203,6 @@ def generators_repair(run: GenerationRun, rec: RunRecorder, sb: Sandbox, kit: Te
         # Only the replaced modules are tried again; the others already work.
         broken = probe(sb=sb, kit=kit, keys=set(changed))
     if broken:
-        rec.log(f"still broken after {rounds} repair round(s): {', '.join(b.function for b in broken)}; "
+        rec.log(f"still broken after {done} repair round(s): {', '.join(b.function for b in broken)}; "
                 "materialising with what works")
     return kit

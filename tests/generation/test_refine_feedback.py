@@ -9,9 +9,10 @@ import json
 import pytest
 
 from generation.models import GenerationRun, LLMCall, RefinementRound
+from generation.refine.report import refinement_section
 from generation.refine.split import candidate_split
 from generation.services import generation_run_execute, generation_run_start
-from problems.models import Solution, TestSuite
+from problems.models import Problem, Solution, TestSuite
 from problems.services import solution_upsert
 from tests.generation.conftest import FakeLLM, inputs_reply, make_problem, validator_reply
 
@@ -77,6 +78,9 @@ def test_a_false_positive_gets_a_round_whose_suite_rejects_it(fake_llm: FakeLLM,
     assert active.pk == rounds[1].suite_id and active.counts_by_kind.get("hacking", 0) >= 1
     assert TestSuite.objects.get(pk=rounds[0].suite_id).status == TestSuite.Status.FAILED
     assert run.kit.extra["stage"] == "refinement"
+    totals = refinement_section(Problem.objects.filter(pk=problem.pk))["totals"]
+    assert totals["round0_tuning"]["fp"] == 1 and totals["final_tuning"]["fp"] == 0
+    assert totals["final_tuning"]["tnr"] == 1.0
     client.force_login(admin_user)
     page = client.get(f"/runs/{run.pk}/").content.decode()
     assert "Refinement rounds" in page
