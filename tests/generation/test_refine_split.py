@@ -3,7 +3,11 @@ has too few candidates; `evaluate` reports on held-out candidates by default and
 
 from __future__ import annotations
 
+import io
+import json
+
 import pytest
+from django.core.management import call_command
 
 from generation.refine.split import HELD_OUT, TUNING, candidate_split
 from problems.models import Solution, TestSuite
@@ -51,7 +55,7 @@ def test_too_few_candidates_are_all_tuning_and_it_is_said(settings) -> None:
 
 
 @pytest.mark.slow
-def test_evaluate_reports_on_held_out_candidates_by_default() -> None:
+def test_evaluate_reports_on_held_out_candidates_by_default(tmp_path) -> None:
     problem = make_problem()
     labelled(problem, 5, 5)
     suite = suite_create(problem=problem, origin=TestSuite.Origin.GENERATED)
@@ -74,3 +78,12 @@ def test_evaluate_reports_on_held_out_candidates_by_default() -> None:
     assert both["by_split"][HELD_OUT]["generated"]["tp"] + both["by_split"][HELD_OUT]["generated"]["tn"] == 4
     everything = run(split="all")
     assert sum(everything["by_origin"]["generated"][k] for k in ("tp", "fn", "tn", "fp")) == 10
+    out = io.StringIO()
+    call_command("evaluate", "--pids", problem.pid, "--origins", "generated", "--split", "both",
+                 "--out", str(tmp_path / "report.json"), "--sync", stdout=out)
+    text = out.getvalue()
+    assert "split: held_out (held-out candidates only" in text
+    assert "tuning    generated  TPR 1.000" in text and "held_out  generated" in text
+    saved = json.loads((tmp_path / "report.json").read_text())
+    assert saved["params"]["split"] == "both" and saved["split"]["candidates"] == {"tuning": 6, "held_out": 4,
+                                                                                  "unsplit": 0}
