@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from generation.models import Campaign, GenerationRun, LLMCall
+from generation.models import Campaign, GenerationRun, LLMCall, RefinementRound
 
 
 class LLMCallInline(admin.StackedInline):
@@ -14,13 +14,20 @@ class LLMCallInline(admin.StackedInline):
     )
 
 
+class RefinementRoundInline(admin.TabularInline):
+    model = RefinementRound
+    extra = 0
+    readonly_fields = ("number", "kit", "suite", "test_count", "tests_added", "tests_removed", "scores", "sent",
+                       "prompt_tokens", "completion_tokens", "chosen", "note")
+
+
 @admin.register(GenerationRun)
 class GenerationRunAdmin(admin.ModelAdmin):
     list_display = ("id", "problem", "mode", "status", "stage", "failure_reason", "created_at", "finished_at")
     list_filter = ("status", "mode", "failure_reason")
     search_fields = ("problem__pid",)
     raw_id_fields = ("problem", "kit", "suite", "created_by")
-    inlines = [LLMCallInline]
+    inlines = [LLMCallInline, RefinementRoundInline]
 
 
 @admin.register(LLMCall)
@@ -39,3 +46,9 @@ class CampaignAdmin(admin.ModelAdmin):
     search_fields = ("name",)
     readonly_fields = ("problem_count", "llm_calls", "prompt_tokens", "completion_tokens", "cost_usd",
                        "created_by", "created_at", "finished_at")
+
+
+@admin.register(RefinementRound)
+class RefinementRoundAdmin(admin.ModelAdmin):
+    list_display = ("run", "number", "test_count", "tests_added", "tests_removed", "chosen")
+    raw_id_fields = ("run", "kit", "suite")

@@ -186,3 +186,38 @@ class Campaign(models.Model):
     @property
     def open(self) -> bool:
         return self.status in (self.Status.RUNNING, self.Status.PAUSED)
+
+
+class RefinementRound(models.Model):
+    """One round of the feedback loop of a run: the suite it made and how it separates the candidates.
+
+    Round 0 is the first suite (calls 1 and 2, repairs, review); each later round is the
+    suite made from the kit the LLM revised after seeing the false negatives and positives.
+    """
+
+    run = models.ForeignKey(GenerationRun, on_delete=models.CASCADE, related_name="rounds")
+    number = models.PositiveSmallIntegerField()
+    kit = models.ForeignKey(TestKit, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    suite = models.ForeignKey(TestSuite, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    test_count = models.PositiveIntegerField(default=0)
+    tests_added = models.PositiveIntegerField(default=0)
+    tests_removed = models.PositiveIntegerField(default=0)
+    # {"tuning": {"tp", "fn", "tn", "fp", "tpr", "tnr"}, "held_out": {...}, "split": "..."}
+    scores = models.JSONField(default=dict, blank=True)
+    # What this round sent to the LLM: [{"kind": "false_negative"|"false_positive", "solution", "test", ...}]
+    sent = models.JSONField(default=list, blank=True)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    chosen = models.BooleanField(default=False)
+    note = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["run", "number"]
+        constraints = [models.UniqueConstraint(fields=["run", "number"], name="one_round_number_per_run")]
+
+    def __str__(self) -> str:
+        return f"round {self.number} of run {self.run_id}"
+
+    def score(self, split: str, key: str) -> float | None:
+        return (self.scores.get(split) or {}).get(key)

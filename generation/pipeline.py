@@ -25,6 +25,9 @@ from generation.materialise import (
 )
 from generation.models import FailureReason, GenerationRun
 from generation.preflight import Preflight, preflight
+from generation.refine.feedback import refine_suite
+from generation.refine.repair import generators_repair
+from generation.refine.review import checkers_review
 from generation.runs import RunRecorder, run_fail
 from problems.blobs import blob_sha256
 from problems.models import Solution, TestKit, TestSuite
@@ -67,7 +70,8 @@ def _finish_unchanged(run: GenerationRun, rec: RunRecorder, active: TestSuite) -
     )
 
 
-def _save_suite(run: GenerationRun, rec: RunRecorder, kit: TestKit, result: Materialised) -> TestSuite:
+def _build_suite(run: GenerationRun, rec: RunRecorder, kit: TestKit, result: Materialised) -> TestSuite:
+    """Write the tests into a new BUILDING suite (not yet visible to judging)."""
     rec.stage(GenerationRun.Stage.SAVING)
     tests = result.tests
     with transaction.atomic():
@@ -78,6 +82,10 @@ def _save_suite(run: GenerationRun, rec: RunRecorder, kit: TestKit, result: Mate
     for start in range(0, len(tests), SAVE_CHUNK):
         rec.check_cancel()
         suite_add_tests(suite=suite, tests=tests[start:start + SAVE_CHUNK])
+    return suite
+
+
+def _activate_built(run: GenerationRun, rec: RunRecorder, suite: TestSuite) -> TestSuite:
     rec.check_cancel()
     with transaction.atomic():
         # The run must still be ours: if a sweeper declared the worker dead, it has failed
@@ -85,7 +93,7 @@ def _save_suite(run: GenerationRun, rec: RunRecorder, kit: TestKit, result: Mate
         finished = GenerationRun.objects.filter(pk=run.pk, status=GenerationRun.Status.RUNNING,
                                                 cancel_requested=False).update(
             status=GenerationRun.Status.SUCCEEDED, stage=GenerationRun.Stage.DONE, finished_at=timezone.now(),
-            stage_seconds=rec.finish_stages(),
+            stage_seconds=rec.finish_stages(), suite=suite,
         )
         if finished == 1:
             suite = suite_activate(suite=suite)
@@ -93,6 +101,10 @@ def _save_suite(run: GenerationRun, rec: RunRecorder, kit: TestKit, result: Mate
         suite_fail(suite=suite, note=f"generation run #{run.pk} was cancelled or declared dead before activation")
         raise RunFailed(FailureReason.CANCELLED, "the run was cancelled or declared dead before activation")
     return suite
+
+
+def _save_suite(run: GenerationRun, rec: RunRecorder, kit: TestKit, result: Materialised) -> TestSuite:
+    return _activate_built(run, rec, _build_suite(run, rec, kit, result))
 
 
 def _materialise(run: GenerationRun, rec: RunRecorder, kit: TestKit, flight: Preflight,
@@ -137,16 +149,22 @@ def execute(run_id: int) -> GenerationRun:
         # A kit already saved by this run (the campaign LLM stage, or before a crash) is never asked again.
         if run.mode == GenerationRun.Mode.FROM_SCRATCH and run.kit_id is None:
             kit, session = llm_kit(run, rec, sb, flight)
+            kit = checkers_review(run, rec, sb, flight, session, kit)
+            kit = generators_repair(run, rec, sb, kit, session)
         else:
             kit = _kit_for(run)
             rec.log(f"materialising kit v{kit.version} ({kit.get_origin_display()})")
         kit, result = _materialise(run, rec, kit, flight, session)
         GenerationRun.objects.filter(pk=run.pk).update(counts=result.counts, validator_errors=result.validator_errors)
-        unchanged = _unchanged_from(kit, result)
+        # Refinement against the tuning candidates (from-scratch runs only: it asks the LLM).
+        refined = (refine_suite(run, rec, sb, flight, session, kit, result, build=_build_suite)
+                   if session is not None else None)
+        unchanged = _unchanged_from(kit, result) if refined is None else None
         if unchanged is not None:
             _finish_unchanged(run, rec, unchanged)
         else:
-            suite = _save_suite(run, rec, kit, result)
+            suite = (_activate_built(run, rec, refined) if refined is not None
+                     else _save_suite(run, rec, kit, result))
             rec.log(f"suite v{suite.version} active: {suite.test_count} tests {suite.counts_by_kind}"
                     + (" (UNVERIFIED: one oracle)" if suite.unverified else ""))
             if run.judge_candidates:

@@ -19,6 +19,7 @@ from django.views.decorators.http import require_POST
 from core.htmx import STOP_POLLING, htmx_target
 from core.permissions import require_maintainer
 from generation.models import GenerationRun, LLMCall
+from generation.refine import round_rows
 from generation.runs import stale_after_s
 from problems.forms import KitEditForm, RegenerateForm
 from problems.kit_check import kit_code_errors
@@ -94,6 +95,7 @@ def _run_context(run: GenerationRun) -> dict[str, Any]:
         "stages": stages,
         "calls": (calls := list(run.llm_calls.defer("messages", "reply"))),
         "call_tokens": (sum(c.prompt_tokens or 0 for c in calls), sum(c.completion_tokens or 0 for c in calls)),
+        "rounds": round_rows(run),
     }
 
 

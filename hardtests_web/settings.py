@@ -238,6 +238,17 @@ HARDTESTS_ORACLE_AGREEMENT = env_float("HARDTESTS_ORACLE_AGREEMENT", 0.9)
 HARDTESTS_MIN_ORACLES = env_int("HARDTESTS_MIN_ORACLES", 2)
 # A run fails (validator_error) when the validator crashes or times out on more than this share of inputs.
 HARDTESTS_VALIDATOR_ERROR_SHARE = env_float("HARDTESTS_VALIDATOR_ERROR_SHARE", 0.1)
+# Refinement (generation.refine): generator repair rounds, the CodeContests-O feedback loop
+# (stop when TPR >= alpha and TNR >= beta, or after max rounds) and the tuning/held-out split.
+HARDTESTS_REPAIR_ROUNDS = env_int("HARDTESTS_REPAIR_ROUNDS", 3)
+# Second stage of call 1: the LLM reviews its validator and judge against concrete cases.
+HARDTESTS_CHECKER_REVIEW = env_bool("HARDTESTS_CHECKER_REVIEW", True)
+HARDTESTS_REPAIR_PROBE_CALLS = env_int("HARDTESTS_REPAIR_PROBE_CALLS", 2)
+HARDTESTS_REFINE_ALPHA = env_float("HARDTESTS_REFINE_ALPHA", 0.95)
+HARDTESTS_REFINE_BETA = env_float("HARDTESTS_REFINE_BETA", 0.90)
+HARDTESTS_REFINE_MAX_ROUNDS = env_int("HARDTESTS_REFINE_MAX_ROUNDS", 3)
+HARDTESTS_HELDOUT_SHARE = env_float("HARDTESTS_HELDOUT_SHARE", 0.3)
+HARDTESTS_SPLIT_MIN_CANDIDATES = env_int("HARDTESTS_SPLIT_MIN_CANDIDATES", 6)
 # Per-problem budgets of one materialisation (HardTestGen uses about 180 s, 240 s and 500 MB).
 HARDTESTS_INPUT_BUDGET_S = env_float("HARDTESTS_INPUT_BUDGET_S", 180.0)
 HARDTESTS_OUTPUT_BUDGET_S = env_float("HARDTESTS_OUTPUT_BUDGET_S", 240.0)

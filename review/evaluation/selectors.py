@@ -91,19 +91,29 @@ def roles_check(roles: Iterable[str]) -> list[str]:
 
 
 def evaluation_candidates(
-    *, problems: QuerySet[Problem], roles: Sequence[str] = ("candidate",), per_problem: int | None = None
+    *, problems: QuerySet[Problem], roles: Sequence[str] = ("candidate",), per_problem: int | None = None,
+    split: str = "all",
 ) -> list[Solution]:
     """Solutions of `roles` (candidates by default) with a known gold verdict, in a language
     the sandbox runs; with per_problem, only the first that many of each problem (by id:
     the same ones every run, so their verdicts are reused). Oracles are only measured when
     asked: imported gold solutions (Klear's) are the only programs some datasets have, but
-    a suite whose outputs they voted on is not independent of them."""
+    a suite whose outputs they voted on is not independent of them. Candidates are kept on the
+    chosen side of the tuning/held-out split (generation.refine.split; "all" and "both" keep every
+    one); other roles are never tuning data, so they count everywhere but in "tuning"."""
+    from generation.refine.split import candidate_sides, split_keeps
+
     found = list(
         Solution.objects.filter(problem__in=problems, role__in=list(roles), language__in=SUPPORTED_LANGUAGES)
         .exclude(gold_verdict=Solution.GoldVerdict.UNKNOWN)
         .select_related("problem")
         .order_by("problem__pid", "id")
     )
+    if split not in ("all", "both"):
+        sides = candidate_sides(problems)
+        found = [s for s in found if split_keeps(sides.get(s.pk), split) if s.role == Solution.Role.CANDIDATE
+                 ] + [s for s in found if s.role != Solution.Role.CANDIDATE and split != "tuning"]
+        found.sort(key=lambda s: (s.problem.pid, s.pk))
     if per_problem is None:
         return found
     taken: dict[int, int] = defaultdict(int)
@@ -147,10 +157,10 @@ class Pairs:
 
 def evaluation_pairs(
     *, problems: QuerySet[Problem], origins: Sequence[str], roles: Sequence[str] = ("candidate",),
-    per_problem: int | None = None,
+    per_problem: int | None = None, split: str = "all",
 ) -> Pairs:
     """Every (candidate, suite) of the same problem, and the current verdicts among them."""
-    candidates = evaluation_candidates(problems=problems, roles=roles, per_problem=per_problem)
+    candidates = evaluation_candidates(problems=problems, roles=roles, per_problem=per_problem, split=split)
     suites = evaluation_suites(problems=problems, origins=origins)
     suites_of: dict[int, list[TestSuite]] = defaultdict(list)
     for suite in suites:

@@ -23,6 +23,8 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from generation.refine.report import refinement_section, split_section
+from generation.refine.split import HELD_OUT, TUNING
 from problems.blobs import blobs_get
 from problems.models import JudgingTask, Problem, Solution, TestSuite
 from review.evaluation import metrics, paper
@@ -59,6 +61,8 @@ class Selection:
     problems: QuerySet[Problem]
     origins: list[str]
     params: dict[str, Any]
+    # Which candidates count: held_out (default), tuning, all, or both (held-out report plus a per-split table).
+    split: str = "held_out"
 
     @property
     def roles(self) -> list[str]:
@@ -72,23 +76,29 @@ class Selection:
 def evaluation_select(
     *, pids: Sequence[str] = (), filter_expr: str = "", origins: Sequence[str] = (),
     difficulty_source: str | None = None, levels: Sequence[str] = (), same_problems: bool = True,
-    roles: Sequence[str] = (), per_problem: int | None = None,
+    roles: Sequence[str] = (), per_problem: int | None = None, split: str = "held_out",
 ) -> Selection:
     """Check what a user asked for; raises EvaluationInputError with a one-line reason.
 
     difficulty_source/levels/same_problems shape the paper-layout tables (None: the rating
     source that labels the most problems); roles: which solutions are measured (candidates by
     default; "oracle" adds gold solutions such as Klear's); per_problem: measure only the
-    first that many of each problem (a cost cap for expensive problems)."""
+    first that many of each problem (a cost cap for expensive problems); split: which side of
+    the tuning/held-out split of candidates counts (generation.refine.split)."""
+    from generation.refine.split import SPLITS
+
+    if split not in SPLITS:
+        raise EvaluationInputError(f"unknown split {split!r} (use {', '.join(SPLITS)})")
     chosen = origins_check(origins)
     measured = roles_check(roles)
     if per_problem is not None and per_problem < 1:
         raise EvaluationInputError("the number of candidates per problem must be at least 1")
     problems = evaluation_problems(pids=pids, filter_expr=filter_expr)
-    return Selection(problems=problems, origins=chosen,
+    return Selection(problems=problems, origins=chosen, split=split,
                      params={"pids": list(pids), "filter": filter_expr, "origins": chosen,
                              "difficulty_source": difficulty_source, "levels": list(levels),
-                             "same_problems": same_problems, "roles": measured, "per_problem": per_problem})
+                             "same_problems": same_problems, "roles": measured, "per_problem": per_problem,
+                             "split": split})
 
 
 def selection_from_params(params: dict[str, Any]) -> Selection:
@@ -97,7 +107,7 @@ def selection_from_params(params: dict[str, Any]) -> Selection:
         pids=params.get("pids") or (), filter_expr=params.get("filter") or "", origins=params.get("origins") or (),
         difficulty_source=params.get("difficulty_source"), levels=params.get("levels") or (),
         same_problems=params.get("same_problems", True), roles=params.get("roles") or (),
-        per_problem=params.get("per_problem"),
+        per_problem=params.get("per_problem"), split=params.get("split") or HELD_OUT,
     )
 
 
@@ -216,10 +226,9 @@ def evaluation_report_compute(
     from problems.judging import KIND_ORDER
 
     started = time.perf_counter()
+    main_split = HELD_OUT if selection.split == "both" else selection.split
     pairs = evaluation_pairs(problems=selection.problems, origins=selection.origins, roles=selection.roles,
-                             per_problem=selection.per_problem)
-    # Every section below reads these outcomes; a narrower slice of the candidates (e.g. a
-    # tuning/held-out split) is one filter here.
+                             per_problem=selection.per_problem, split=main_split)
     outcomes = evaluation_outcomes(pairs=pairs)
     suites = list({suite.pk: suite for _, suite in pairs.wanted}.values())
     names = {s.pk: s for s, _ in pairs.wanted}
@@ -271,7 +280,15 @@ def evaluation_report_compute(
         "near_duplicates": _near_duplicates_section(suites, near_duplicate_budget_s),
         "cost": metrics.cost_summary(outcomes, KIND_ORDER),
         "misclassified": errors,
+        "split": split_section(selection.problems, main_split),
+        "refinement": refinement_section(selection.problems),
     }
+    if selection.split == "both":
+        report["by_split"] = {
+            side: metrics.by_origin(evaluation_outcomes(pairs=evaluation_pairs(
+                problems=selection.problems, origins=selection.origins, split=side)))
+            for side in (TUNING, HELD_OUT)
+        }
     report["seconds"] = time.perf_counter() - started
     return report
 
@@ -310,7 +327,8 @@ def evaluation_report_run(
     try:
         selection = selection_from_params(report.params)
         pairs = evaluation_pairs(problems=selection.problems, origins=selection.origins, roles=selection.roles,
-                             per_problem=selection.per_problem)
+                                 per_problem=selection.per_problem,
+                                 split="all" if selection.split == "both" else selection.split)
         missing = len(pairs.missing)
         EvaluationReport.objects.filter(pk=report_id).update(judging_total=missing)
 

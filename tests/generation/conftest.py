@@ -130,6 +130,8 @@ def fake_llm(settings: Any) -> Iterator[FakeLLM]:
     settings.HARDTESTS_LLM_TIMEOUT_S = 5.0
     settings.HARDTESTS_LLM_MAX_RETRIES = 2
     settings.HARDTESTS_LLM_REPLY_RETRIES = 1
+    # Scripted replies are exact; the review call is switched on by the tests about it.
+    settings.HARDTESTS_CHECKER_REVIEW = False
     try:
         yield fake
     finally:

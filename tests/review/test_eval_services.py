@@ -150,7 +150,8 @@ def test_origins_and_filters_narrow_the_selection():
     r = report.report
     assert list(r["by_origin"]) == ["public"] and r["counts"]["problems"] == 1 and report.judging_total == 4
     assert r["params"] == {"pids": [], "filter": "pid=eval/*", "origins": ["public"], "difficulty_source": None,
-                           "levels": [], "same_problems": True, "roles": ["candidate"], "per_problem": None}
+                           "levels": [], "same_problems": True, "roles": ["candidate"], "per_problem": None,
+                           "split": "held_out"}
     assert world.problem.pid == "eval/add"
 
 

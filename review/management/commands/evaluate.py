@@ -1,4 +1,4 @@
-"""`evaluate [--pids ... | --filter ...] [--origins ...] --out report.json [--sync] [--layout hardtests]`.
+"""`evaluate [--pids ... | --filter ...] [--origins ...] [--split held_out|tuning|all|both] --out report.json [--sync] [--layout hardtests]`.
 
 Judges every candidate with a gold verdict against every active suite of its problem
 (reusing current verdicts; queued on the `sandbox` workers with a progress bar, or in
@@ -41,6 +41,9 @@ class Command(BaseCommand):
                                                           "difficulty, title")
         parser.add_argument("--origins", nargs="+", default=[], help=f"suite origins (default all: {' '.join(ORIGINS)})")
         parser.add_argument("--out", required=True, help="report.json path; report.csv is written beside it")
+        parser.add_argument("--split", default="held_out", choices=["held_out", "tuning", "all", "both"],
+                            help="which labelled candidates count: held_out (default; refinement never saw them), "
+                                 "tuning, all, or both (held-out report plus TPR/TNR per split)")
         parser.add_argument("--sync", action="store_true", help="judge in this process instead of the sandbox workers")
         parser.add_argument("--timeout", type=float, default=JUDGING_TIMEOUT_S, help="seconds to wait for the workers")
         parser.add_argument("--layout", choices=LAYOUTS, default="summary",
@@ -70,7 +73,8 @@ class Command(BaseCommand):
             selection = evaluation_select(pids=options["pids"], filter_expr=options["filter"],
                                           origins=options["origins"], difficulty_source=options["difficulty_source"],
                                           levels=options["levels"], same_problems=not options["all_problems"],
-                                          roles=options["roles"], per_problem=options["per_problem"])
+                                          roles=options["roles"], per_problem=options["per_problem"],
+                                          split=options["split"])
         except EvaluationInputError as exc:
             raise CommandError(str(exc)) from exc
         if not selection.problems.exists():
@@ -137,6 +141,18 @@ class Command(BaseCommand):
                 f"precision {_fmt(m['precision'])} recall {_fmt(m['recall'])} F1 {_fmt(m['f1'])} "
                 f"TNR {_fmt(m['tnr'])}"
             )
+        split = report.get("split") or {}
+        if split:
+            self.stdout.write(f"split: {split['name']} ({split['note']})")
+        for side, by_origin in (report.get("by_split") or {}).items():
+            for origin, m in by_origin.items():
+                self.stdout.write(f"  {side:<9} {origin:<10} TPR {_fmt(m['recall'])} TNR {_fmt(m['tnr'])}")
+        totals = (report.get("refinement") or {}).get("totals") or {}
+        if (report.get("refinement") or {}).get("problems"):
+            for side in ("held_out", "tuning"):
+                first, final = totals[f"round0_{side}"], totals[f"final_{side}"]
+                self.stdout.write(f"refinement on {side}: round 0 TPR {_fmt(first['tpr'])} TNR {_fmt(first['tnr'])}"
+                                  f" -> final TPR {_fmt(final['tpr'])} TNR {_fmt(final['tnr'])}")
         near = report["near_duplicates"]
         self.stdout.write(f"near-duplicates: {near['seconds']:.2f} s over {len(near['suites'])} suite(s)")
         for origin, n in near.get("per_problem", {}).items():

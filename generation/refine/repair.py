@@ -1,0 +1,208 @@
+"""Generator repair: before materialising, each generator is tried; a broken one goes back to the LLM.
+
+A generator function is broken when its probe calls (HARDTESTS_REPAIR_PROBE_CALLS, seeded like
+the real calls) all raise, time out or return nothing, or when every input it returns is
+rejected by the validator; the direct inputs are broken when the validator rejects them all.
+The LLM gets the code, the error or stderr tail, and a few rejected inputs with the
+validator's answer, and replies in call 2's keys (null = unchanged). Up to
+HARDTESTS_REPAIR_ROUNDS rounds; each reply is a new kit version (extra["stage"] = "repair"),
+and only the generators of the modules it replaced are tried again.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.db import transaction
+
+from generation import prompting
+from generation.asking import Conversation, RunFailed, ask
+from generation.materialise.batching import call_many
+from generation.materialise.inputs import GeneratorJob, generator_jobs, run_checker_calls
+from generation.materialise.types import SandboxClock, generator_limits
+from generation.models import FailureReason, GenerationRun
+from generation.parsing import (
+    INPUTS_KEYS,
+    InputsReply,
+    ReplyInvalid,
+    extract_json,
+    hacking_functions,
+    regular_functions,
+)
+from generation.runs import RunRecorder
+from problems.models import CodeOrigin, TestCase, TestKit
+from problems.services import kit_create
+from sandbox import CallResult, Sandbox
+
+REPAIR_PROMPT = "repair_v1"
+DIRECT_KEY, REGULAR_KEY, HACKING_KEY = "LLMGen_input", "RPGen_SPGen_input_generator", "HackGen_input_generator"
+MAX_REJECTED_SHOWN = 3
+
+
+@dataclass
+class Broken:
+    key: str
+    function: str
+    why: str
+    error_tail: str = ""
+    # (input preview, what validate_input answered)
+    rejected: list[tuple[str, str]] = field(default_factory=list)
+
+    def text(self) -> str:
+        lines = [f"## `{self.function}` in `{self.key}`: {self.why}"]
+        if self.error_tail:
+            lines.append(f"Error / stderr tail:\n```\n{self.error_tail}\n```")
+        for text, answer in self.rejected[:MAX_REJECTED_SHOWN]:
+            lines.append(f"Rejected input (validate_input -> {answer}):\n```\n{text}\n```")
+        return "\n".join(lines)
+
+
+def prompt_messages(name: str, values: dict[str, object]) -> list[dict[str, str]]:
+    """A prompt of this package from its template file (generation.prompting renders it)."""
+    return prompting._messages(name, values)
+
+
+def _key_of(job: GeneratorJob) -> str:
+    return HACKING_KEY if job.kind == TestCase.Kind.HACKING else REGULAR_KEY
+
+
+def _failure(result: CallResult) -> str:
+    if result.ok:
+        return f"returned {result.value!r:.200}" if isinstance(result.value, str) else \
+            f"returned {type(result.value).__name__}, not a string"
+    return (result.error or str(result.verdict))[-1500:]
+
+
+def _validate(sb: Sandbox, kit: TestKit, texts: list[str], clock: SandboxClock) -> list[tuple[bool, str]]:
+    if kit.validator is None or not texts:
+        return [(True, "no validator")] * len(texts)
+    results = run_checker_calls(sb, kit.validator.code, "validate_input", [(t,) for t in texts], clock)
+    return [(r.ok and r.value is True, repr(r.value) if r.ok else f"error: {(r.error or '')[-300:]}")
+            for r in results]
+
+
+def probe(*, sb: Sandbox, kit: TestKit, keys: set[str] | None = None) -> list[Broken]:
+    """The broken generators of a kit (only those in `keys` when given)."""
+    clock = SandboxClock()
+    broken: list[Broken] = []
+    jobs, problems = generator_jobs(kit)
+    for problem in problems:
+        key = HACKING_KEY if "hacking" in problem else REGULAR_KEY
+        if keys is None or key in keys:
+            broken.append(Broken(key, "(module)", "the code cannot be used", problem[-1500:]))
+    calls = max(1, settings.HARDTESTS_REPAIR_PROBE_CALLS)
+    for job in jobs:
+        if keys is not None and _key_of(job) not in keys:
+            continue
+        n = min(calls, job.calls)
+        results = call_many(sb, job.code, job.function, [()] * n, generator_limits(), clock, seeds=job.seeds[:n])
+        texts = [r.value for r in results if r.ok and isinstance(r.value, str) and r.value.strip()]
+        if not texts:
+            verdict = str(results[0].verdict) if results else "no result"
+            why = ("times out" if "TLE" in verdict else "raises or returns nothing") + f" on {n} of {n} call(s)"
+            broken.append(Broken(_key_of(job), job.function, why, _failure(results[0]) if results else ""))
+            continue
+        answers = _validate(sb, kit, texts, clock)
+        if not any(ok for ok, _ in answers):
+            broken.append(Broken(_key_of(job), job.function,
+                                 f"the validator rejects all {len(texts)} input(s) it returned",
+                                 rejected=[(t[:500], a) for t, (_, a) in zip(texts, answers, strict=True)]))
+    direct = [t for t in kit.direct_inputs or [] if isinstance(t, str)]
+    if direct and (keys is None or DIRECT_KEY in keys):
+        answers = _validate(sb, kit, direct, clock)
+        if not any(ok for ok, _ in answers):
+            broken.append(Broken(DIRECT_KEY, "LLMGen_input", f"the validator rejects all {len(direct)} direct inputs",
+                                 rejected=[(t[:500], a) for t, (_, a) in zip(direct, answers, strict=True)]))
+    return broken
+
+
+def parse_repair_reply(reply: str) -> dict[str, object]:
+    """Call 2's keys, each optional; null or absent = unchanged. Returns only the replaced keys."""
+    data = extract_json(reply, INPUTS_KEYS)
+    changed: dict[str, object] = {}
+    direct = data.get(DIRECT_KEY)
+    if direct is not None:
+        if not isinstance(direct, list) or not all(isinstance(x, str) for x in direct):
+            raise ReplyInvalid(f"'{DIRECT_KEY}' must be a list of strings or null")
+        changed[DIRECT_KEY] = direct
+    for key, names in ((REGULAR_KEY, regular_functions), (HACKING_KEY, hacking_functions)):
+        code = data.get(key)
+        if code is None or (isinstance(code, str) and not code.strip()):
+            continue
+        if not isinstance(code, str):
+            raise ReplyInvalid(f"'{key}' must be Python source or null")
+        if not names(code):
+            raise ReplyInvalid(f"'{key}' defines no generator function")
+        changed[key] = code
+    if not changed:
+        raise ReplyInvalid("the reply changes nothing: give the fixed code of the broken generators")
+    return changed
+
+
+def _kit_from(run: GenerationRun, kit: TestKit, changed: dict[str, object], round_number: int,
+              stage: str, fixed: list[str]) -> TestKit:
+    with transaction.atomic():
+        new = kit_create(
+            problem=kit.problem, origin=CodeOrigin.LLM, validator=kit.validator, output_judge=kit.output_judge,
+            needs_output_judge=kit.needs_output_judge,
+            direct_inputs=changed.get(DIRECT_KEY, kit.direct_inputs),
+            regular_generator=changed.get(REGULAR_KEY, kit.regular_generator),
+            hacking_generator=changed.get(HACKING_KEY, kit.hacking_generator),
+            batch_generator=kit.batch_generator, model_name=run.model_name or settings.HARDTESTS_LLM_MODEL,
+            created_by=run.created_by,
+            extra={"generation_run": run.pk, "stage": stage, "round": round_number, "parent_version": kit.version,
+                   "changed": sorted(changed), "about": fixed[:20]},
+        )
+        GenerationRun.objects.filter(pk=run.pk).update(kit=new)
+    return TestKit.objects.select_related("problem", "validator", "output_judge").get(pk=new.pk)
+
+
+def generators_repair(run: GenerationRun, rec: RunRecorder, sb: Sandbox, kit: TestKit,
+                      session: Conversation | None = None) -> TestKit:
+    """Try the kit's generators; send broken ones back up to HARDTESTS_REPAIR_ROUNDS times."""
+    rounds = max(0, settings.HARDTESTS_REPAIR_ROUNDS)
+    if rounds == 0:
+        return kit
+    rec.stage(GenerationRun.Stage.GENERATING)
+    broken = probe(sb=sb, kit=kit)
+    done = 0
+    for number in range(1, rounds + 1):
+        if not broken:
+            break
+        done = number
+        rec.log(f"repair round {number}: {len(broken)} broken generator(s): "
+                + "; ".join(f"{b.function} ({b.why})" for b in broken))
+        rec.stage(GenerationRun.Stage.LLM_INPUTS)
+        messages = prompt_messages(REPAIR_PROMPT, {
+            "statement": kit.problem.statement.strip(),
+            "validator_code": (kit.validator.code if kit.validator else "(no validator)").rstrip(),
+            "broken": "\n\n".join(b.text() for b in broken),
+            "direct_inputs": json.dumps(kit.direct_inputs or [], indent=1)[:6000],
+            "regular_code": kit.regular_generator.rstrip() or "(none)",
+            "hacking_code": kit.hacking_generator.rstrip() or "(none)",
+        })
+        try:
+            changed, _ = ask(run, rec, purpose=f"repair{number}", prompt_version=REPAIR_PROMPT,
+                             messages=messages, parse=parse_repair_reply)
+        except RunFailed as exc:
+            if exc.reason == FailureReason.CANCELLED:
+                raise
+            # The kit still works without the broken generators; a failed repair is not a failed run.
+            rec.log(f"repair round {number} failed ({exc.reason}): {str(exc).splitlines()[0][:300]}")
+            break
+        kit = _kit_from(run, kit, changed, number, "repair", [b.function for b in broken])
+        if session is not None and isinstance(session.inputs, InputsReply):
+            # A later judge repair rebuilds the kit from the session: keep the repaired generators.
+            session.inputs = InputsReply(direct_inputs=list(kit.direct_inputs or []),
+                                         regular_generator=kit.regular_generator or None,
+                                         hacking_generator=kit.hacking_generator or None)
+        rec.log(f"kit v{kit.version}: repaired {', '.join(sorted(changed))}")
+        rec.stage(GenerationRun.Stage.GENERATING)
+        # Only the replaced modules are tried again; the others already work.
+        broken = probe(sb=sb, kit=kit, keys=set(changed))
+    if broken:
+        rec.log(f"still broken after {done} repair round(s): {', '.join(b.function for b in broken)}; "
+                "materialising with what works")
+    return kit
