@@ -239,6 +239,9 @@ HARDTESTS_API_RESULT_TTL_S = env_int("HARDTESTS_API_RESULT_TTL_S", 3600)
 
 # Sandbox (the sandbox package reads its own HARDTESTS_SANDBOX_* variables too).
 HARDTESTS_SANDBOX_BACKEND = env_str("HARDTESTS_SANDBOX_BACKEND", "bwrap")
+# read by sandbox/cache.py from the environment (the sandbox imports no Django); listed here to be typed
+HARDTESTS_COMPILE_CACHE_MAX_MB = env_int("HARDTESTS_COMPILE_CACHE_MAX_MB", 2048)
+HARDTESTS_COMPILE_MAX_ARTIFACT_MB = env_int("HARDTESTS_COMPILE_MAX_ARTIFACT_MB", 256)
 
 LOGGING = {
     "version": 1,

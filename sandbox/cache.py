@@ -3,6 +3,15 @@
 Entries are built in a private temporary directory and published with an
 atomic rename, so a reader never sees a half-written entry; a per-key lock
 file only avoids doing the same work twice when workers race.
+
+The compiled programs and PCH are bounded: HARDTESTS_COMPILE_CACHE_MAX_MB
+(default 2048) in all, evicted least recently used first, and no single build
+over HARDTESTS_COMPILE_MAX_ARTIFACT_MB (default 256) is kept: it becomes a CE.
+Eviction is the mirror of publishing: an entry is renamed out of the cache
+first (atomic, so a reader sees all of it or nothing), then deleted; one
+worker at a time evicts (a file lock), and entries used in the last few
+minutes stay, since a batch may be running them.  A running total kept beside
+the locks tells a publish whether to scan at all.
 """
 
 from __future__ import annotations
@@ -15,6 +24,8 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +33,15 @@ from .types import SandboxUnavailable
 
 RUNNER_SOURCE = Path(__file__).with_name("runner.c")
 NOBODY = 65534
+MB = 1024 * 1024
+MAX_MB_ENV = "HARDTESTS_COMPILE_CACHE_MAX_MB"
+MAX_ARTIFACT_MB_ENV = "HARDTESTS_COMPILE_MAX_ARTIFACT_MB"
+DEFAULT_MAX_MB = 2048
+DEFAULT_MAX_ARTIFACT_MB = 256
+# the kinds eviction may remove; our own tools (runner, hts-dock) are tiny and always needed
+EVICTABLE = ("prog", "pch")
+# an entry used this recently may be bound into a running batch: never evicted
+EVICT_GRACE_S = 600.0
 
 
 def cache_root() -> Path:
@@ -89,8 +109,38 @@ def key_lock(kind: str, key: str) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def _env_mb(name: str, default: int) -> int:
+    try:
+        value = int(os.environ.get(name, "") or default)
+    except ValueError:
+        return default
+    return max(value, 1)
+
+
+def max_cache_bytes() -> int:
+    return _env_mb(MAX_MB_ENV, DEFAULT_MAX_MB) * MB
+
+
+def max_artifact_bytes() -> int:
+    """The largest compiled program kept (the same cap serves any backend's compile)."""
+    return _env_mb(MAX_ARTIFACT_MB_ENV, DEFAULT_MAX_ARTIFACT_MB) * MB
+
+
+def tree_size(path: Path) -> int:
+    total = 0
+    for dirpath, _, filenames in os.walk(path):
+        for name in filenames:
+            with contextlib.suppress(OSError):
+                total += os.lstat(os.path.join(dirpath, name)).st_size
+    return total
+
+
 def entry_path(kind: str, key: str) -> Path:
-    return cache_root() / kind / key
+    """Where an entry lives; looking it up counts as a use (its mtime orders eviction)."""
+    path = cache_root() / kind / key
+    with contextlib.suppress(OSError):
+        os.utime(path)
+    return path
 
 
 def publish(kind: str, key: str, build_dir: Path) -> Path:
@@ -104,7 +154,94 @@ def publish(kind: str, key: str, build_dir: Path) -> Path:
         if not final.exists():
             raise
         shutil.rmtree(build_dir, ignore_errors=True)
+    if kind in EVICTABLE and _add_usage(_entry_size(final)) > max_cache_bytes():
+        evict(keep=final)
     return final
+
+
+def _add_usage(delta: int, *, exact: int | None = None) -> int:
+    """The running total of the evictable entries' sizes, so that a publish need not scan the cache.
+
+    Kept in a file under a lock; it may drift (entries removed by hand, races with a
+    scan) and every eviction scan sets it right again.
+    """
+    lock_dir = cache_root() / "locks"
+    lock_dir.mkdir(exist_ok=True)
+    with open(lock_dir / "usage", "a+") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        handle.seek(0)
+        text = handle.read().strip()
+        if exact is not None:
+            total = exact
+        elif text.isdigit():
+            total = int(text) + delta
+        else:
+            total = sum(size for _, size, _ in _scan())  # first use: measure what is there
+        handle.seek(0)
+        handle.truncate()
+        handle.write(str(max(total, 0)))
+    return total
+
+
+def _scan() -> list[tuple[float, int, Path]]:
+    entries: list[tuple[float, int, Path]] = []
+    for kind in EVICTABLE:
+        with contextlib.suppress(FileNotFoundError):
+            for path in (cache_root() / kind).iterdir():
+                with contextlib.suppress(OSError):
+                    entries.append((path.stat().st_mtime, _entry_size(path), path))
+    return entries
+
+
+def _entry_size(path: Path) -> int:
+    """A program's size is in its meta.json (no extra file in the entry); anything else is measured."""
+    meta = read_meta(path)
+    if meta is not None and isinstance(meta.get("size"), int):
+        return meta["size"]
+    return tree_size(path)
+
+
+def evict(max_bytes: int | None = None, *, grace_s: float | None = None, keep: Path | None = None) -> int:
+    """Remove least recently used entries until the cache fits in max_bytes; bytes freed.
+
+    Stops at 90% of the cap so that every publish does not evict again.  Another
+    worker already evicting is enough: this one returns at once.
+    """
+    limit = max_cache_bytes() if max_bytes is None else max_bytes
+    grace = EVICT_GRACE_S if grace_s is None else grace_s
+    root = cache_root()
+    entries = _scan()
+    total = sum(size for _, size, _ in entries)
+    if total <= limit:
+        _add_usage(0, exact=total)
+        return 0
+    lock_dir = root / "locks"
+    lock_dir.mkdir(exist_ok=True)
+    freed = 0
+    with open(lock_dir / "evict.lock", "a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return 0
+        trash = root / "staging"
+        trash.mkdir(exist_ok=True)
+        now = time.time()
+        for used, size, path in sorted(entries, key=lambda e: e[0]):
+            if total - freed <= 0.9 * limit:
+                break
+            if now - used < grace:
+                break  # everything from here on is in use or about to be
+            if path == keep:
+                continue  # its publisher is about to use it
+            target = trash / f"evicted-{uuid.uuid4().hex}"
+            try:
+                os.rename(path, target)  # gone for readers in one step
+            except OSError:
+                continue  # evicted by someone else, or republished meanwhile
+            shutil.rmtree(target, ignore_errors=True)
+            freed += size
+        _add_usage(0, exact=total - freed)
+    return freed
 
 
 def read_meta(path: Path) -> dict | None:
@@ -115,6 +252,22 @@ def read_meta(path: Path) -> dict | None:
 
 
 def write_meta(path: Path, meta: dict) -> None:
+    """Record a finished build; a build over the artifact cap becomes a CE here.
+
+    `meta` is updated in place, so that the caller reports what the cache holds.
+    """
+    size = tree_size(path)
+    if meta.get("verdict") == "OK" and size > max_artifact_bytes():
+        for child in path.iterdir():
+            if child.is_dir() and not child.is_symlink():
+                shutil.rmtree(child, ignore_errors=True)
+            else:
+                child.unlink(missing_ok=True)
+        meta["verdict"] = "CE"
+        meta["message"] = (f"the compiled program is {size // MB} MB, over the {max_artifact_bytes() // MB} MB "
+                           f"limit ({MAX_ARTIFACT_MB_ENV})")
+        size = 0
+    meta["size"] = size
     (path / "meta.json").write_text(json.dumps(meta))
 
 
@@ -122,6 +275,32 @@ def build_dir() -> Path:
     staging = cache_root() / "staging"
     staging.mkdir(exist_ok=True)
     return make_private_dir(staging, writable_by_sandbox=True)
+
+
+def tool_dir(source_path: Path, binary: str) -> Path:
+    """A directory holding one of our own C helpers, built once per source version."""
+    source = source_path.read_bytes()
+    cc = shutil.which("gcc") or shutil.which("cc")
+    if cc is None:
+        raise SandboxUnavailable("a C compiler is needed to build the sandbox runner: apt-get install gcc")
+    key = key_of(binary, source, tool_fingerprint(cc))
+    kind = "tools"
+    final = entry_path(kind, key)
+    if (final / binary).exists():
+        return final
+    with key_lock(kind, key):
+        if (final / binary).exists():
+            return final
+        staging = build_dir()
+        proc = subprocess.run(
+            [cc, "-O2", "-Wall", "-o", str(staging / binary), str(source_path)],
+            capture_output=True,
+            text=True,
+        )
+        if proc.returncode != 0:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise SandboxUnavailable(f"cannot build {binary}: {proc.stderr.strip()}")
+        return publish(kind, key, staging)
 
 
 def runner_dir() -> Path:

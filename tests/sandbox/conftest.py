@@ -71,7 +71,9 @@ def docker_sb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
         sock = f"unix://{root}/docker.sock"
         log = open(root / "dockerd.log", "wb")  # noqa: SIM115 - lives as long as the engine
         started = subprocess.Popen(
-            ["dockerd", "--iptables=false", "--bridge=none", "--storage-driver=vfs", "--data-root",
+            # cgroupfs: the backend makes each batch's cgroup the container's parent (systemd takes slices only)
+            ["dockerd", "--iptables=false", "--bridge=none", "--storage-driver=vfs",
+             "--exec-opt", "native.cgroupdriver=cgroupfs", "--data-root",
              str(root / "data"), "--exec-root", str(root / "exec"), "--pidfile", str(root / "dockerd.pid"),
              "-H", sock],
             stdout=log, stderr=subprocess.STDOUT, start_new_session=True,

@@ -45,3 +45,43 @@ def test_docker_batch_isolates_tests_and_compiles(docker_sb: Sandbox) -> None:
     assert second.stdout == b"[] 2\n"
     bad = docker_sb.compile("cpp", "int main( {}\n// docker\n")
     assert bad.verdict == Verdict.CE
+
+
+def _hostile_programs() -> list[tuple[str, str, str]]:
+    """Every program table of the hostile suite (module-level {language: source} dicts), found by shape,
+    so that an attack added there is compared here too."""
+    from . import test_hostile
+
+    found = []
+    for name, value in sorted(vars(test_hostile).items()):
+        if (isinstance(value, dict) and value and set(value) <= {"cpp", "python3", "java"}
+                and all(isinstance(source, str) for source in value.values())):
+            found += [(name, language, source) for language, source in sorted(value.items())]
+    return found
+
+
+# inputs the programs of a table expect; anything else gets empty input
+HOSTILE_INPUTS = {
+    "CONNECT": ["1\n"],  # a closed port: BLOCKED either way
+    "SNOOP": ["/etc/passwd\n/root/.bashrc\n"],
+    "WRITER": ["/usr/hts-x\n/tmp/hts-x\n"],
+    "LEAVER": ["leave\n", "look\n"],
+    "KILLER": ["", "", ""],
+}
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.parametrize(("table", "language", "source"), _hostile_programs(),
+                         ids=[f"{t}-{lang}" for t, lang, _ in _hostile_programs()])
+def test_hostile_suite_gives_the_same_verdicts_on_both_backends(
+    sb: Sandbox, docker_sb: Sandbox, table: str, language: str, source: str
+) -> None:
+    prog = sb.compile(language, source)
+    assert prog.ok, prog.message
+    inputs = HOSTILE_INPUTS.get(table, [""])
+    limits = Limits(time_s=1, wall_s=10, memory_mb=256)
+    native = [r.verdict for r in sb.run(prog, inputs, limits)]
+    contained = [r.verdict for r in docker_sb.run(prog, inputs, limits)]
+    assert Verdict.SE not in native + contained
+    assert native == contained

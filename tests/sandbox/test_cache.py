@@ -1,0 +1,124 @@
+"""The compile cache stays under its size cap, least recently used first, safely under concurrency."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from sandbox import Sandbox, Verdict, cache
+
+KB = 1024
+
+
+@pytest.fixture
+def cache_dir(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    # not below pytest's private tmp_path: the sandbox user must reach the build directories
+    root = Path(tempfile.mkdtemp(prefix="hts-cache-test-"))
+    root.chmod(0o755)
+    monkeypatch.setenv("HARDTESTS_SANDBOX_CACHE", str(root / "cache"))
+    monkeypatch.setenv(cache.MAX_MB_ENV, "1")
+    monkeypatch.setattr(cache, "EVICT_GRACE_S", 0.0)
+    yield root / "cache"
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def add_entry(key: str, size: int) -> Path:
+    build = cache.build_dir()
+    (build / "a.out").write_bytes(os.urandom(size))
+    cache.write_meta(build, {"verdict": "OK", "message": ""})
+    return cache.publish("prog", key, build)
+
+
+def entries(root: Path) -> dict[str, int]:
+    return {p.name: cache.tree_size(p) for p in (root / "prog").iterdir()}
+
+
+def test_least_recently_used_entries_go_first(cache_dir: Path) -> None:
+    for i in range(3):
+        path = add_entry(f"k{i}", 300 * KB)
+        os.utime(path, (time.time() - 1000 + i, time.time() - 1000 + i))  # k0 oldest
+    cache.entry_path("prog", "k0")  # a lookup is a use: k0 is now the most recent
+    add_entry("k3", 300 * KB)  # 1.2 MB > 1 MB: the least recently used (k1) goes
+    kept = entries(cache_dir)
+    assert sorted(kept) == ["k0", "k2", "k3"]
+    assert sum(kept.values()) <= 1024 * KB
+    assert cache.read_meta(cache_dir / "prog" / "k0") == {"verdict": "OK", "message": "", "size": 300 * KB}
+    # nothing evicted is left lying around
+    assert [p.name for p in (cache_dir / "staging").iterdir()] == []
+
+
+def test_recently_used_entries_stay_even_over_the_cap(cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cache, "EVICT_GRACE_S", 600.0)
+    for i in range(5):
+        add_entry(f"k{i}", 300 * KB)
+    # a running batch may have any of them bound in: the cap waits
+    assert len(entries(cache_dir)) == 5
+    assert cache.evict(grace_s=0) > 0
+    assert sum(entries(cache_dir).values()) <= 1024 * KB
+
+
+def test_an_oversized_build_becomes_ce_and_leaves_nothing(cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(cache.MAX_ARTIFACT_MB_ENV, "1")
+    build = cache.build_dir()
+    with open(build / "a.out", "wb") as f:
+        f.truncate(3 * 1024 * KB)
+    meta = {"verdict": "OK", "message": ""}
+    cache.write_meta(build, meta)
+    assert meta["verdict"] == "CE" and "over the 1 MB limit" in meta["message"]
+    final = cache.publish("prog", "big", build)
+    assert sorted(p.name for p in final.iterdir()) == ["meta.json"]
+    assert cache.read_meta(final)["verdict"] == "CE"
+
+
+@pytest.mark.slow
+def test_a_huge_binary_is_a_compile_error(sb: Sandbox, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(cache.MAX_ARTIFACT_MB_ENV, "2")
+    monkeypatch.setenv(cache.MAX_MB_ENV, "4096")  # room for the C++ header cache
+    prog = sb.compile("cpp", "char big[8 << 20] = {1};\nint main(){return big[12345];}\n")
+    assert prog.verdict == Verdict.CE, prog.message
+    assert "over the 2 MB limit" in prog.message
+    again = sb.compile("cpp", "char big[8 << 20] = {1};\nint main(){return big[12345];}\n")
+    assert again.cached and again.verdict == Verdict.CE
+    assert cache.tree_size(Path(again.path)) < 64 * KB
+
+
+def _publisher(root: str, prefix: str, count: int) -> None:
+    os.environ["HARDTESTS_SANDBOX_CACHE"] = root
+    os.environ[cache.MAX_MB_ENV] = "1"
+    cache.EVICT_GRACE_S = 0.0
+    for i in range(count):
+        add_entry(f"{prefix}{i}", 100 * KB)
+
+
+def test_two_workers_publish_and_evict_the_same_cache(cache_dir: Path) -> None:
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    ctx = multiprocessing.get_context("fork")
+    workers = [ctx.Process(target=_publisher, args=(str(cache_dir), name, 40)) for name in ("a", "b")]
+    for worker in workers:
+        worker.start()
+    incomplete: list[tuple[str, int]] = []
+    while any(w.is_alive() for w in workers):
+        # through its path, an entry is whole or absent: never a half-deleted program
+        for path in list((cache_dir / "prog").glob("*")) if (cache_dir / "prog").exists() else []:
+            try:
+                size = len((path / "a.out").read_bytes())
+            except FileNotFoundError:
+                continue
+            if size != 100 * KB:
+                incomplete.append((path.name, size))
+    for worker in workers:
+        worker.join(60)
+        assert worker.exitcode == 0
+    assert incomplete == []
+    cache.evict()  # a publish that found the other worker evicting left the rest to the next one
+    kept = entries(cache_dir)
+    assert sum(kept.values()) <= 1024 * KB
+    assert len(kept) >= 5  # eviction stops at 90% of the cap, it does not empty the cache
+    assert [p.name for p in (cache_dir / "staging").iterdir()] == []
