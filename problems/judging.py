@@ -12,8 +12,11 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from django.conf import settings
 
 from problems.blobs import blob_pairs
 from problems.models import SUPPORTED_LANGUAGES, OutputJudge, Problem, Solution, TestSuite
@@ -31,6 +34,8 @@ ORIGIN_PREFERENCE = (
 )
 FAIL_FAST_FIRST_CHUNK = 4
 FAIL_FAST_MAX_CHUNK = 32
+# a lane (a sandbox batch of its own) per HARDTESTS_JUDGE_PARALLEL, with at least this many tests each
+MIN_TESTS_PER_LANE = 4
 CACHE_MAX_BYTES = 512 * 1024 * 1024
 
 
@@ -204,35 +209,99 @@ def judge_code(
         return _finish(result, started)
     limits = limits_for(problem)
     fail_fast = mode != "all"
-    position = 0
-    chunk = FAIL_FAST_FIRST_CHUNK if fail_fast else max(1, len(tests))
-    while position < len(tests):
-        batch = tests[position : position + chunk]
-        runs = sb.run(program, [t.input for t in batch], limits, stop_on_failure=fail_fast)
-        ok_pairs = [(t, r) for t, r in zip(batch, runs, strict=False) if r.verdict == Verdict.OK]
+    lanes = _lane_count(len(tests))
+    stop = threading.Event()
+    if lanes == 1:
+        outcomes = _run_lane(sb, program, loaded, list(enumerate(tests)), limits, fail_fast, stop)
+    else:
+        # Test i goes to lane i mod n, so every lane starts on the hacking tests; each lane is
+        # a batch of its own (a fresh sandbox), and the first failure stops the others.
+        with ThreadPoolExecutor(max_workers=lanes, thread_name_prefix="judge-lane") as pool:
+            futures = [
+                pool.submit(_run_lane, sb, program, loaded, list(enumerate(tests))[k::lanes], limits, fail_fast, stop)
+                for k in range(lanes)
+            ]
+            outcomes = [item for future in futures for item in future.result()]
+    outcomes.sort(key=lambda item: item[0])
+    for _position, test, verdict, run, reason in outcomes:
+        if reason and not result.message:
+            result.message = reason
+        result.tests.append(
+            TestOutcome(len(result.tests), test.ordinal, test.kind, verdict, run.time_ms, run.wall_ms, run.memory_kb)
+        )
+        if verdict == "AC":
+            result.passed += 1
+        elif result.verdict == "AC":
+            result.verdict = verdict
+            if not result.message and run.stderr:
+                result.message = run.stderr[-2000:]
+        if fail_fast and verdict != "AC":
+            # Lanes may have run tests past the first failure before they heard of it; the
+            # answer is the same as judging one test after another would give.
+            return _finish(result, started)
+    result.complete = len(result.tests) == len(tests)
+    return _finish(result, started)
+
+
+def _lane_count(tests: int) -> int:
+    wanted = getattr(settings, "HARDTESTS_JUDGE_PARALLEL", 1) or 1
+    # Each lane costs one sandbox start-up: not worth it for a handful of tests.
+    return max(1, min(wanted, tests // MIN_TESTS_PER_LANE))
+
+
+Outcome = tuple[int, LoadedTest, str, RunResult, str]
+
+
+def _run_lane(
+    sb: Sandbox,
+    program: Any,
+    loaded: LoadedSuite,
+    items: list[tuple[int, LoadedTest]],
+    limits: Limits,
+    fail_fast: bool,
+    stop: threading.Event,
+) -> list[Outcome]:
+    """Run one lane's tests (position, test) in order; in fail-fast mode stop at a failure here or elsewhere."""
+    out: list[Outcome] = []
+    if loaded.judge_code is None:
+        # The default comparator runs as each output is read, so one batch holds the whole lane
+        # and a wrong answer stops it (and the other lanes) at once.
+        def failed(run: RunResult) -> bool:
+            if fail_fast and (not run.ok or run.matched is False):
+                stop.set()
+                return True
+            return False
+
+        runs = sb.run(
+            program, [t.input for _, t in items], limits, expected=[t.output for _, t in items],
+            keep_stdout_kb=1, cancel=stop if fail_fast else None, stop_when=failed,
+        )
+        for (position, test), run in zip(items, runs, strict=False):
+            verdict = ("AC" if run.matched else "WA") if run.ok else str(run.verdict)
+            out.append((position, test, verdict, run, ""))
+        return out
+    # A judging function runs in a sandbox of its own per chunk; chunks grow so that a wrong
+    # program stops early and a right one pays for few judging batches.
+    chunk = FAIL_FAST_FIRST_CHUNK if fail_fast else max(1, len(items))
+    index = 0
+    while index < len(items) and not (fail_fast and stop.is_set()):
+        part = items[index : index + chunk]
+        runs = sb.run(program, [t.input for _, t in part], limits, stop_on_failure=fail_fast,
+                      cancel=stop if fail_fast else None)
+        ok_pairs = [(t, r) for (_, t), r in zip(part, runs, strict=False) if r.verdict == Verdict.OK]
         accepted = iter(_accepts(sb, loaded.judge_code, [t for t, _ in ok_pairs], [r for _, r in ok_pairs]))
-        for test, run in zip(batch, runs, strict=False):
-            verdict = str(run.verdict)
+        for (position, test), run in zip(part, runs, strict=False):
+            verdict, reason = str(run.verdict), ""
             if run.verdict == Verdict.OK:
                 good, reason = next(accepted)
                 verdict = "AC" if good else "WA"
-                if reason and not result.message:
-                    result.message = reason
-            result.tests.append(
-                TestOutcome(len(result.tests), test.ordinal, test.kind, verdict, run.time_ms, run.wall_ms, run.memory_kb)
-            )
-            if verdict == "AC":
-                result.passed += 1
-            elif result.verdict == "AC":
-                result.verdict = verdict
-                if not result.message and run.stderr:
-                    result.message = run.stderr[-2000:]
+            out.append((position, test, verdict, run, reason))
             if fail_fast and verdict != "AC":
-                return _finish(result, started)
-        position += len(batch)
+                stop.set()
+                return out
+        index += len(part)
         chunk = min(chunk * 2, FAIL_FAST_MAX_CHUNK)
-    result.complete = True
-    return _finish(result, started)
+    return out
 
 
 def _finish(result: JudgeResult, started: float) -> JudgeResult:
