@@ -251,3 +251,16 @@ def test_borderline_rerun_is_a_fresh_sandbox_that_sees_nothing_of_the_first_run(
     [result] = sb.run(prog, ["burn\n"], Limits(time_s=1, wall_s=60))
     assert result.stdout == b"honest\n", result
     assert len(opened) == 2  # the re-run got a sandbox of its own
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="x86_64 syscall numbers")
+def test_judging_functions_and_validators_run_under_the_filter_too(sb: Sandbox) -> None:
+    from sandbox import call_python
+
+    code = ("import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+            "def probe():\n    r = libc.syscall(272, 0x10000000)\n    e = ctypes.get_errno()\n"
+            "    k = libc.syscall(248, b'user', b'hts', b'v', 1, -2)\n"
+            "    return [r, e, k, ctypes.get_errno(), open('/proc/self/status').read().count('Seccomp:\\t2')]\n")
+    [result] = call_python(sb, code, "probe", [()], Limits(wall_s=60))
+    assert result.ok, result.error
+    assert result.value == [-1, 1, -1, 1, 1]  # unshare and add_key: EPERM; the filter is on
