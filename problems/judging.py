@@ -9,6 +9,7 @@ API serves the same suites thousands of times.
 
 from __future__ import annotations
 
+import shutil
 import threading
 import time
 from collections import OrderedDict
@@ -21,7 +22,8 @@ from django.conf import settings
 from problems.blobs import blob_pairs
 from problems.models import SUPPORTED_LANGUAGES, OutputJudge, Problem, Solution, TestSuite
 from problems.services import verdict_record
-from sandbox import Limits, RunResult, Sandbox, Verdict, call_python, compare_default, get_sandbox
+from sandbox import Limits, RunResult, Sandbox, Verdict, cache, call_python, compare_default, get_sandbox
+from sandbox.types import CompiledProgram
 
 # Run order of test kinds: hacking first.
 KIND_ORDER = {"hacking": 0, "stratified": 1, "regular": 2, "direct": 3, "imported": 4, "public": 5}
@@ -203,25 +205,16 @@ def judge_code(
         result.verdict, result.message = "CE", f"unsupported language {language!r}"
         return _finish(result, started)
     sb = sandbox or get_sandbox()
-    program = sb.compile(language, code)
+    limits = limits_for(problem)
+    fail_fast = mode != "all"
+    if language == "python3":
+        program, outcomes = _check_while_running(sb, code, loaded, limits, fail_fast)
+    else:
+        program = sb.compile(language, code)
+        outcomes = _run_lanes(sb, program, loaded, limits, fail_fast) if program.ok else []
     if not program.ok:
         result.verdict, result.message = str(program.verdict), program.message[-4000:]
         return _finish(result, started)
-    limits = limits_for(problem)
-    fail_fast = mode != "all"
-    lanes = _lane_count(len(tests))
-    stop = threading.Event()
-    if lanes == 1:
-        outcomes = _run_lane(sb, program, loaded, list(enumerate(tests)), limits, fail_fast, stop)
-    else:
-        # Test i goes to lane i mod n, so every lane starts on the hacking tests; each lane is
-        # a batch of its own (a fresh sandbox), and the first failure stops the others.
-        with ThreadPoolExecutor(max_workers=lanes, thread_name_prefix="judge-lane") as pool:
-            futures = [
-                pool.submit(_run_lane, sb, program, loaded, list(enumerate(tests))[k::lanes], limits, fail_fast, stop)
-                for k in range(lanes)
-            ]
-            outcomes = [item for future in futures for item in future.result()]
     outcomes.sort(key=lambda item: item[0])
     for _position, test, verdict, run, reason in outcomes:
         if reason and not result.message:
@@ -243,6 +236,41 @@ def judge_code(
     return _finish(result, started)
 
 
+def _check_while_running(
+    sb: Sandbox, code: str, loaded: LoadedSuite, limits: Limits, fail_fast: bool
+) -> tuple[CompiledProgram, list[Outcome]]:
+    """Python's "compile" is a syntax check in a sandbox of its own (one interpreter start-up):
+    run the tests from the source meanwhile, rather than after it. A program the check refuses
+    is CE whatever its runs gave, exactly as if it had never run."""
+    source_dir = cache.make_private_dir()
+    try:
+        (source_dir / "main.py").write_text(code)
+        as_is = CompiledProgram("python3", Verdict.OK, path=str(source_dir))
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="judge-check") as pool:
+            checked = pool.submit(sb.compile, "python3", code)
+            outcomes = _run_lanes(sb, as_is, loaded, limits, fail_fast)
+            return checked.result(), outcomes
+    finally:
+        shutil.rmtree(source_dir, ignore_errors=True)
+
+
+def _run_lanes(sb: Sandbox, program: CompiledProgram, loaded: LoadedSuite, limits: Limits,
+               fail_fast: bool) -> list[Outcome]:
+    tests = loaded.tests
+    lanes = _lane_count(len(tests))
+    stop = threading.Event()
+    if lanes == 1:
+        return _run_lane(sb, program, loaded, list(enumerate(tests)), limits, fail_fast, stop)
+    # Test i goes to lane i mod n, so every lane starts on the hacking tests; each lane is
+    # a batch of its own (a fresh sandbox), and the first failure stops the others.
+    with ThreadPoolExecutor(max_workers=lanes, thread_name_prefix="judge-lane") as pool:
+        futures = [
+            pool.submit(_run_lane, sb, program, loaded, list(enumerate(tests))[k::lanes], limits, fail_fast, stop)
+            for k in range(lanes)
+        ]
+        return [item for future in futures for item in future.result()]
+
+
 def _lane_count(tests: int) -> int:
     wanted = getattr(settings, "HARDTESTS_JUDGE_PARALLEL", 1) or 1
     # Each lane costs one sandbox start-up: not worth it for a handful of tests.
@@ -254,7 +282,7 @@ Outcome = tuple[int, LoadedTest, str, RunResult, str]
 
 def _run_lane(
     sb: Sandbox,
-    program: Any,
+    program: CompiledProgram,
     loaded: LoadedSuite,
     items: list[tuple[int, LoadedTest]],
     limits: Limits,

@@ -129,3 +129,41 @@ def test_a_judging_function_is_applied_in_every_lane(settings):
     for one, two in zip(answers[1], answers[2], strict=True):
         assert [(t.ordinal, t.verdict) for t in one.tests] == [(t.ordinal, t.verdict) for t in two.tests]
     assert [t.verdict for t in answers[2][0].tests] == ["AC", "AC", "AC", "WA", "AC", "RE", "WA", "AC", "AC"]
+
+
+def test_python_runs_while_its_syntax_check_does_and_a_syntax_error_is_still_ce(settings, monkeypatch):
+    settings.HARDTESTS_JUDGE_PARALLEL = 1
+    problem = ProblemFactory()
+    suite = _suite(problem, _tests(4))
+    sb = judging.get_sandbox()
+    barrier = threading.Barrier(2)
+    met: list[bool] = []
+    real_compile, real_run = sb.compile, sb.run
+
+    def meet() -> None:
+        try:
+            barrier.wait(timeout=60)
+            met.append(True)
+        except threading.BrokenBarrierError:
+            met.append(False)
+
+    def compile_(*args, **kwargs):
+        meet()
+        return real_compile(*args, **kwargs)
+
+    def run(*args, **kwargs):
+        meet()
+        return real_run(*args, **kwargs)
+
+    monkeypatch.setattr(sb, "compile", compile_)
+    monkeypatch.setattr(sb, "run", run)
+    monkeypatch.setattr(judging, "get_sandbox", lambda: sb)
+    # a text of its own: the check is not in the compile cache
+    code = ADD + f"# {threading.get_ident()} {id(met)}\n"
+    result = judge_code(problem=problem, suite=suite, language="python3", code=code, mode="all")
+    assert (result.verdict, result.passed) == ("AC", 4) and met == [True, True]
+    monkeypatch.setattr(sb, "compile", real_compile)
+    monkeypatch.setattr(sb, "run", real_run)
+    broken = judge_code(problem=problem, suite=suite, language="python3", code="print(1\n", mode="all")
+    assert (broken.verdict, broken.passed, broken.tests) == ("CE", 0, [])
+    assert "SyntaxError" in broken.message or "never closed" in broken.message, broken.message
