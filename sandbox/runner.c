@@ -390,8 +390,8 @@ static void drain(struct sink *k) {
  * they tell a program that chose to sleep from one the machine did not run.
  * Every process in our /proc other than us and our ancestors (pid 1: bwrap's
  * init, or ourselves in a container) belongs to the current test. */
-static long long runnable_us(int *active) {
-    long long total = 0;
+static long long runnable_us(int *active, long long *on_cpu_us) {
+    long long total = 0, on_cpu = 0;
     *active = 0;
     DIR *d = opendir("/proc");
     if (!d) return -1;
@@ -416,7 +416,10 @@ static long long runnable_us(int *active) {
                 long long run_ns = 0, wait_ns = 0;
                 if (n > 0) {
                     buf[n] = 0;
-                    if (sscanf(buf, "%lld %lld", &run_ns, &wait_ns) == 2) total += (run_ns + wait_ns) / 1000;
+                    if (sscanf(buf, "%lld %lld", &run_ns, &wait_ns) == 2) {
+                        total += (run_ns + wait_ns) / 1000;
+                        on_cpu += run_ns / 1000;
+                    }
                 }
             }
             snprintf(spath, sizeof spath, "/proc/%d/task/%s/stat", pid, te->d_name);
@@ -434,6 +437,7 @@ static long long runnable_us(int *active) {
         closedir(t);
     }
     closedir(d);
+    *on_cpu_us = on_cpu;
     return total;
 }
 
@@ -517,10 +521,14 @@ static void run_one(const char *input) {
              * go on (the CPU limit still stops it) until -W, then the verdict is
              * the machine's fault (4), never the program's */
             int active = 0;
-            long long busy = runnable_us(&active);
+            long long on_cpu = 0;
+            long long busy = runnable_us(&active, &on_cpu);
             long long cpu = cg[CG_CPU_USAGE] >= 0 ? cg_cpu() - cpu0 : -1;
             if (cpu > busy) busy = cpu;
-            if (!active && (busy < 0 || busy * 2 < t1 - t0)) killed = 2;
+            /* without a cgroup's CPU figure, the live tasks' own CPU time still
+             * enforces the CPU limit (a fork bomb is busy, not starved) */
+            if (cpu < 0 && on_cpu > cpu_kill_us) killed = 1;
+            else if (!active && (busy < 0 || busy * 2 < t1 - t0)) killed = 2;
             else if (t1 - t0 > (starved_kill_us > wall_kill_us ? starved_kill_us : wall_kill_us)) killed = 4;
         }
         if (killed) {
