@@ -42,14 +42,7 @@ VERIFY_ERRORS = {**ERRORS, 503: s.Error}
 
 def _verify_out(outcome: Outcome, suite: dict[str, Any], elapsed_ms: int) -> dict[str, Any]:
     result = outcome.result
-    if result is None:
-        # The job failed on the worker (a crash, a killed work horse): the reward is 0 and
-        # the verdict SE says "do not trust this as a judgement of the program".
-        return {
-            "reward": 0, "pass_fraction": 0.0, "verdict": "SE", "passed": 0, "total": suite["total"],
-            "complete": False, "tests": [], "suite_version": suite["version"], "suite_origin": suite["origin"],
-            "message": outcome.error or "", "judge_ms": 0, "elapsed_ms": elapsed_ms,
-        }
+    assert result is not None, "only a finished outcome has a result"
     return {
         "reward": 1 if result["verdict"] == "AC" else 0,
         "pass_fraction": result["passed"] / result["total"] if result["total"] else 0.0,
@@ -85,12 +78,13 @@ def _batch_out(batch_id: str, outcomes: list[Outcome], suites: list[dict[str, An
     items = []
     for index, (outcome, suite) in enumerate(zip(outcomes, suites, strict=True)):
         item: dict[str, Any] = {"index": index, "status": outcome.status, "error": outcome.error}
-        if outcome.status in ("finished", "failed"):
+        if outcome.status == "finished":
             # From the batch's arrival to this item's result, however late it is read.
             elapsed_ms = int(max(0.0, (outcome.finished_at or time.time()) - created) * 1000)
             item["result"] = _verify_out(outcome, suite, elapsed_ms)
         items.append(item)
-    done = sum(1 for o in outcomes if o.status in ("finished", "failed"))
+    # An item in error has no result and no reward: the worker could not judge it.
+    done = sum(1 for o in outcomes if o.status in ("finished", "error"))
     return {
         "job_id": batch_id,
         "status": "finished" if done == len(outcomes) else "pending",

@@ -90,7 +90,9 @@ class BatchIn(Schema):
 
 class BatchItemOut(Schema):
     index: int
-    status: Literal["queued", "running", "finished", "failed"]
+    status: Literal["queued", "running", "finished", "error"] = Field(
+        description="error: the worker could not judge this item (infrastructure); it has no result, no reward"
+    )
     result: VerifyOut | None = None
     error: str | None = None
 

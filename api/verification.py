@@ -25,6 +25,7 @@ from api.conf import api_setting
 from api.connection import redis_connection, sandbox_queue
 from api.errors import NotFound, PayloadTooLarge, Unavailable
 from api.selectors import problem_resolve, suite_resolve
+from core.queues import worker_health_read
 from problems.models import Problem, TestSuite
 
 # By dotted path, so the web process needs only the name of the worker-side function
@@ -48,7 +49,9 @@ class Verification:
 class Outcome:
     """What became of one enqueued verification, as the API reports it."""
 
-    status: str  # queued, running, finished, failed
+    # queued, running, finished, or error: the worker could not judge (an infrastructure
+    # failure: storage or database unreadable, a crash), which is never a verdict on the program.
+    status: str
     result: dict[str, Any] | None = None
     error: str | None = None
     finished_at: float | None = None  # when the worker stored the result (epoch seconds)
@@ -72,6 +75,7 @@ def _enqueue(items: list[Verification], *, queued_ttl: int, result_ttl: int) -> 
         backlog = queue.count
         if workers == 0:
             raise Unavailable("no sandbox worker is running; try again later", code="no_workers", retry_after_s=30)
+        _refuse_if_no_worker_can_judge(queue)
         limit = api_setting("HARDTESTS_API_QUEUE_MAX")
         if backlog + len(items) > limit:
             raise Unavailable(
@@ -95,6 +99,18 @@ def _enqueue(items: list[Verification], *, queued_ttl: int, result_ttl: int) -> 
         )
     except RedisError as exc:
         raise Unavailable("the job queue (Redis) is unavailable", code="redis_unavailable") from exc
+
+
+def _refuse_if_no_worker_can_judge(queue: Queue) -> None:
+    """503 naming the cause when every worker of the queue reports it cannot reach the
+    database or the test storage (workers that publish no health count as able)."""
+    names = [key.split(":", 2)[-1] for key in (k.decode() if isinstance(k, bytes) else k
+                                                for k in Worker.all_keys(queue=queue))]
+    health = worker_health_read(queue.connection, names)
+    if names and all(name in health and not health[name].get("ok", True) for name in names):
+        reasons = sorted({p for name in names for p in health[name].get("problems", [])})
+        raise Unavailable(f"no sandbox worker can judge now: {'; '.join(reasons)[:1000]}",
+                          code="workers_unhealthy", retry_after_s=30)
 
 
 def _wait(connection: Redis, job_ids: list[str], timeout_s: float) -> dict[str, Result]:
@@ -121,21 +137,27 @@ def _outcome(result: Result | None, job: Job | None) -> Outcome:
     if result is not None:
         finished_at = result.created_at.timestamp() if result.created_at else None
         if result.type == Result.Type.SUCCESSFUL and isinstance(result.return_value, dict):
-            return Outcome("finished", result=result.return_value, finished_at=finished_at)
+            value = result.return_value
+            if value.get("verdict") == "SE":
+                # The sandbox could not run the program as it must (an internal error): no verdict.
+                reason = (value.get("message") or "no reason given").strip()[-500:]
+                return Outcome("error", error=f"sandbox error on the worker: {reason}", finished_at=finished_at)
+            return Outcome("finished", result=value, finished_at=finished_at)
         last_line = (result.exc_string or "").strip().splitlines()[-1:] or [result.type.name.lower()]
-        return Outcome("failed", error=f"judging failed on the worker: {last_line[0][:500]}", finished_at=finished_at)
+        return Outcome("error", error=f"judging failed on the worker: {last_line[0][:500]}", finished_at=finished_at)
     if job is None:
-        return Outcome("failed", error="the job expired before a worker took it")
+        return Outcome("error", error="the job expired before a worker took it")
     status = job.get_status(refresh=False)
     if status in (JobStatus.STARTED,):
         return Outcome("running")
     if status in (JobStatus.QUEUED, JobStatus.DEFERRED, JobStatus.SCHEDULED, None):
         return Outcome("queued")
-    return Outcome("failed", error=f"the job ended as {status}")
+    return Outcome("error", error=f"the job ended as {status}")
 
 
 def verify_one(item: Verification) -> Outcome:
-    """Run one verification and wait for it (503 when no worker answers within the timeout)."""
+    """Run one verification and wait for it (503 when no worker answers within the timeout,
+    or when the worker could not judge it)."""
     timeout_s = api_setting("HARDTESTS_API_SYNC_TIMEOUT_S")
     [job] = _enqueue([item], queued_ttl=max(1, timeout_s), result_ttl=SYNC_RESULT_TTL_S)
     try:
@@ -152,7 +174,11 @@ def verify_one(item: Verification) -> Outcome:
         raise Unavailable(
             f"no sandbox worker finished the verification within {timeout_s} s", code="timeout", retry_after_s=10
         )
-    return _outcome(results[job.id], job)
+    outcome = _outcome(results[job.id], job)
+    if outcome.status == "error":
+        # Reward 0 here would teach a training loop that a correct program is wrong.
+        raise Unavailable(outcome.error or "the worker could not judge the program", code="judging_error")
+    return outcome
 
 
 # -- batches ------------------------------------------------------------------

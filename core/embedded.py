@@ -71,6 +71,10 @@ def start_redis_server(directory: Path, *, daemonize: bool) -> subprocess.Popen[
     deadline = time.monotonic() + 10
     while not _answers(socket):
         if time.monotonic() > deadline:
+            if child is not None:
+                # Nobody else knows about this server: do not leave it running.
+                child.kill()
+                child.wait(timeout=10)
             raise EmbeddedRedisError(f"redis-server did not answer on {socket}; see {directory / 'redis.log'}")
         if child is not None and child.poll() is not None:
             raise EmbeddedRedisError(f"redis-server exited with {child.returncode}; see {directory / 'redis.log'}")

@@ -7,7 +7,9 @@ the same connection in production. Every app enqueues through here.
 
 from __future__ import annotations
 
+import json
 import threading
+from typing import Any
 
 import redis
 from django.conf import settings
@@ -31,3 +33,15 @@ def redis_connection() -> redis.Redis:
 def get_queue(name: str) -> Queue:
     timeout = settings.RQ_QUEUES.get(name, {}).get("DEFAULT_TIMEOUT", 3600)
     return Queue(name, connection=redis_connection(), default_timeout=timeout)
+
+
+# What a checked worker last found about itself (hardtests_web/ops/worker.py), by worker name.
+WORKER_HEALTH_KEY = "hardtests:worker-health:{name}"
+
+
+def worker_health_read(connection: redis.Redis, names: list[str]) -> dict[str, dict[str, Any]]:
+    """The last published health of each named worker that publishes one."""
+    if not names:
+        return {}
+    raw = connection.mget([WORKER_HEALTH_KEY.format(name=name) for name in names])
+    return {name: json.loads(value) for name, value in zip(names, raw, strict=True) if value}

@@ -1,11 +1,12 @@
 """The one way this project talks to an LLM: `chat()` over the official `openai` SDK.
 
 Any OpenAI-compatible endpoint works (OpenAI, vLLM, Ollama, llama.cpp server); settings
-name it. Every attempt, failed or not, becomes an LLMCall row, so an audit shows exactly
-what was sent and received. The SDK's own retries are turned off so that each attempt is
-recorded; we retry here with exponential backoff on rate limits, 5xx, timeouts and
-dropped connections. A Redis-based semaphore bounds concurrent calls across all workers
-(the endpoint's rate limit is shared by every machine).
+name it. Retries are the SDK's own (rate limits, 5xx, timeouts, dropped connections, with
+its backoff and its reading of `retry-after-ms` and of `Retry-After` in seconds or as a
+date). A thin HTTP transport under the SDK notes every attempt, so each one, failed or
+not, becomes an LLMCall row and an audit shows exactly what was sent and received. A
+Redis-based semaphore bounds concurrent calls across all workers (the endpoint's rate
+limit is shared by every machine).
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
+import httpx
 import openai
 from django.conf import settings
 
@@ -53,37 +56,59 @@ def llm_model_default() -> str:
     return settings.HARDTESTS_LLM_MODEL
 
 
-def _client() -> openai.OpenAI:
+@dataclass
+class Attempt:
+    """One HTTP request the SDK made: how long it took and, when it failed, why."""
+
+    latency_ms: int
+    error: str = ""
+
+
+# The SDK's exception class for an HTTP status, so a recorded attempt reads like the error the SDK raises.
+_STATUS_ERRORS = {400: "BadRequestError", 401: "AuthenticationError", 403: "PermissionDeniedError",
+                  404: "NotFoundError", 409: "ConflictError", 422: "UnprocessableEntityError",
+                  429: "RateLimitError"}
+
+
+class _RecordingTransport(httpx.HTTPTransport):
+    def __init__(self, attempts: list[Attempt]) -> None:
+        super().__init__()
+        self.attempts = attempts
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        started = time.monotonic()
+        try:
+            response = super().handle_request(request)
+        except httpx.TimeoutException as exc:
+            self.attempts.append(Attempt(_ms_since(started), f"APITimeoutError: Request timed out ({exc!r})"))
+            raise
+        except httpx.HTTPError as exc:
+            self.attempts.append(Attempt(_ms_since(started), f"APIConnectionError: {exc!r}"))
+            raise
+        if response.status_code >= 400:
+            body = response.read()[:1000].decode("utf-8", "replace")
+            name = _STATUS_ERRORS.get(response.status_code,
+                                      "InternalServerError" if response.status_code >= 500 else "APIStatusError")
+            self.attempts.append(Attempt(_ms_since(started), f"{name}: HTTP {response.status_code}: {body}"))
+        else:
+            self.attempts.append(Attempt(_ms_since(started)))
+        return response
+
+
+def _ms_since(started: float) -> int:
+    return int((time.monotonic() - started) * 1000)
+
+
+def _client(attempts: list[Attempt]) -> openai.OpenAI:
     return openai.OpenAI(
         base_url=settings.OPENAI_BASE_URL or None,
         # Local servers (vLLM, Ollama) accept any key, but the SDK insists on one.
         api_key=settings.OPENAI_API_KEY or "not-needed",
         timeout=settings.HARDTESTS_LLM_TIMEOUT_S,
-        max_retries=0,
+        max_retries=max(0, settings.HARDTESTS_LLM_MAX_RETRIES),
+        http_client=httpx.Client(transport=_RecordingTransport(attempts),
+                                 timeout=settings.HARDTESTS_LLM_TIMEOUT_S),
     )
-
-
-def _backoff_s(attempt: int, error: Exception | None) -> float:
-    base = float(getattr(settings, "HARDTESTS_LLM_BACKOFF_S", 1.0))
-    retry_after = None
-    response = getattr(error, "response", None)
-    if response is not None:
-        try:
-            retry_after = float(response.headers.get("retry-after", ""))
-        except (TypeError, ValueError):
-            retry_after = None
-    if retry_after is not None and retry_after >= 0:
-        return min(retry_after, 60.0)
-    # Full jitter: many workers retrying in lockstep would hit the limit again together.
-    return random.uniform(0, min(base * 2 ** (attempt - 1), 30.0))
-
-
-def _retryable(error: Exception) -> bool:
-    if isinstance(error, openai.APITimeoutError | openai.APIConnectionError | openai.RateLimitError):
-        return True
-    if isinstance(error, openai.APIStatusError):
-        return error.status_code >= 500 or error.status_code in (408, 409, 429)
-    return False
 
 
 @contextmanager
@@ -123,11 +148,27 @@ def _local_semaphore(limit: int) -> Iterator[None]:
         yield
 
 
-def _usage(response: Any) -> tuple[int | None, int | None]:
+def _usage(response: Any) -> tuple[int | None, int | None, int | None]:
     usage = getattr(response, "usage", None)
     if usage is None:
-        return None, None
-    return getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None)
+        return None, None, None
+    details = getattr(usage, "completion_tokens_details", None)
+    reasoning = getattr(details, "reasoning_tokens", None) if details is not None else None
+    return getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None), reasoning
+
+
+def _request_options(model: str, messages: list[dict[str, str]], temperature: float | None) -> dict[str, Any]:
+    options: dict[str, Any] = {"model": model, "messages": messages}
+    max_tokens = settings.HARDTESTS_LLM_MAX_TOKENS
+    if settings.HARDTESTS_LLM_REASONING:
+        # Reasoning models refuse a temperature and count their hidden reasoning in this limit.
+        if max_tokens:
+            options["max_completion_tokens"] = max_tokens
+    else:
+        options["temperature"] = temperature
+        if max_tokens:
+            options["max_tokens"] = max_tokens
+    return options
 
 
 def chat(
@@ -141,46 +182,48 @@ def chat(
 ) -> tuple[str, LLMCall]:
     """Send one chat completion; return the reply text and the LLMCall that recorded it.
 
-    Raises LLMUnavailable when no endpoint is configured or every attempt failed.
+    The call's `finish_reason` says whether the reply is complete ("length": cut off at
+    HARDTESTS_LLM_MAX_TOKENS). Raises LLMUnavailable when no endpoint is configured or every
+    attempt failed.
     """
     model = model or run.model_name or llm_model_default()
     temperature = settings.HARDTESTS_LLM_TEMPERATURE if temperature is None else temperature
+    if settings.HARDTESTS_LLM_REASONING:
+        temperature = None
+    record = {"run": run, "purpose": purpose, "prompt_version": prompt_version, "messages": messages,
+              "temperature": temperature}
     if not llm_configured():
-        LLMCall.objects.create(
-            run=run, purpose=purpose, prompt_version=prompt_version, messages=messages, model_name=model,
-            temperature=temperature, error="no LLM endpoint configured (set OPENAI_BASE_URL or OPENAI_API_KEY)",
-        )
+        LLMCall.objects.create(**record, model_name=model,
+                               error="no LLM endpoint configured (set OPENAI_BASE_URL or OPENAI_API_KEY)")
         raise LLMUnavailable("no LLM endpoint configured (set OPENAI_BASE_URL or OPENAI_API_KEY)")
-    client = _client()
-    attempts = 1 + max(0, settings.HARDTESTS_LLM_MAX_RETRIES)
-    last_error = ""
-    for attempt in range(1, attempts + 1):
-        started = time.monotonic()
-        error: Exception | None = None
-        try:
-            with _concurrency_slot():
-                started = time.monotonic()
-                response = client.chat.completions.create(model=model, messages=messages, temperature=temperature)
-        except openai.OpenAIError as exc:
-            error = exc
-        latency_ms = int((time.monotonic() - started) * 1000)
-        if error is None:
-            choices = getattr(response, "choices", None) or []
-            content = choices[0].message.content if choices and choices[0].message else None
-            prompt_tokens, completion_tokens = _usage(response)
-            call = LLMCall.objects.create(
-                run=run, purpose=purpose, prompt_version=prompt_version, messages=messages,
-                reply=content or "", model_name=getattr(response, "model", None) or model,
-                temperature=temperature, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
-                latency_ms=latency_ms, attempt=attempt,
-            )
-            return content or "", call
-        last_error = f"{type(error).__name__}: {error}"[:2000]
-        LLMCall.objects.create(
-            run=run, purpose=purpose, prompt_version=prompt_version, messages=messages, model_name=model,
-            temperature=temperature, latency_ms=latency_ms, error=last_error, attempt=attempt,
-        )
-        if not _retryable(error) or attempt == attempts:
-            break
-        time.sleep(_backoff_s(attempt, error))
-    raise LLMUnavailable(f"the LLM endpoint failed after {attempt} attempt(s): {last_error}")
+    attempts: list[Attempt] = []
+    client = _client(attempts)
+    error: Exception | None = None
+    response: Any = None
+    try:
+        with _concurrency_slot():
+            response = client.chat.completions.create(**_request_options(model, messages, temperature))
+    except openai.OpenAIError as exc:
+        error = exc
+    finally:
+        client.close()
+    failed = [a for a in attempts if a.error]
+    if error is not None and not failed:
+        # Failed before any request went out (or after the last one, reading its body).
+        failed.append(Attempt(0, f"{type(error).__name__}: {error}"[:2000]))
+    for number, attempt in enumerate(failed, 1):
+        LLMCall.objects.create(**record, model_name=model, latency_ms=attempt.latency_ms, error=attempt.error[:2000],
+                               attempt=number)
+    if error is not None:
+        raise LLMUnavailable(f"the LLM endpoint failed after {len(failed)} attempt(s): {failed[-1].error[:2000]}")
+    choices = getattr(response, "choices", None) or []
+    choice = choices[0] if choices else None
+    content = choice.message.content if choice is not None and choice.message else None
+    prompt_tokens, completion_tokens, reasoning_tokens = _usage(response)
+    call = LLMCall.objects.create(
+        **record, reply=content or "", model_name=getattr(response, "model", None) or model,
+        prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, reasoning_tokens=reasoning_tokens,
+        finish_reason=(getattr(choice, "finish_reason", None) or "")[:20],
+        latency_ms=attempts[-1].latency_ms if attempts else None, attempt=len(failed) + 1,
+    )
+    return content or "", call

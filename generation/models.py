@@ -12,6 +12,12 @@ class FailureReason(models.TextChoices):
     NO_VALID_ORACLE = "no_valid_oracle", "No valid oracle"
     INPUT_GENERATION_FAILED = "input_generation_failed", "Input generation failed"
     OUTPUT_VERIFICATION_FAILED = "output_verification_failed", "Output verification failed"
+    JUDGE_INVALID = "judge_invalid", "Judge invalid"
+    VALIDATOR_INVALID = "validator_invalid", "Validator invalid"
+    VALIDATOR_ERROR = "validator_error", "Validator error"
+    INPUT_BUDGET_EXCEEDED = "input_budget_exceeded", "Input budget exceeded"
+    OUTPUT_BUDGET_EXCEEDED = "output_budget_exceeded", "Output budget exceeded"
+    SUITE_TOO_LARGE = "suite_too_large", "Suite too large"
     LLM_REPLY_INVALID = "llm_reply_invalid", "LLM reply invalid"
     LLM_UNAVAILABLE = "llm_unavailable", "LLM unavailable"
     SANDBOX_ERROR = "sandbox_error", "Sandbox error"
@@ -57,6 +63,8 @@ class GenerationRun(models.Model):
     failure_reason = models.CharField(max_length=30, choices=FailureReason.choices, blank=True, db_index=True)
     error = models.TextField(blank=True)
     log = models.TextField(blank=True)
+    # Inputs the validator crashed or timed out on: [{"kind", "generator", "call_number", "error", "input"}].
+    validator_errors = models.JSONField(default=list, blank=True)
     kit = models.ForeignKey(TestKit, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs")
     suite = models.OneToOneField(
         TestSuite, null=True, blank=True, on_delete=models.SET_NULL, related_name="generation_run"
@@ -96,6 +104,10 @@ class LLMCall(models.Model):
     temperature = models.FloatField(null=True, blank=True)
     prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
     completion_tokens = models.PositiveIntegerField(null=True, blank=True)
+    # Hidden reasoning tokens of reasoning models (part of completion_tokens), when the endpoint says.
+    reasoning_tokens = models.PositiveIntegerField(null=True, blank=True)
+    # "stop", or "length" when the reply was cut off at HARDTESTS_LLM_MAX_TOKENS.
+    finish_reason = models.CharField(max_length=20, blank=True)
     latency_ms = models.PositiveIntegerField(null=True, blank=True)
     error = models.TextField(blank=True)
     # Why the reply was rejected by generation.parsing (empty when it was accepted).

@@ -13,7 +13,9 @@ import ast
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 REGULAR_FUNCTION = "gen_range_based_input"
 STRATIFIED_PREFIX = "gen_stratified_input_"
@@ -24,10 +26,17 @@ JUDGE_FUNCTION = "output_judging_function"
 VALIDATOR_KEYS = ("input_validator", "needs_custom_output_judging_function", "output_judging_function")
 INPUTS_KEYS = ("LLMGen_input", "RPGen_SPGen_input_generator", "HackGen_input_generator")
 MAX_DIRECT_INPUT_CHARS = 1_000_000
+M = TypeVar("M", bound=BaseModel)
 
-_FENCE = re.compile(r"```[ \t]*(json|JSON)?[ \t]*\n(.*?)```", re.DOTALL)
+# A fence line: three or more backticks or tildes, then an optional label (```json, ```python,
+# ```JSON5...). Fences are paired line by line, so a code block quoted in the reasoning can
+# never be mistaken for the opening of the answer's block.
+_FENCE_LINE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([^\n`]*)$", re.MULTILINE)
 _RESULT_HEADING = re.compile(r"^#{1,6}[ \t]*Result\b.*$", re.MULTILINE | re.IGNORECASE)
-
+# Raw newlines and tabs inside JSON strings are what models write most often by mistake.
+_DECODER = json.JSONDecoder(strict=False)
+# The balanced-object fallback tries at most this many "{" positions from the end.
+_MAX_FALLBACK_STARTS = 5000
 
 class ReplyInvalid(ValueError):
     """The reply cannot be used; str(error) says why, in words the model can act on."""
@@ -49,42 +58,83 @@ class InputsReply:
     notes: list[str] = field(default_factory=list)
 
 
-def _json_candidates(reply: str) -> list[str]:
-    """Texts that may hold the final JSON object, the most likely first."""
-    candidates: list[str] = []
-    fences = _FENCE.findall(reply)
-    # The answer comes last (the reasoning may quote code in earlier fences).
-    candidates += [body for lang, body in reversed(fences) if lang]
-    headings = list(_RESULT_HEADING.finditer(reply))
-    if headings:
-        after = reply[headings[-1].end():]
-        start = after.find("{")
-        if start >= 0:
-            candidates.append(after[start:])
-    candidates += [body for lang, body in reversed(fences) if not lang]
-    return candidates
+def _fenced_blocks(reply: str) -> list[tuple[int, str]]:
+    """(position, body) of every fenced block, whatever its label; an unclosed last fence runs to the end."""
+    blocks: list[tuple[int, str]] = []
+    opener: re.Match[str] | None = None
+    for line in _FENCE_LINE.finditer(reply):
+        if opener is None:
+            opener = line
+            continue
+        marker = opener.group(1)
+        # A closing fence has no label and is at least as long as the opening one.
+        if line.group(1)[0] == marker[0] and len(line.group(1)) >= len(marker) and not line.group(2).strip():
+            blocks.append((opener.start(), reply[opener.end() + 1: line.start()]))
+            opener = None
+    if opener is not None:
+        blocks.append((opener.start(), reply[opener.end() + 1:]))
+    return blocks
 
 
-def extract_json(reply: str) -> dict[str, Any]:
+def _decode_object(text: str) -> tuple[dict[str, Any] | None, str]:
+    """The JSON object at the start of `text` (after blanks) or (None, why not)."""
+    text = text.strip()
+    start = text.find("{")
+    if start < 0:
+        return None, "no '{' in the block"
+    try:
+        value, _ = _DECODER.raw_decode(text, start)
+    except json.JSONDecodeError as exc:
+        return None, f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+    if not isinstance(value, dict):
+        return None, f"the JSON value is a {type(value).__name__}, not an object"
+    return value, ""
+
+
+def _balanced_objects(reply: str, expected: tuple[str, ...]) -> dict[str, Any] | None:
+    """The last JSON object anywhere in the reply that has the expected keys (no fence, no heading)."""
+    starts = [m.start() for m in re.finditer(r"\{", reply)][-_MAX_FALLBACK_STARTS:]
+    for start in reversed(starts):
+        try:
+            value, _ = _DECODER.raw_decode(reply, start)
+        except (json.JSONDecodeError, RecursionError):
+            continue
+        if isinstance(value, dict) and all(k in value for k in expected):
+            return value
+    return None
+
+
+def extract_json(reply: str, expected: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The reply's final JSON object: the last fenced block or `# Result` section holding an
+    object with all `expected` keys; failing that, the last balanced object with them anywhere.
+    """
     if not isinstance(reply, str) or not reply.strip():
         raise ReplyInvalid("the reply is empty")
-    candidates = _json_candidates(reply)
-    if not candidates:
-        raise ReplyInvalid("no JSON object found: end the reply with one JSON object in a ```json fenced block")
-    errors = []
-    decoder = json.JSONDecoder()
-    for text in candidates:
-        text = text.strip()
-        try:
-            value, _ = decoder.raw_decode(text)
-        except json.JSONDecodeError as exc:
-            errors.append(f"{exc.msg} at line {exc.lineno} column {exc.colno}")
+    candidates = _fenced_blocks(reply)
+    headings = list(_RESULT_HEADING.finditer(reply))
+    if headings:
+        candidates.append((headings[-1].start(), reply[headings[-1].end():]))
+    candidates.sort(key=lambda c: c[0])
+    decoded: list[dict[str, Any]] = []
+    errors: list[str] = []
+    for _, text in reversed(candidates):
+        value, error = _decode_object(text)
+        if value is None:
+            if "{" in text:
+                errors.append(error)
             continue
-        if not isinstance(value, dict):
-            errors.append(f"the JSON value is a {type(value).__name__}, not an object")
-            continue
-        return value
-    raise ReplyInvalid("the final JSON block is not a valid JSON object: " + errors[0])
+        if all(k in value for k in expected):
+            return value
+        decoded.append(value)
+    fallback = _balanced_objects(reply, expected) if expected or not decoded else None
+    if fallback is not None:
+        return fallback
+    if decoded:
+        # The key check names what is missing, which the model can act on.
+        return decoded[0]
+    if errors:
+        raise ReplyInvalid("the final JSON block is not a valid JSON object: " + errors[0])
+    raise ReplyInvalid("no JSON object found: end the reply with one JSON object in a ```json fenced block")
 
 
 def _check_keys(data: dict[str, Any], keys: tuple[str, ...]) -> None:
@@ -94,15 +144,6 @@ def _check_keys(data: dict[str, Any], keys: tuple[str, ...]) -> None:
         hint = f" (found {', '.join(map(repr, extra))} instead)" if extra else ""
         raise ReplyInvalid(f"the JSON object lacks the key(s) {', '.join(map(repr, missing))}{hint}; "
                            f"use exactly {', '.join(map(repr, keys))}")
-
-
-def _optional_code(data: dict[str, Any], key: str) -> str | None:
-    value = data[key]
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise ReplyInvalid(f"{key!r} must be a string of Python source or null, not {type(value).__name__}")
-    return value if value.strip() else None
 
 
 def parse_python(code: str, what: str) -> ast.Module:
@@ -169,18 +210,70 @@ def hacking_functions(code: str) -> list[str]:
     return generator_functions(code, prefixes=(HACKING_PREFIX,), what="hacking generator")
 
 
+class _ValidatorObject(BaseModel):
+    model_config = ConfigDict(strict=True, extra="ignore")
+    input_validator: str
+    needs_custom_output_judging_function: bool
+    output_judging_function: str | None
+
+
+class _InputsObject(BaseModel):
+    model_config = ConfigDict(strict=True, extra="ignore")
+    LLMGen_input: list[str] | None  # noqa: N815 - the kit's key
+    RPGen_SPGen_input_generator: str | None  # noqa: N815
+    HackGen_input_generator: str | None  # noqa: N815
+
+
+_TYPE_HINTS = {
+    "input_validator": "must be a non-empty string of Python source",
+    "needs_custom_output_judging_function": "must be true or false",
+    "output_judging_function": "must be a string of Python source or null",
+    "LLMGen_input": "must be a list of input strings",
+    "RPGen_SPGen_input_generator": "must be a string of Python source or null",
+    "HackGen_input_generator": "must be a string of Python source or null",
+}
+
+
+def _validated(model: type[M], data: dict[str, Any]) -> M:
+    """Types checked by pydantic; the first error said in words the model can act on."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        loc = error["loc"]
+        key = str(loc[0])
+        got = _json_type(_at(data, loc))
+        if len(loc) > 1 and key == "LLMGen_input":
+            raise ReplyInvalid(f"'LLMGen_input'[{loc[1]}] must be a string (the whole input), not {got}") from None
+        raise ReplyInvalid(f"{key!r} {_TYPE_HINTS.get(key, error['msg'])}, not {got}") from None
+
+
+def _at(data: Any, loc: tuple[Any, ...]) -> Any:
+    for part in loc:
+        try:
+            data = data[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return data
+
+
+def _json_type(value: Any) -> str:
+    names = {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list",
+             dict: "an object", type(None): "null"}
+    return names.get(type(value), type(value).__name__)
+
+
 def parse_validator_reply(reply: str) -> ValidatorReply:
-    data = extract_json(reply)
+    data = extract_json(reply, VALIDATOR_KEYS)
     _check_keys(data, VALIDATOR_KEYS)
+    obj = _validated(_ValidatorObject, data)
     notes = []
-    validator = data["input_validator"]
-    if not isinstance(validator, str) or not validator.strip():
+    validator = obj.input_validator
+    if not validator.strip():
         raise ReplyInvalid("'input_validator' must be a non-empty string of Python source")
     check_function(validator, VALIDATOR_FUNCTION, 1, "input validator")
-    needs = data["needs_custom_output_judging_function"]
-    if not isinstance(needs, bool):
-        raise ReplyInvalid("'needs_custom_output_judging_function' must be true or false")
-    judge = _optional_code(data, "output_judging_function")
+    needs = obj.needs_custom_output_judging_function
+    judge = obj.output_judging_function if obj.output_judging_function and obj.output_judging_function.strip() else None
     if needs:
         if judge is None:
             raise ReplyInvalid("'needs_custom_output_judging_function' is true but 'output_judging_function' is empty")
@@ -194,20 +287,16 @@ def parse_validator_reply(reply: str) -> ValidatorReply:
 
 
 def parse_inputs_reply(reply: str) -> InputsReply:
-    data = extract_json(reply)
+    data = extract_json(reply, INPUTS_KEYS)
     _check_keys(data, INPUTS_KEYS)
-    direct = data["LLMGen_input"]
-    if direct is None:
-        direct = []
-    if not isinstance(direct, list):
-        raise ReplyInvalid(f"'LLMGen_input' must be a list of input strings, not {type(direct).__name__}")
+    obj = _validated(_InputsObject, data)
+    direct = obj.LLMGen_input or []
     for i, item in enumerate(direct):
-        if not isinstance(item, str):
-            raise ReplyInvalid(f"'LLMGen_input'[{i}] must be a string (the whole input), not {type(item).__name__}")
         if len(item) > MAX_DIRECT_INPUT_CHARS:
-            raise ReplyInvalid(f"'LLMGen_input'[{i}] is too long; write large inputs as generators")
-    regular = _optional_code(data, "RPGen_SPGen_input_generator")
-    hacking = _optional_code(data, "HackGen_input_generator")
+            raise ReplyInvalid(f"'LLMGen_input'[{i}] is too long ({len(item)} characters, at most "
+                               f"{MAX_DIRECT_INPUT_CHARS}); write large inputs as generators")
+    regular = obj.RPGen_SPGen_input_generator if (obj.RPGen_SPGen_input_generator or "").strip() else None
+    hacking = obj.HackGen_input_generator if (obj.HackGen_input_generator or "").strip() else None
     if regular is not None and not regular_functions(regular):
         raise ReplyInvalid(
             f"'RPGen_SPGen_input_generator' defines neither `{REGULAR_FUNCTION}` nor any "

@@ -1,164 +1,40 @@
-"""The synthesis pipeline of one GenerationRun: LLM calls -> kit -> materialise -> suite.
+"""The synthesis pipeline of one GenerationRun: pre-flight -> LLM calls -> kit -> materialise -> suite.
 
 Run by generation.jobs on the `generation` queue, or in-process by `generate_tests --sync`.
 Every way it can end is recorded on the run with a reason from FailureReason; the new
 suite is activated only when complete, and only if the run is still RUNNING at that
 moment (a sweeper that declared the worker dead wins, and the suite is failed instead).
+No LLM call is made before the pre-flight has found enough working oracles.
 """
 
 from __future__ import annotations
 
 import logging
 import traceback
-from collections.abc import Callable
-from typing import TypeVar
 
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from generation import prompting
-from generation.llm import LLMUnavailable, chat
-from generation.materialise import MaterialiseError, materialise_kit
-from generation.materialise.inputs import run_checker_calls
-from generation.materialise.oracles import oracles_in_order
-from generation.materialise.types import SandboxClock
-from generation.models import FailureReason, GenerationRun, LLMCall
-from generation.parsing import ReplyInvalid, ValidatorReply, parse_inputs_reply, parse_validator_reply
-from generation.runs import RunRecorder, run_fail
-from problems.models import SUPPORTED_LANGUAGES, CodeOrigin, Solution, TestKit, TestSuite
-from problems.services import (
-    judge_create,
-    kit_create,
-    suite_activate,
-    suite_add_tests,
-    suite_create,
-    suite_fail,
-    validator_create,
+from generation.asking import Conversation, RunFailed, judge_repair, llm_kit
+from generation.materialise import (
+    JudgeRejects,
+    Materialised,
+    MaterialiseError,
+    ValidatorErrors,
+    materialise_kit,
 )
-from sandbox import SandboxUnavailable, get_sandbox
+from generation.models import FailureReason, GenerationRun
+from generation.preflight import Preflight, preflight
+from generation.runs import RunRecorder, run_fail
+from problems.blobs import blob_sha256
+from problems.models import Solution, TestKit, TestSuite
+from problems.services import suite_activate, suite_add_tests, suite_create, suite_fail
+from sandbox import Sandbox, SandboxUnavailable, get_sandbox
+
+__all__ = ["RunFailed", "execute"]
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
 SAVE_CHUNK = 500
-
-
-class RunFailed(Exception):
-    def __init__(self, reason: str, message: str) -> None:
-        super().__init__(message)
-        self.reason = reason
-
-
-def _reference_oracle(run: GenerationRun) -> Solution:
-    for solution in oracles_in_order(run.problem):
-        if solution.language in SUPPORTED_LANGUAGES:
-            return solution
-    raise RunFailed(FailureReason.NO_VALID_ORACLE, "the problem has no oracle in a supported language")
-
-
-def _ask(run: GenerationRun, rec: RunRecorder, *, purpose: str, prompt_version: str,
-         messages: list[dict[str, str]], parse: Callable[[str], T],
-         review: Callable[[T], str | None] | None = None) -> T:
-    """One LLM call plus up to HARDTESTS_LLM_REPLY_RETRIES retries with the parse error fed back.
-
-    `review` may find a problem in a well-formed reply (a validator that rejects a sample);
-    that is fed back the same way while retries remain, and only logged on the last attempt.
-    """
-    retries = max(0, settings.HARDTESTS_LLM_REPLY_RETRIES)
-    last: LLMCall | None = None
-    for attempt in range(retries + 1):
-        label = purpose if attempt == 0 else f"{purpose}_retry{attempt}"
-        try:
-            reply, last = chat(run=run, purpose=label, messages=messages, prompt_version=prompt_version)
-        except LLMUnavailable as exc:
-            raise RunFailed(FailureReason.LLM_UNAVAILABLE, str(exc)) from exc
-        try:
-            parsed = parse(reply)
-        except ReplyInvalid as exc:
-            LLMCall.objects.filter(pk=last.pk).update(parse_error=str(exc))
-            rec.log(f"{label}: reply rejected: {exc}")
-            messages = prompting.retry_messages(messages, reply, str(exc))
-            rec.check_cancel()
-            continue
-        problem = review(parsed) if review is not None else None
-        if problem is None:
-            return parsed
-        if attempt == retries:
-            rec.log(f"{label}: warning: {problem}")
-            return parsed
-        LLMCall.objects.filter(pk=last.pk).update(parse_error=problem)
-        rec.log(f"{label}: reply sent back: {problem}")
-        messages = prompting.retry_messages(messages, reply, problem)
-        rec.check_cancel()
-    raise RunFailed(FailureReason.LLM_REPLY_INVALID,
-                    f"the {purpose} reply was invalid after {retries + 1} attempt(s): {last.parse_error if last else ''}"
-                    f" (reply kept on LLM call #{last.pk if last else '?'})")
-
-
-def _validator_review(run: GenerationRun, rec: RunRecorder) -> Callable[[ValidatorReply], str | None]:
-    """Try a proposed validator on what we know: samples are valid, regression inputs are not."""
-    problem = run.problem
-    samples = [s["input"] for s in problem.samples or [] if isinstance(s, dict) and isinstance(s.get("input"), str)]
-    previous = problem.inputvalidators.order_by("-version").first()
-    regression = [x for x in (previous.regression_inputs if previous else []) if isinstance(x, str)]
-
-    def review(parsed: ValidatorReply) -> str | None:
-        if not samples and not regression:
-            return None
-        rec.log(f"trying the proposed validator on {len(samples)} sample(s) and {len(regression)} "
-                "regression input(s)")
-        results = run_checker_calls(get_sandbox(), parsed.input_validator, "validate_input",
-                                    [(x,) for x in samples + regression], SandboxClock())
-        for i, result in enumerate(results[: len(samples)], 1):
-            if not (result.ok and result.value is True):
-                why = f"it returned {result.value!r}" if result.ok else f"it failed: {result.error}"
-                return (f"validate_input rejects sample input #{i}, which is valid by definition ({why}):\n"
-                        f"{samples[i - 1][:2000]!r}")
-        for i, result in enumerate(results[len(samples):], 1):
-            if result.ok and result.value is True:
-                return (f"validate_input accepts this input, which a reviewer showed to be invalid:\n"
-                        f"{regression[i - 1][:2000]!r}")
-        return None
-
-    return review
-
-
-def _llm_kit(run: GenerationRun, rec: RunRecorder) -> TestKit:
-    problem = run.problem
-    oracle = _reference_oracle(run)
-    model = run.model_name or settings.HARDTESTS_LLM_MODEL
-    common = {"statement": problem.statement, "samples": problem.samples or [],
-              "time_limit_ms": problem.time_limit_ms, "memory_limit_mb": problem.memory_limit_mb,
-              "oracle_language": oracle.language, "oracle_code": oracle.code}
-    rec.stage(GenerationRun.Stage.LLM_VALIDATOR)
-    rec.log(f"asking {model} for a validator (reference oracle: {oracle}, rank {oracle.reliability})")
-    first = _ask(run, rec, purpose="validator", prompt_version=prompting.VALIDATOR_PROMPT,
-                 messages=prompting.validator_prompt(**common), parse=parse_validator_reply,
-                 review=_validator_review(run, rec))
-    for note in first.notes:
-        rec.log(note)
-    rec.log("output judging function: " + ("yes" if first.needs_output_judge else "not needed"))
-    rec.stage(GenerationRun.Stage.LLM_INPUTS)
-    second = _ask(run, rec, purpose="inputs", prompt_version=prompting.INPUTS_PROMPT,
-                  messages=prompting.inputs_prompt(**common, validator_code=first.input_validator,
-                                                   direct_count=settings.HARDTESTS_DIRECT_INPUTS),
-                  parse=parse_inputs_reply)
-    with transaction.atomic():
-        validator = validator_create(problem=problem, code=first.input_validator, origin=CodeOrigin.LLM,
-                                     model_name=model, change_note=f"generation run #{run.pk}")
-        judge = (judge_create(problem=problem, code=first.output_judging_function, origin=CodeOrigin.LLM,
-                              model_name=model, change_note=f"generation run #{run.pk}")
-                 if first.output_judging_function else None)
-        kit = kit_create(
-            problem=problem, origin=CodeOrigin.LLM, validator=validator, output_judge=judge,
-            needs_output_judge=first.needs_output_judge, direct_inputs=second.direct_inputs,
-            regular_generator=second.regular_generator or "", hacking_generator=second.hacking_generator or "",
-            model_name=model, created_by=run.created_by, extra={"generation_run": run.pk},
-        )
-        GenerationRun.objects.filter(pk=run.pk).update(kit=kit)
-    rec.log(f"kit v{kit.version} saved (validator v{validator.version}"
-            + (f", judge v{judge.version})" if judge else ")"))
-    return kit
 
 
 def _kit_for(run: GenerationRun) -> TestKit:
@@ -171,11 +47,33 @@ def _kit_for(run: GenerationRun) -> TestKit:
     return TestKit.objects.select_related("problem", "validator", "output_judge").get(pk=kit.pk)
 
 
-def _save_suite(run: GenerationRun, rec: RunRecorder, kit: TestKit, tests: list) -> TestSuite:
+def _unchanged_from(kit: TestKit, result: Materialised) -> TestSuite | None:
+    """The active generated suite when it holds exactly these tests with the same code, else None."""
+    active = kit.problem.suites.filter(origin=TestSuite.Origin.GENERATED, status=TestSuite.Status.ACTIVE).first()
+    if (active is None or active.test_count != len(result.tests) or active.validator_id != kit.validator_id
+            or active.output_judge_id != kit.output_judge_id or active.unverified != result.unverified):
+        return None
+    ours = [(t.kind, blob_sha256(t.input), blob_sha256(t.output)) for t in result.tests]
+    theirs = list(active.tests.order_by("ordinal").values_list("kind", "input_sha256", "output_sha256"))
+    return active if ours == [tuple(row) for row in theirs] else None
+
+
+def _finish_unchanged(run: GenerationRun, rec: RunRecorder, active: TestSuite) -> None:
+    rec.log(f"nothing changed: the kit gives exactly the tests of active suite v{active.version} "
+            f"({active.test_count} tests); no new version made")
+    GenerationRun.objects.filter(pk=run.pk, status=GenerationRun.Status.RUNNING).update(
+        status=GenerationRun.Status.SUCCEEDED, stage=GenerationRun.Stage.DONE, finished_at=timezone.now(),
+        stage_seconds=rec.finish_stages(),
+    )
+
+
+def _save_suite(run: GenerationRun, rec: RunRecorder, kit: TestKit, result: Materialised) -> TestSuite:
     rec.stage(GenerationRun.Stage.SAVING)
+    tests = result.tests
     with transaction.atomic():
         suite = suite_create(problem=run.problem, origin=TestSuite.Origin.GENERATED, kit=kit, validator=kit.validator,
-                             output_judge=kit.output_judge, note=f"generation run #{run.pk} from kit v{kit.version}")
+                             output_judge=kit.output_judge, note=f"generation run #{run.pk} from kit v{kit.version}",
+                             unverified=result.unverified)
         GenerationRun.objects.filter(pk=run.pk).update(suite=suite)
     for start in range(0, len(tests), SAVE_CHUNK):
         rec.check_cancel()
@@ -197,6 +95,28 @@ def _save_suite(run: GenerationRun, rec: RunRecorder, kit: TestKit, tests: list)
     return suite
 
 
+def _materialise(run: GenerationRun, rec: RunRecorder, kit: TestKit, flight: Preflight,
+                 session: Conversation | None) -> tuple[TestKit, Materialised]:
+    """Materialise; a judging function that rejects correct outputs goes back to the LLM once."""
+    try:
+        return kit, materialise_kit(kit=kit, progress=rec, oracles=flight.oracles)
+    except JudgeRejects as exc:
+        if session is None:
+            raise
+        rec.log(f"judge self-check failed: {str(exc).splitlines()[0]}")
+        kit = judge_repair(run, rec, session, exc.cases)
+        return kit, materialise_kit(kit=kit, progress=rec, oracles=flight.oracles)
+
+
+def _sandbox() -> Sandbox:
+    try:
+        return get_sandbox()
+    except SandboxUnavailable:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a backend that fails to start is the sandbox being unavailable
+        raise SandboxUnavailable(str(exc)) from exc
+
+
 def execute(run_id: int) -> GenerationRun:
     """Run the pipeline for a QUEUED run; returns the run as it ended (or as it was, if not ours)."""
     now = timezone.now()
@@ -211,18 +131,28 @@ def execute(run_id: int) -> GenerationRun:
     rec.start_heartbeat()
     try:
         rec.log(f"run #{run.pk} started: {run.get_mode_display()} for {run.problem.pid}")
+        sb = _sandbox()
+        flight = preflight(problem=run.problem, sb=sb, progress=rec)
+        session = None
         if run.mode == GenerationRun.Mode.FROM_SCRATCH:
-            kit = _llm_kit(run, rec)
-            kit = TestKit.objects.select_related("problem", "validator", "output_judge").get(pk=kit.pk)
+            kit, session = llm_kit(run, rec, sb, flight)
         else:
             kit = _kit_for(run)
             rec.log(f"materialising kit v{kit.version} ({kit.get_origin_display()})")
-        result = materialise_kit(kit=kit, progress=rec)
-        GenerationRun.objects.filter(pk=run.pk).update(counts=result.counts)
-        suite = _save_suite(run, rec, kit, result.tests)
-        rec.log(f"suite v{suite.version} active: {suite.test_count} tests {suite.counts_by_kind}")
-        if run.judge_candidates:
-            _queue_judging(rec, suite)
+        kit, result = _materialise(run, rec, kit, flight, session)
+        GenerationRun.objects.filter(pk=run.pk).update(counts=result.counts, validator_errors=result.validator_errors)
+        unchanged = _unchanged_from(kit, result)
+        if unchanged is not None:
+            _finish_unchanged(run, rec, unchanged)
+        else:
+            suite = _save_suite(run, rec, kit, result)
+            rec.log(f"suite v{suite.version} active: {suite.test_count} tests {suite.counts_by_kind}"
+                    + (" (UNVERIFIED: one oracle)" if suite.unverified else ""))
+            if run.judge_candidates:
+                _queue_judging(rec, suite)
+    except ValidatorErrors as exc:
+        GenerationRun.objects.filter(pk=run_id).update(validator_errors=exc.errors)
+        _record_failure(rec, run_id, exc.reason, str(exc))
     except (RunFailed, MaterialiseError) as exc:
         _record_failure(rec, run_id, exc.reason, str(exc))
     except SandboxUnavailable as exc:

@@ -15,8 +15,16 @@ from pathlib import Path
 from typing import Any
 
 PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
-VALIDATOR_PROMPT = "validator_v1"
-INPUTS_PROMPT = "inputs_v1"
+VALIDATOR_PROMPT = "validator_v2"
+INPUTS_PROMPT = "inputs_v2"
+# How the prompt states the comparison used when there is no judging function (as sandbox.compare implements it).
+COMPARISON_TEXT = {
+    "tokens": ("as sequences of whitespace-separated tokens: spaces, tabs, blank lines and line breaks "
+               "between tokens do not matter; every token must be equal as text (case-sensitive, so "
+               "`1.0` differs from `1` and `Yes` from `YES`)"),
+    "exact": ("exactly, character for character and line for line; only a missing newline at the very end "
+              "is forgiven"),
+}
 _SLOT = re.compile(r"\{\{([a-z_]+)\}\}")
 _MAX_SAMPLES = 3
 _MAX_SAMPLE_CHARS = 2000
@@ -65,12 +73,13 @@ def _messages(name: str, values: dict[str, Any]) -> list[dict[str, str]]:
 
 def validator_prompt(
     *, statement: str, samples: list[dict[str, str]], time_limit_ms: int, memory_limit_mb: int,
-    oracle_language: str, oracle_code: str,
+    oracle_language: str, oracle_code: str, comparison: str = "tokens",
 ) -> list[dict[str, str]]:
     """Call 1: the statement and the most reliable oracle -> validator (+ judge if needed)."""
     return _messages(VALIDATOR_PROMPT, {
         "statement": statement.strip(), "samples": _samples_text(samples), "time_limit_ms": time_limit_ms,
         "memory_limit_mb": memory_limit_mb, "oracle_language": oracle_language, "oracle_code": oracle_code.rstrip(),
+        "comparison": COMPARISON_TEXT.get(comparison, COMPARISON_TEXT["tokens"]),
     })
 
 

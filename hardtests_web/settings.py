@@ -15,6 +15,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from core.env import env_bool, env_float, env_int, env_list, env_str
+from core.storage import storage_backend
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("HARDTESTS_VAR_DIR", str(BASE_DIR / "var")))
@@ -150,16 +151,27 @@ RQ_QUEUES = {
 RQ_SHOW_ADMIN_LINK = True
 HARDTESTS_SANDBOX_WORKERS = env_int("HARDTESTS_SANDBOX_WORKERS", 2)
 HARDTESTS_GENERATION_WORKERS = env_int("HARDTESTS_GENERATION_WORKERS", 1)
+# Seconds between the janitor's passes (dead runs and judging tasks, expired jobs).
+HARDTESTS_JANITOR_PERIOD_S = env_float("HARDTESTS_JANITOR_PERIOD_S", 60.0)
+# Seconds between a sandbox worker's checks that it can reach the database and read the
+# test storage (hardtests_web/ops/worker.py); while one fails it takes no job.
+HARDTESTS_WORKER_CHECK_S = env_float("HARDTESTS_WORKER_CHECK_S", 30.0)
+# Bearer token that opens /healthz/deep to monitoring without a staff login (empty: staff only).
+HARDTESTS_HEALTH_TOKEN = env_str("HARDTESTS_HEALTH_TOKEN")
 
 # Test data: content-addressed and compressed; large bodies are files in the default storage.
-MEDIA_ROOT = Path(env_str("HARDTESTS_MEDIA_ROOT", str(VAR_DIR / "media")))
+# `or`: an empty value (as copied from .env.example) means the default, not the current directory.
+MEDIA_ROOT = Path(env_str("HARDTESTS_MEDIA_ROOT") or VAR_DIR / "media")
 MEDIA_URL = "/media/"
 # A body whose compressed size is at most this many bytes lives in its Blob row instead of a
 # file of its own: creating one file per small body made the kernel the bottleneck of imports.
 # 0 keeps every body in a file.
 HARDTESTS_BLOB_INLINE_MAX = env_int("HARDTESTS_BLOB_INLINE_MAX", 16384)
+# Where those files live: this machine's MEDIA_ROOT (default), another directory, or
+# s3://bucket/prefix (hardtests_web/storage.py). Workers on other machines need a shared one.
+HARDTESTS_STORAGE_URL = env_str("HARDTESTS_STORAGE_URL")
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "default": storage_backend(HARDTESTS_STORAGE_URL),
     "staticfiles": {
         "BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"
         if not DEBUG
@@ -169,8 +181,9 @@ STORAGES = {
 
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = VAR_DIR / "staticfiles"
-STATIC_ROOT.mkdir(exist_ok=True)
+# collectstatic's output; a container image keeps it outside the (mounted) var directory.
+STATIC_ROOT = Path(env_str("HARDTESTS_STATIC_ROOT") or VAR_DIR / "staticfiles")
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 # In development whitenoise serves straight from static/, no collectstatic needed.
 WHITENOISE_USE_FINDERS = DEBUG
 WHITENOISE_AUTOREFRESH = DEBUG
@@ -207,6 +220,10 @@ HARDTESTS_LLM_TIMEOUT_S = env_float("HARDTESTS_LLM_TIMEOUT_S", 300.0)
 HARDTESTS_LLM_MAX_RETRIES = env_int("HARDTESTS_LLM_MAX_RETRIES", 4)
 HARDTESTS_LLM_CONCURRENCY = env_int("HARDTESTS_LLM_CONCURRENCY", 4)
 HARDTESTS_LLM_REPLY_RETRIES = env_int("HARDTESTS_LLM_REPLY_RETRIES", 1)
+# Completion budget sent with every call; a reply cut off by it is fed back as "shorten it".
+HARDTESTS_LLM_MAX_TOKENS = env_int("HARDTESTS_LLM_MAX_TOKENS", 16384)
+# Reasoning models (o1/o3, R1-style): no temperature is sent and the budget goes as max_completion_tokens.
+HARDTESTS_LLM_REASONING = env_bool("HARDTESTS_LLM_REASONING", False)
 
 # HardTestGen counts (paper defaults).
 HARDTESTS_DIRECT_INPUTS = env_int("HARDTESTS_DIRECT_INPUTS", 10)
@@ -215,15 +232,25 @@ HARDTESTS_STRATIFIED_CALLS = env_int("HARDTESTS_STRATIFIED_CALLS", 10)
 HARDTESTS_HACKING_CALLS = env_int("HARDTESTS_HACKING_CALLS", 10)
 HARDTESTS_MAX_ORACLES = env_int("HARDTESTS_MAX_ORACLES", 8)
 HARDTESTS_ORACLE_AGREEMENT = env_float("HARDTESTS_ORACLE_AGREEMENT", 0.9)
+# Oracles that must compile and pass the samples before any LLM call; at 1 a single-oracle
+# suite is allowed and marked unverified.
+HARDTESTS_MIN_ORACLES = env_int("HARDTESTS_MIN_ORACLES", 2)
+# A run fails (validator_error) when the validator crashes or times out on more than this share of inputs.
+HARDTESTS_VALIDATOR_ERROR_SHARE = env_float("HARDTESTS_VALIDATOR_ERROR_SHARE", 0.1)
+# Per-problem budgets of one materialisation (HardTestGen uses about 180 s, 240 s and 500 MB).
+HARDTESTS_INPUT_BUDGET_S = env_float("HARDTESTS_INPUT_BUDGET_S", 180.0)
+HARDTESTS_OUTPUT_BUDGET_S = env_float("HARDTESTS_OUTPUT_BUDGET_S", 240.0)
+HARDTESTS_SUITE_MAX_MB = env_float("HARDTESTS_SUITE_MAX_MB", 500.0)
 # Per-call limits of untrusted LLM-written code during materialisation.
 HARDTESTS_GENERATOR_TIME_S = env_float("HARDTESTS_GENERATOR_TIME_S", 10.0)
 HARDTESTS_GENERATOR_MEMORY_MB = env_int("HARDTESTS_GENERATOR_MEMORY_MB", 1024)
 HARDTESTS_BATCH_GENERATOR_TIME_S = env_float("HARDTESTS_BATCH_GENERATOR_TIME_S", 120.0)
+# Validators and judging functions, everywhere: materialisation, judging, the API, studies.
 HARDTESTS_CHECKER_TIME_S = env_float("HARDTESTS_CHECKER_TIME_S", 10.0)
+HARDTESTS_CHECKER_MEMORY_MB = env_int("HARDTESTS_CHECKER_MEMORY_MB", 1024)
 # Oracles get this multiple of the problem's time limit (they are trusted to be correct, not fast).
 HARDTESTS_ORACLE_TIME_FACTOR = env_float("HARDTESTS_ORACLE_TIME_FACTOR", 2.0)
 HARDTESTS_MATERIALISE_THREADS = env_int("HARDTESTS_MATERIALISE_THREADS", min(4, os.cpu_count() or 1))
-HARDTESTS_LLM_BACKOFF_S = env_float("HARDTESTS_LLM_BACKOFF_S", 1.0)
 # A running generation run whose heartbeat is older than this is declared dead.
 HARDTESTS_RUN_STALE_S = env_float("HARDTESTS_RUN_STALE_S", 120.0)
 

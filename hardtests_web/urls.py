@@ -2,16 +2,13 @@ from __future__ import annotations
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import include, path
+from django.views import defaults
 
 from api.v1 import api
 from generation.dashboard import home
-
-
-def healthz(request: HttpRequest) -> JsonResponse:
-    return JsonResponse({"ok": True})
-
+from hardtests_web.ops.health import healthz, healthz_deep
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -20,6 +17,7 @@ urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("healthz", healthz, name="healthz"),
+    path("healthz/deep", healthz_deep, name="healthz-deep"),
     path("api/v1/", api.urls),
     path("account/tokens/", include("api.token_urls")),
     path("", home, name="home"),
@@ -27,3 +25,14 @@ urlpatterns = [
     path("", include("generation.urls")),
     path("", include("review.urls")),
 ]
+
+
+def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """API clients get the API's JSON error shape for every unknown path, including paths the
+    URL resolver cannot match at all (a pid with a newline); people get the site's 404 page."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"code": "not_found", "detail": "no such API path"}, status=404)
+    return defaults.page_not_found(request, exception)
+
+
+handler404 = not_found

@@ -22,6 +22,7 @@ from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 
+from core.storage import storage_describe
 from problems.models import Blob
 
 # Level 1: test data is mostly digits and whitespace, which compresses well even at the
@@ -89,9 +90,20 @@ def blob_put(data: str | bytes) -> tuple[str, int]:
     return blobs_put([data])[0]
 
 
+class BlobUnavailable(RuntimeError):
+    """A body recorded in the database could not be read from storage: an infrastructure
+    failure (storage down, not shared between machines, incomplete copy), never bad input."""
+
+
 def _file_get(sha256: str) -> bytes:
-    with default_storage.open(blob_path(sha256), "rb") as handle:
-        return zlib.decompress(handle.read())
+    try:
+        with default_storage.open(blob_path(sha256), "rb") as handle:
+            return zlib.decompress(handle.read())
+    except Exception as exc:
+        where = storage_describe(settings.HARDTESTS_STORAGE_URL)
+        raise BlobUnavailable(
+            f"test storage ({where}) could not give body {sha256[:16]}: {type(exc).__name__}: {exc}"[:800]
+        ) from exc
 
 
 def blobs_iter(sha256s: Iterable[str], *, chunk: int = _READ_CHUNK) -> Iterator[bytes]:

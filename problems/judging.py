@@ -22,7 +22,7 @@ from django.conf import settings
 from problems.blobs import blob_pairs
 from problems.models import SUPPORTED_LANGUAGES, OutputJudge, Problem, Solution, TestSuite
 from problems.services import verdict_record
-from sandbox import Limits, RunResult, Sandbox, Verdict, cache, call_python, compare_default, get_sandbox
+from sandbox import Limits, RunResult, Sandbox, Verdict, cache, call_python, compare_outputs, get_sandbox
 from sandbox.types import CompiledProgram
 
 # Run order of test kinds: hacking first.
@@ -87,9 +87,10 @@ class JudgeResult:
 @dataclass(frozen=True)
 class LoadedSuite:
     tests: list[LoadedTest]
-    # Source of output_judging_function, or None for the default comparator.
+    # Source of output_judging_function, or None for the problem's comparison.
     judge_code: str | None
     size: int
+    comparison: str = "tokens"
 
 
 class _SuiteCache:
@@ -105,7 +106,7 @@ class _SuiteCache:
     def key(suite: TestSuite) -> tuple[Any, ...]:
         # A primary key alone can come back after a rollback (or a restored database);
         # with the creation time it names one suite for good.
-        return (suite.pk, suite.problem_id, suite.version, suite.created_at)
+        return (suite.pk, suite.problem_id, suite.version, suite.created_at, suite.problem.comparison)
 
     def get(self, suite: TestSuite) -> LoadedSuite:
         key = self.key(suite)
@@ -136,7 +137,8 @@ def _load_suite(suite: TestSuite) -> LoadedSuite:
     tests = [LoadedTest(o, k, *pair) for (o, k, _, _), pair in zip(rows, bodies, strict=True)]
     tests.sort(key=lambda t: (KIND_ORDER.get(t.kind, 9), t.ordinal))
     judge = output_judge_for(suite)
-    return LoadedSuite(tests, judge.code if judge else None, sum(len(t.input) + len(t.output) for t in tests))
+    return LoadedSuite(tests, judge.code if judge else None, sum(len(t.input) + len(t.output) for t in tests),
+                       suite.problem.comparison)
 
 
 def output_judge_for(suite: TestSuite) -> OutputJudge | None:
@@ -169,18 +171,35 @@ def limits_for(problem: Problem) -> Limits:
     return Limits(time_s=problem.time_limit_ms / 1000, memory_mb=problem.memory_limit_mb)
 
 
+def checker_limits() -> Limits:
+    """Validators and judging functions, wherever they run: materialisation, judging, the API, studies."""
+    return Limits(time_s=float(settings.HARDTESTS_CHECKER_TIME_S), memory_mb=int(settings.HARDTESTS_CHECKER_MEMORY_MB),
+                  output_kb=1024)
+
+
+def oracle_limits(problem: Problem) -> Limits:
+    """Oracles making expected outputs (generation and studies alike).
+
+    They are not being judged, so they get slack: a Python oracle near the limit must not
+    turn a good input into a lost one.
+    """
+    factor = float(settings.HARDTESTS_ORACLE_TIME_FACTOR)
+    return Limits(time_s=max(1.0, problem.time_limit_ms / 1000 * factor),
+                  memory_mb=min(4096, 2 * problem.memory_limit_mb), output_kb=64 * 1024)
+
+
 def _accepts(
-    sb: Sandbox, judge_code: str | None, tests: list[LoadedTest], results: list[RunResult]
+    sb: Sandbox, judge_code: str | None, tests: list[LoadedTest], results: list[RunResult], comparison: str = "tokens"
 ) -> list[tuple[bool, str]]:
     """(accepted, reason) for each OK run: the judging function if there is one."""
     if judge_code is None:
-        return [(compare_default(t.output, r.stdout), "") for t, r in zip(tests, results, strict=False)]
+        return [(compare_outputs(t.output, r.stdout, comparison), "") for t, r in zip(tests, results, strict=False)]
     calls = [
         (t.input.decode("utf-8", "replace"), r.stdout.decode("utf-8", "replace"), t.output.decode("utf-8", "replace"))
         for t, r in zip(tests, results, strict=False)
     ]
     # The judging function is untrusted code too, so it runs in the sandbox.
-    verdicts = call_python(sb, judge_code, "output_judging_function", calls, Limits(time_s=5, memory_mb=512))
+    verdicts = call_python(sb, judge_code, "output_judging_function", calls, checker_limits())
     return [(bool(v.ok and v.value is True), "" if v.ok else f"judging function failed: {v.error}") for v in verdicts]
 
 
@@ -302,6 +321,7 @@ def _run_lane(
 
         runs = sb.run(
             program, [t.input for _, t in items], limits, expected=[t.output for _, t in items],
+            checker=lambda expected, out: compare_outputs(expected, out, loaded.comparison),
             keep_stdout_kb=1, cancel=stop if fail_fast else None, stop_when=failed,
         )
         for (position, test), run in zip(items, runs, strict=False):
@@ -317,7 +337,8 @@ def _run_lane(
         runs = sb.run(program, [t.input for _, t in part], limits, stop_on_failure=fail_fast,
                       cancel=stop if fail_fast else None)
         ok_pairs = [(t, r) for (_, t), r in zip(part, runs, strict=False) if r.verdict == Verdict.OK]
-        accepted = iter(_accepts(sb, loaded.judge_code, [t for t, _ in ok_pairs], [r for _, r in ok_pairs]))
+        accepted = iter(_accepts(sb, loaded.judge_code, [t for t, _ in ok_pairs], [r for _, r in ok_pairs],
+                                 loaded.comparison))
         for (position, test), run in zip(part, runs, strict=False):
             verdict, reason = str(run.verdict), ""
             if run.verdict == Verdict.OK:

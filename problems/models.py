@@ -34,6 +34,13 @@ class Tag(models.Model):
         return self.name
 
 
+class Comparison(models.TextChoices):
+    # testlib's wcmp and Kattis' default: whitespace-separated tokens, spacing and line breaks free.
+    TOKENS = "tokens", "Tokens (whitespace-insensitive)"
+    # Byte for byte, except a trailing newline at the very end.
+    EXACT = "exact", "Exact"
+
+
 class Problem(models.Model):
     # Where the row came from (dataset or "demo") and its id there; (source, pid) is the upsert key.
     source = models.CharField(max_length=50, default="native")
@@ -48,6 +55,8 @@ class Problem(models.Model):
     contest_date = models.DateField(null=True, blank=True)
     time_limit_ms = models.PositiveIntegerField(default=2000)
     memory_limit_mb = models.PositiveIntegerField(default=256)
+    # How an output is compared with the expected one when the problem has no judging function.
+    comparison = models.CharField(max_length=10, choices=Comparison.choices, default=Comparison.TOKENS)
     tags = models.ManyToManyField(Tag, blank=True, related_name="problems")
     # List of {"input": str, "output": str}; small by nature, shown on the problem page.
     samples = models.JSONField(default=list, blank=True)
@@ -245,6 +254,8 @@ class TestSuite(models.Model):
     total_bytes = models.PositiveBigIntegerField(default=0)
     counts_by_kind = models.JSONField(default=dict, blank=True)
     note = models.CharField(max_length=500, blank=True)
+    # Outputs came from one oracle that no second oracle confirmed (HARDTESTS_MIN_ORACLES=1).
+    unverified = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     activated_at = models.DateTimeField(null=True, blank=True)
 
@@ -277,6 +288,8 @@ class TestCase(models.Model):
     kind = models.CharField(max_length=12, choices=Kind.choices)
     generator = models.CharField(max_length=200, blank=True, help_text="generator function name")
     call_number = models.PositiveIntegerField(null=True, blank=True)
+    # The seed the generator call got (derived from kit version, generator and call number).
+    seed = models.BigIntegerField(null=True, blank=True)
     input_sha256 = models.CharField(max_length=64)
     input_size = models.PositiveIntegerField()
     input_preview = models.CharField(max_length=PREVIEW_CHARS, blank=True)

@@ -37,6 +37,7 @@ class NewTest:
     call_number: int | None = None
     validator_version: int | None = None
     oracle_id: int | None = None
+    seed: int | None = None
 
 
 def code_sha256(code: str) -> str:
@@ -164,6 +165,7 @@ def suite_create(
     validator: InputValidator | None = None,
     output_judge: OutputJudge | None = None,
     note: str = "",
+    unverified: bool = False,
 ) -> TestSuite:
     """A new suite in BUILDING state; invisible to judging until suite_activate."""
     return _create_versioned(
@@ -175,6 +177,7 @@ def suite_create(
         output_judge=output_judge,
         status=TestSuite.Status.BUILDING,
         note=note,
+        unverified=unverified,
     )
 
 
@@ -195,6 +198,7 @@ def suite_add_tests(*, suite: TestSuite, tests: list[NewTest]) -> int:
                 kind=test.kind,
                 generator=test.generator,
                 call_number=test.call_number,
+                seed=test.seed,
                 input_sha256=in_sha,
                 input_size=in_size,
                 input_preview=preview(test.input, TestCase.PREVIEW_CHARS),

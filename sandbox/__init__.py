@@ -14,7 +14,7 @@ import os
 import threading
 
 from .base import Sandbox
-from .compare import compare_default, compare_float
+from .compare import compare_default, compare_exact, compare_float, compare_outputs, compare_tokens
 from .pycall import call_python
 from .types import CallResult, CompiledProgram, Limits, RunResult, SandboxUnavailable, Verdict
 
@@ -29,6 +29,9 @@ __all__ = [
     "BACKENDS",
     "call_python",
     "compare_default",
+    "compare_exact",
+    "compare_outputs",
+    "compare_tokens",
     "compare_float",
     "get_sandbox",
 ]

@@ -9,16 +9,33 @@ def _text(data: str | bytes) -> str:
     return data.decode("utf-8", "replace") if isinstance(data, bytes) else data
 
 
-def _lines(data: str | bytes) -> list[str]:
-    lines = [line.rstrip() for line in _text(data).replace("\r\n", "\n").split("\n")]
-    while lines and not lines[-1]:
-        lines.pop()
-    return lines
+def _bytes(data: str | bytes) -> bytes:
+    return data.encode("utf-8") if isinstance(data, str) else data
 
 
-def compare_default(expected: str | bytes, actual: str | bytes) -> bool:
-    """Equal up to trailing whitespace on each line and trailing blank lines."""
-    return _lines(expected) == _lines(actual)
+def compare_tokens(expected: str | bytes, actual: str | bytes) -> bool:
+    """Equal as sequences of whitespace-separated tokens (testlib's wcmp, Kattis' default):
+    spaces, tabs, line breaks and their number between tokens do not matter, tokens do."""
+    return _bytes(expected).split() == _bytes(actual).split()
+
+
+def compare_exact(expected: str | bytes, actual: str | bytes) -> bool:
+    """Byte for byte, except CRLF line ends and trailing newlines at the very end."""
+    exp = _bytes(expected).replace(b"\r\n", b"\n").rstrip(b"\n")
+    act = _bytes(actual).replace(b"\r\n", b"\n").rstrip(b"\n")
+    return exp == act
+
+
+COMPARATORS = {"tokens": compare_tokens, "exact": compare_exact}
+
+
+def compare_outputs(expected: str | bytes, actual: str | bytes, mode: str = "tokens") -> bool:
+    """The comparison a problem asks for by name ("tokens", the default, or "exact")."""
+    return COMPARATORS.get(mode, compare_tokens)(expected, actual)
+
+
+# The default everywhere a problem names no comparison.
+compare_default = compare_tokens
 
 
 def _as_float(token: str) -> float | None:

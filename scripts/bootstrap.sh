@@ -15,6 +15,7 @@ declare -A NEED=(
   [/usr/bin/python3]=python3
   [chromium]=chromium
   [chromedriver]=chromium-driver
+  [docker-compose]=docker-compose
 )
 missing=()
 for cmd in "${!NEED[@]}"; do

@@ -23,7 +23,7 @@ ENTRY = "_hardtests_call_many"
 _WRAPPER = '''
 
 
-def _hardtests_call_many(_name, _args_list, _per_call_s, _probe):
+def _hardtests_call_many(_name, _args_list, _per_call_s, _probe, _seeds=None):
     import json as _json
     import signal as _signal
     import traceback as _traceback
@@ -44,6 +44,8 @@ def _hardtests_call_many(_name, _args_list, _per_call_s, _probe):
             _out.append({"ok": False, "tle": True, "error": "not called: the first calls exceeded the time limit"})
             continue
         try:
+            if _seeds is not None:
+                _hardtests_seed(_seeds[_index])
             _signal.setitimer(_signal.ITIMER_PROF, _per_call_s)
             try:
                 _value = _fn(*_args)
@@ -58,6 +60,28 @@ def _hardtests_call_many(_name, _args_list, _per_call_s, _probe):
             _out.append({"ok": False, "error": _line})
     return _out
 '''
+# Reproducible generator calls: the `random` module (and numpy's, when the code imported it)
+# is seeded before each call, and the seed is the module global SEED, so a generator can make
+# its own random.Random(SEED). Appended like the wrapper, after the untrusted code.
+_SEEDING = '''
+
+
+def _hardtests_seed(_seed):
+    import random as _random
+    import sys as _sys
+
+    globals()["SEED"] = _seed
+    _random.seed(_seed)
+    _np = _sys.modules.get("numpy")
+    if _np is not None:
+        _np.random.seed(_seed % (2 ** 32))
+
+
+def _hardtests_seeded_call(_name, _seed):
+    _hardtests_seed(_seed)
+    return globals()[_name]()
+'''
+SEEDED_ENTRY = "_hardtests_seeded_call"
 BATCH_CAP_S = 120.0
 
 
@@ -79,20 +103,26 @@ def _per_call(sb: Sandbox, code: str, function: str, args_list: Sequence[tuple],
 
 
 def call_many(sb: Sandbox, code: str, function: str, args_list: Sequence[tuple], limits: Limits,
-              clock: SandboxClock, *, probe: int = 0) -> list[CallResult]:
+              clock: SandboxClock, *, probe: int = 0, seeds: Sequence[int] | None = None) -> list[CallResult]:
     """`function(*args)` for each args, in the sandbox, each call within `limits.time_s` of CPU.
 
-    With probe=k, when the first k calls all exceed the limit the others are not made.
+    With probe=k, when the first k calls all exceed the limit the others are not made. With
+    seeds (zero-argument generators only), call i runs after seeding with seeds[i].
     """
     if not args_list:
         return []
+    if seeds is not None:
+        code = code + _SEEDING
+        seeds = [int(x) for x in seeds]
     batch_limits = replace(limits, time_s=min(BATCH_CAP_S, limits.time_s * len(args_list) + 1.0),
                            output_kb=max(limits.output_kb, 256 * 1024), wall_s=None)
-    batch = call_python(sb, code + _WRAPPER, ENTRY, [(function, [list(a) for a in args_list], limits.time_s, probe)],
-                        batch_limits)[0]
+    batch = call_python(sb, code + _WRAPPER, ENTRY,
+                        [(function, [list(a) for a in args_list], limits.time_s, probe, seeds)], batch_limits)[0]
     values = batch.value if batch.ok else None
     if not isinstance(values, list) or len(values) != len(args_list) or not all(isinstance(v, dict) for v in values):
         # The process died (or the code broke the wrapper): fall back to one process per call.
+        if seeds is not None:
+            return _per_call(sb, code, SEEDED_ENTRY, [(function, seed) for seed in seeds], limits, clock, probe)
         return _per_call(sb, code, function, args_list, limits, clock, probe)
     results = [
         CallResult(ok=bool(v.get("ok")), value=v.get("value"), error=v.get("error"),

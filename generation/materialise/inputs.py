@@ -8,8 +8,9 @@ the same limit each).
 
 from __future__ import annotations
 
+import hashlib
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.conf import settings
 
@@ -34,7 +35,7 @@ from generation.parsing import (
     regular_functions,
 )
 from problems.models import TestCase, TestKit
-from sandbox import CallResult, Limits, Sandbox, call_python
+from sandbox import CallResult, Limits, Sandbox
 
 PROBE_CALLS = 2
 MAX_INPUT_BYTES = 32 * 1024 * 1024
@@ -46,6 +47,14 @@ class GeneratorJob:
     function: str
     kind: str
     calls: int
+    seeds: list[int] = field(default_factory=list)
+
+
+def generator_seed(kit: TestKit, function: str, call_number: int) -> int:
+    """The seed of one generator call: a function of the kit version, the generator and the call number,
+    so materialising the same kit again yields the same inputs."""
+    key = f"{kit.problem_id}:{kit.version}:{function}:{call_number}".encode()
+    return int.from_bytes(hashlib.sha256(key).digest()[:8], "big") >> 1
 
 
 def generator_jobs(kit: TestKit) -> tuple[list[GeneratorJob], list[str]]:
@@ -78,7 +87,10 @@ def generator_jobs(kit: TestKit) -> tuple[list[GeneratorJob], list[str]]:
                                      settings.HARDTESTS_HACKING_CALLS))
         if not names and not problems:
             problems.append("the hacking generator defines no generator function")
-    return [j for j in jobs if j.calls > 0], problems
+    jobs = [j for j in jobs if j.calls > 0]
+    for job in jobs:
+        job.seeds = [generator_seed(kit, job.function, n) for n in range(1, job.calls + 1)]
+    return jobs, problems
 
 
 def _describe_failure(result: CallResult) -> str:
@@ -88,7 +100,7 @@ def _describe_failure(result: CallResult) -> str:
 
 
 def _run_generator(sb: Sandbox, job: GeneratorJob, limits: Limits, clock: SandboxClock) -> list[CallResult]:
-    return call_many(sb, job.code, job.function, [()] * job.calls, limits, clock, probe=PROBE_CALLS)
+    return call_many(sb, job.code, job.function, [()] * job.calls, limits, clock, probe=PROBE_CALLS, seeds=job.seeds)
 
 
 def _usable(result: CallResult) -> bool:
@@ -112,8 +124,10 @@ def generate_candidates(
     limits = generator_limits()
     with ThreadPoolExecutor(max_workers=threads()) as pool:
         futures = [(job, pool.submit(_run_generator, sb, job, limits, clock)) for job in jobs]
+        batch_seed = generator_seed(kit, BATCH_FUNCTION, 1)
         batch_future = (
-            pool.submit(call_python, sb, kit.batch_generator, BATCH_FUNCTION, [()], batch_generator_limits())
+            pool.submit(call_many, sb, kit.batch_generator, BATCH_FUNCTION, [()], batch_generator_limits(),
+                        SandboxClock(), seeds=[batch_seed])
             if kit.batch_generator.strip() else None
         )
         for job, future in futures:
@@ -124,19 +138,20 @@ def generate_candidates(
                 tally.add(job.kind, "generated")
                 if _usable(result):
                     ok += 1
-                    candidates.append(Candidate(result.value, job.kind, job.function, call_number))
+                    candidates.append(Candidate(result.value, job.kind, job.function, call_number,
+                                                seed=job.seeds[call_number - 1]))
                 else:
                     tally.add(job.kind, "failed")
             failures = [r for r in results if not _usable(r)]
             note = f"; first failure: {_describe_failure(failures[0])[:300]}" if failures else ""
             progress.log(f"{job.function}: {ok}/{len(results)} calls gave an input{note}")
         if batch_future is not None:
-            candidates += _batch_candidates(batch_future.result(), tally, progress, clock)
+            candidates += _batch_candidates(batch_future.result(), tally, progress, clock, batch_seed)
     return candidates
 
 
 def _batch_candidates(results: list[CallResult], tally: Tally, progress: Progress,
-                      clock: SandboxClock) -> list[Candidate]:
+                      clock: SandboxClock, seed: int) -> list[Candidate]:
     clock.add(results)
     kind = TestCase.Kind.REGULAR
     result = results[0]
@@ -148,7 +163,7 @@ def _batch_candidates(results: list[CallResult], tally: Tally, progress: Progres
     for index, text in enumerate(result.value, 1):
         tally.add(kind, "generated")
         if isinstance(text, str) and len(text.encode("utf-8")) <= MAX_INPUT_BYTES:
-            out.append(Candidate(text, kind, BATCH_FUNCTION, index))
+            out.append(Candidate(text, kind, BATCH_FUNCTION, index, seed=seed))
         else:
             tally.add(kind, "failed")
     progress.log(f"{BATCH_FUNCTION}: {len(out)}/{len(result.value)} items are input strings")
@@ -185,6 +200,22 @@ def run_checker_calls(sb: Sandbox, code: str, function: str, args: list[tuple], 
     return [r for part in parts for r in part]
 
 
+@dataclass
+class Validated:
+    kept: list[Candidate]
+    # Inputs the validator crashed or timed out on, for the run page:
+    # {"kind", "generator", "call_number", "error", "input"} (input cut to a preview).
+    errors: list[dict] = field(default_factory=list)
+
+
+def _validator_error(result: CallResult) -> str | None:
+    if not result.ok:
+        return result.error or str(result.verdict)
+    if not isinstance(result.value, bool):
+        return f"validate_input returned {result.value!r:.80}, not True or False"
+    return None
+
+
 def validate_candidates(
     *,
     sb: Sandbox,
@@ -194,14 +225,21 @@ def validate_candidates(
     progress: Progress,
     clock: SandboxClock,
     samples: list[str],
-) -> list[Candidate]:
-    """Keep the inputs the kit's validator accepts; regression inputs must all be rejected."""
+) -> Validated:
+    """Keep the inputs the kit's validator accepts.
+
+    The validator must accept every sample (valid by definition) and reject every regression
+    input, else the run fails as validator_invalid. A crash or timeout is not a verdict: it is
+    recorded per input, and when it hits any hacking input or more than
+    HARDTESTS_VALIDATOR_ERROR_SHARE of the inputs the run fails as validator_error, so that
+    the hardest inputs never vanish silently.
+    """
     validator = kit.validator
     if validator is None:
         # Imported kits (Klear-CodeTest) may ship generators without a validator; their
         # inputs are taken as the dataset made them, and the log says so.
         progress.log(f"kit v{kit.version} has no input validator: all {len(candidates)} distinct inputs kept")
-        return list(candidates)
+        return Validated(list(candidates))
     regression = [x for x in (validator.regression_inputs or []) if isinstance(x, str)]
     texts = [c.text for c in candidates] + regression + samples
     results = run_checker_calls(sb, validator.code, "validate_input", [(t,) for t in texts], clock)
@@ -212,28 +250,50 @@ def validate_candidates(
     accepted_regressions = [i for i, r in enumerate(regression_results, 1) if r.ok and r.value is True]
     if accepted_regressions:
         raise MaterialiseError(
-            FailureReason.INPUT_GENERATION_FAILED,
+            FailureReason.VALIDATOR_INVALID,
             f"validator v{validator.version} accepts regression input(s) #"
             + ", #".join(map(str, accepted_regressions))
             + " that a reviewer showed to be invalid",
         )
-    rejected_samples = [i for i, r in enumerate(sample_results, 1) if not (r.ok and r.value is True)]
+    rejected_samples = [(i, r) for i, r in enumerate(sample_results, 1) if not (r.ok and r.value is True)]
     if rejected_samples:
-        # Samples are valid by definition; a validator rejecting one is probably too strict.
-        progress.log(f"warning: validator v{validator.version} rejects sample input(s) "
-                     f"#{', #'.join(map(str, rejected_samples))}")
-    kept = []
-    errors = [r for r in verdicts if not r.ok]
+        i, r = rejected_samples[0]
+        why = _validator_error(r) or "it returned False"
+        raise MaterialiseError(
+            FailureReason.VALIDATOR_INVALID,
+            f"validator v{validator.version} rejects sample input(s) #{', #'.join(str(i) for i, _ in rejected_samples)}"
+            f", which are valid by definition (#{i}: {why}): {samples[i - 1][:300]!r}",
+        )
+    kept: list[Candidate] = []
+    errors: list[dict] = []
     for cand, result in zip(candidates, verdicts, strict=True):
-        if result.ok and result.value is True:
+        error = _validator_error(result)
+        if error is not None:
+            tally.add(cand.kind, "validator_error")
+            errors.append({"kind": cand.kind, "generator": cand.generator, "call_number": cand.call_number,
+                           "error": error[:500], "input": cand.text[:200], "input_size": len(cand.text)})
+        elif result.value is True:
             kept.append(cand)
         else:
             tally.add(cand.kind, "invalid")
+    share = float(settings.HARDTESTS_VALIDATOR_ERROR_SHARE)
+    hacking = [e for e in errors if e["kind"] == TestCase.Kind.HACKING]
     if errors:
-        progress.log(f"validator failed on {len(errors)} input(s) (counted as invalid); first: "
-                     f"{(errors[0].error or str(errors[0].verdict))[:300]}")
-    if candidates and len(errors) == len(candidates):
-        raise MaterialiseError(FailureReason.INPUT_GENERATION_FAILED,
-                               f"validator v{validator.version} failed on every input: {errors[0].error}")
+        progress.log(f"validator v{validator.version} crashed or timed out on {len(errors)} input(s); first: "
+                     f"{errors[0]['generator']} call {errors[0]['call_number']}: {errors[0]['error'][:300]}")
+    if hacking or (candidates and len(errors) > share * len(candidates)):
+        listed = "\n".join(f"- {e['kind']} {e['generator']} call {e['call_number']} ({e['input_size']} chars): "
+                           f"{e['error'][:200]}" for e in errors[:20])
+        why = (f"{len(hacking)} hacking input(s)" if hacking
+               else f"{len(errors)} of {len(candidates)} inputs (over {share:.0%})")
+        raise ValidatorErrors(
+            f"validator v{validator.version} crashed or timed out on {why}; these inputs would be lost:\n{listed}",
+            errors)
     progress.log(f"validator v{validator.version} accepted {len(kept)} of {len(candidates)} distinct inputs")
-    return kept
+    return Validated(kept, errors)
+
+
+class ValidatorErrors(MaterialiseError):
+    def __init__(self, message: str, errors: list[dict]) -> None:
+        super().__init__(FailureReason.VALIDATOR_ERROR, message)
+        self.errors = errors

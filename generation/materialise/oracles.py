@@ -1,29 +1,44 @@
-"""Outputs: run oracles in reliability order until two of them agree.
+"""Oracle agreement: the one function that turns inputs into trusted outputs.
 
-Up to HARDTESTS_MAX_ORACLES usable oracles are tried, rank 1 first. An oracle is skipped
-when its language is not supported, it does not compile, or it fails on most inputs. Each
-new oracle is compared with every earlier usable one; the first pair agreeing on at least
-HARDTESTS_ORACLE_AGREEMENT of the inputs wins, the inputs where the pair agrees are kept,
-and their outputs come from the more reliable oracle of the pair. A buggy rank-1 oracle is
-thus outvoted by two lower-ranked ones that agree with each other.
+Used by materialisation (many inputs) and by studies adding one suggested input, with one
+set of limits (problems.judging.oracle_limits / checker_limits). Up to HARDTESTS_MAX_ORACLES
+usable oracles are tried in order: reliability rank first, and among equal ranks compiled
+languages before Python (as HardTestGen prefers C++ oracles, for speed). An oracle is
+skipped when it does not compile or fails on most inputs. Each new oracle is compared with
+every earlier usable one; the first pair agreeing on at least HARDTESTS_ORACLE_AGREEMENT of
+the inputs wins, and the agreeing inputs are kept with the more reliable oracle's output.
+
+Agreement on a pair is decided by the judging function when there is one (on every pair,
+not only where the outputs differ), otherwise by the problem's comparison. The share is
+counted over inputs where at least one of the pair finished: an input that makes both
+oracles crash is dropped, one that makes only one crash counts as a disagreement.
+
+The judging function is checked on the way: it must accept each oracle's output against
+itself, and accept outputs that are equal token for token. A judge that does not is wrong
+(it would reject correct programs), and JudgeRejects names the cases.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db.models import F
 
 from generation.materialise.inputs import run_checker_calls
-from generation.materialise.types import Candidate, MaterialiseError, Progress, SandboxClock, oracle_limits
+from generation.materialise.types import MaterialiseError, NullProgress, Progress, SandboxClock
 from generation.models import FailureReason
-from problems.models import SUPPORTED_LANGUAGES, OutputJudge, Problem, Solution
-from sandbox import Limits, Sandbox, compare_default
+from problems.judging import oracle_limits
+from problems.models import SUPPORTED_LANGUAGES, Language, Problem, Solution
+from sandbox import Sandbox, compare_outputs, compare_tokens
 
 # An oracle that fails (TLE, RE, ...) on more than this share of the inputs is not an oracle here.
 MAX_FAILING_SHARE = 0.5
+COMPILED = frozenset({Language.CPP, Language.JAVA})
+MAX_CASES = 5
 
 
 @dataclass
@@ -35,26 +50,85 @@ class OracleRun:
 @dataclass
 class Agreement:
     primary: OracleRun
-    secondary: OracleRun
+    secondary: OracleRun | None  # None: one oracle only, allowed by HARDTESTS_MIN_ORACLES=1
     mask: list[bool]
+    counted: int  # inputs where at least one oracle of the pair finished
 
     @property
     def share(self) -> float:
-        return sum(self.mask) / len(self.mask) if self.mask else 0.0
+        return sum(self.mask) / self.counted if self.counted else 0.0
+
+    @property
+    def unverified(self) -> bool:
+        return self.secondary is None
+
+
+@dataclass
+class JudgeCase:
+    input: str
+    candidate: str
+    reference: str
+    why: str = ""
+
+
+class JudgeRejects(MaterialiseError):
+    """The judging function rejects outputs it must accept; `cases` are fed back to the LLM."""
+
+    def __init__(self, message: str, cases: list[JudgeCase]) -> None:
+        super().__init__(FailureReason.JUDGE_INVALID, message)
+        self.cases = cases
+
+
+@dataclass
+class Checker:
+    """How two outputs of one input are compared: the judging function, else the problem's comparison."""
+
+    judge_code: str | None
+    comparison: str = "tokens"
+    clock: SandboxClock = field(default_factory=SandboxClock)
+
+    def accepts(self, sb: Sandbox, triples: Sequence[tuple[str, bytes, bytes]]) -> list[tuple[bool, str]]:
+        """(accepted, error) for each (input, candidate, reference)."""
+        if self.judge_code is None:
+            return [(compare_outputs(ref, cand, self.comparison), "") for _, cand, ref in triples]
+        args = [(text, _text(cand), _text(ref)) for text, cand, ref in triples]
+        results = run_checker_calls(sb, self.judge_code, "output_judging_function", args, self.clock)
+        verdicts: list[tuple[bool, str]] = []
+        for r in results:
+            if r.ok and r.value is True:
+                verdicts.append((True, ""))
+            elif r.ok:
+                verdicts.append((False, f"returned {r.value!r:.80}"))
+            else:
+                verdicts.append((False, f"failed: {r.error or r.verdict}"))
+        return verdicts
+
+
+def _text(data: bytes | str | None) -> str:
+    if isinstance(data, str):
+        return data
+    return (data or b"").decode("utf-8", "replace")
 
 
 def oracles_in_order(problem: Problem) -> list[Solution]:
-    return list(
-        problem.solutions.filter(role=Solution.Role.ORACLE).order_by(F("reliability").asc(nulls_last=True), "id")
-    )
+    """Every oracle: reliability rank first, then compiled languages, then age."""
+    oracles = list(problem.solutions.filter(role=Solution.Role.ORACLE)
+                   .order_by(F("reliability").asc(nulls_last=True), "id"))
+    big = 10**9
+    return sorted(oracles, key=lambda s: (s.reliability if s.reliability is not None else big,
+                                          0 if s.language in COMPILED else 1, s.pk))
 
 
-def _run_oracle(sb: Sandbox, solution: Solution, inputs: list[str], limits: Limits,
+def supported_oracles(problem: Problem) -> list[Solution]:
+    return [s for s in oracles_in_order(problem) if s.language in SUPPORTED_LANGUAGES]
+
+
+def _run_oracle(sb: Sandbox, solution: Solution, inputs: list[str], problem: Problem,
                 clock: SandboxClock) -> tuple[OracleRun | None, str]:
     prog = sb.compile(solution.language, solution.code)
     if not prog.ok:
         return None, f"does not compile ({prog.verdict}): {prog.message.strip()[-200:]}"
-    results = sb.run(prog, inputs, limits)
+    results = sb.run(prog, inputs, oracle_limits(problem))
     clock.add(results)
     outputs = [r.stdout if r.ok else None for r in results]
     failing = sum(1 for o in outputs if o is None)
@@ -65,53 +139,69 @@ def _run_oracle(sb: Sandbox, solution: Solution, inputs: list[str], limits: Limi
     return OracleRun(solution, outputs), f"ran on {len(inputs)} inputs{note}"
 
 
-def _agreement(sb: Sandbox, primary: OracleRun, secondary: OracleRun, inputs: list[str],
-               judge: OutputJudge | None, clock: SandboxClock) -> Agreement:
+def cases_text(cases: list[JudgeCase]) -> str:
+    return "\n".join(f"- input {c.input[:300]!r}: candidate {c.candidate[:200]!r}, reference {c.reference[:200]!r}"
+                     + (f" ({c.why[:200]})" if c.why else "") for c in cases[:MAX_CASES])
+
+
+def self_check(sb: Sandbox, checker: Checker, run: OracleRun, inputs: list[str]) -> None:
+    """The judging function must accept an oracle's output against itself."""
+    if checker.judge_code is None:
+        return
+    finished = [i for i, out in enumerate(run.outputs) if out is not None]
+    triples = [(inputs[i], run.outputs[i] or b"", run.outputs[i] or b"") for i in finished]
+    rejected = [JudgeCase(t[0], _text(t[1]), _text(t[2]), why)
+                for t, (ok, why) in zip(triples, checker.accepts(sb, triples), strict=True) if not ok]
+    if rejected:
+        raise JudgeRejects(f"the output judging function rejects oracle {run.solution}'s output compared with "
+                           f"itself on {len(rejected)} of {len(finished)} inputs:\n{cases_text(rejected)}", rejected)
+
+
+def compare_runs(sb: Sandbox, checker: Checker, primary: OracleRun, secondary: OracleRun,
+                 inputs: list[str]) -> Agreement:
     mask = [False] * len(inputs)
-    to_judge: list[int] = []
+    counted = 0
+    pairs: list[int] = []
     for i, (a, b) in enumerate(zip(primary.outputs, secondary.outputs, strict=True)):
-        if a is None or b is None:
+        if a is None and b is None:
             continue
-        # Identical outputs (up to trailing whitespace) are accepted by any correct judge,
-        # so the judging function only runs where the outputs differ.
-        if compare_default(a, b):
-            mask[i] = True
-        elif judge is not None:
-            to_judge.append(i)
-    if to_judge and judge is not None:
-        args = [(inputs[i], _text(secondary.outputs[i]), _text(primary.outputs[i])) for i in to_judge]
-        for i, result in zip(to_judge, run_checker_calls(sb, judge.code, "output_judging_function", args, clock),
-                             strict=True):
-            mask[i] = result.ok and result.value is True
-    return Agreement(primary, secondary, mask)
+        counted += 1
+        if a is not None and b is not None:
+            pairs.append(i)
+    triples = [(inputs[i], secondary.outputs[i] or b"", primary.outputs[i] or b"") for i in pairs]
+    wrong: list[JudgeCase] = []
+    for i, triple, (ok, why) in zip(pairs, triples, checker.accepts(sb, triples), strict=True):
+        mask[i] = ok
+        if not ok and checker.judge_code is not None and compare_tokens(triple[1], triple[2]):
+            wrong.append(JudgeCase(triple[0], _text(triple[1]), _text(triple[2]), why or "equal token for token"))
+    if wrong:
+        raise JudgeRejects(f"the output judging function rejects outputs equal token for token on {len(wrong)} "
+                           f"input(s):\n{cases_text(wrong)}", wrong)
+    return Agreement(primary, secondary, mask, counted)
 
 
-def _text(data: bytes | None) -> str:
-    return (data or b"").decode("utf-8", "replace")
-
-
-def agree_outputs(
+def agree(
     *,
     sb: Sandbox,
     problem: Problem,
-    candidates: list[Candidate],
-    judge: OutputJudge | None,
-    progress: Progress,
-    clock: SandboxClock,
+    inputs: list[str],
+    checker: Checker,
+    oracles: list[Solution] | None = None,
+    progress: Progress | None = None,
+    clock: SandboxClock | None = None,
+    min_oracles: int | None = None,
+    deadline: float | None = None,
 ) -> Agreement:
-    inputs = [c.text for c in candidates]
-    limits = oracle_limits(problem.time_limit_ms, problem.memory_limit_mb)
+    """Outputs for `inputs` from oracles that agree; raises MaterialiseError (or JudgeRejects)."""
+    progress = progress or NullProgress()
+    clock = clock or checker.clock
     threshold = settings.HARDTESTS_ORACLE_AGREEMENT
     max_oracles = settings.HARDTESTS_MAX_ORACLES
-    order: list[Solution] = []
-    for solution in oracles_in_order(problem):
-        if solution.language not in SUPPORTED_LANGUAGES:
-            progress.log(f"oracle {solution} skipped: language {solution.language} is not supported")
-            continue
-        order.append(solution)
-    if len(order) < 2:
+    need = max(1, settings.HARDTESTS_MIN_ORACLES if min_oracles is None else min_oracles)
+    order = supported_oracles(problem) if oracles is None else list(oracles)
+    if len(order) < need:
         raise MaterialiseError(FailureReason.NO_VALID_ORACLE,
-                               f"{len(order)} oracle(s) in a supported language; two must agree")
+                               f"{len(order)} oracle(s) in a supported language; {need} needed")
     usable: list[OracleRun] = []
     best: Agreement | None = None
     position = 0
@@ -120,23 +210,32 @@ def agree_outputs(
             # The first two run side by side: in the common case they agree and we are done.
             wave = order[position: position + (2 if not usable else 1)]
             position += len(wave)
-            runs = list(pool.map(lambda sol: (sol, *_run_oracle(sb, sol, inputs, limits, clock)), wave))
+            runs = list(pool.map(lambda sol: (sol, *_run_oracle(sb, sol, inputs, problem, clock)), wave))
             progress.check_cancel()
+            if deadline is not None and time.monotonic() > deadline:
+                raise MaterialiseError(FailureReason.OUTPUT_BUDGET_EXCEEDED,
+                                       f"running oracles on {len(inputs)} inputs took longer than "
+                                       f"{settings.HARDTESTS_OUTPUT_BUDGET_S:g} s (HARDTESTS_OUTPUT_BUDGET_S)")
             for solution, run, note in runs:
                 progress.log(f"oracle {solution} (rank {solution.reliability}): {note}")
                 if run is None:
                     continue
+                self_check(sb, checker, run, inputs)
                 for earlier in usable:
-                    agreement = _agreement(sb, earlier, run, inputs, judge, clock)
+                    agreement = compare_runs(sb, checker, earlier, run, inputs)
                     progress.log(f"oracles {earlier.solution} and {solution} agree on "
-                                 f"{sum(agreement.mask)}/{len(inputs)} inputs")
+                                 f"{sum(agreement.mask)}/{agreement.counted} inputs where one finished")
                     if best is None or agreement.share > best.share:
                         best = agreement
-                    if agreement.share >= threshold:
+                    if agreement.share >= threshold and agreement.counted:
                         return agreement
                 usable.append(run)
                 if len(usable) >= max_oracles:
                     break
+    if len(usable) == 1 and need == 1:
+        only = usable[0]
+        progress.log(f"warning: one working oracle ({only.solution}); its outputs are unverified")
+        return Agreement(only, None, [o is not None for o in only.outputs], len(inputs))
     if len(usable) < 2:
         raise MaterialiseError(FailureReason.NO_VALID_ORACLE,
                                f"only {len(usable)} oracle(s) compiled and ran on most inputs; two must agree")

@@ -10,6 +10,7 @@ from typing import Any, Protocol
 from django.conf import settings
 
 from generation.models import FailureReason
+from problems import judging
 from sandbox import Limits
 
 
@@ -60,15 +61,16 @@ class Candidate:
     kind: str
     generator: str = ""
     call_number: int | None = None
+    seed: int | None = None
 
 
-COUNT_KEYS = ("generated", "failed", "invalid", "duplicate", "disagreement", "kept")
+COUNT_KEYS = ("generated", "failed", "duplicate", "invalid", "validator_error", "disagreement", "kept")
 
 
 @dataclass
 class Tally:
-    """Counts per test kind: generated, failed (calls that gave no input), invalid, duplicate,
-    disagreement (oracles did not agree), kept."""
+    """Counts per test kind: generated, failed (calls that gave no input), duplicate, invalid,
+    validator_error (the validator crashed or timed out), disagreement (oracles did not agree), kept."""
 
     by_kind: dict[str, dict[str, int]] = field(default_factory=dict)
 
@@ -117,13 +119,5 @@ def batch_generator_limits() -> Limits:
 
 
 def checker_limits() -> Limits:
-    """Validators and output judging functions: Python reading one test."""
-    return Limits(time_s=float(_setting("HARDTESTS_CHECKER_TIME_S", 10.0)), memory_mb=1024, output_kb=1024)
-
-
-def oracle_limits(time_limit_ms: int, memory_limit_mb: int) -> Limits:
-    # Oracles make the expected outputs; they are not being judged, so they get slack
-    # (a Python oracle near the limit must not turn a good input into a lost one).
-    factor = float(_setting("HARDTESTS_ORACLE_TIME_FACTOR", 2.0))
-    return Limits(time_s=max(1.0, time_limit_ms / 1000 * factor), memory_mb=min(4096, 2 * memory_limit_mb),
-                  output_kb=64 * 1024)
+    """Validators and output judging functions: the one set of limits judging uses too."""
+    return judging.checker_limits()

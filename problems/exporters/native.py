@@ -41,6 +41,7 @@ def native_row(bundle: Bundle) -> dict[str, Any]:
         "difficulty": [{"source": d.source, "level": d.level, "score": d.score} for d in bundle.labels],
         "tags": bundle.tags,
         "samples": p.samples,
+        "comparison": p.comparison,
         "solutions": [
             {"role": s.role, "language": s.language, "code": s.code, "source": s.source,
              "reliability": s.reliability, "verdict": s.gold_verdict, "origin": s.origin, "name": s.name,
@@ -50,6 +51,8 @@ def native_row(bundle: Bundle) -> dict[str, Any]:
         "kit": None,
         "suites": [
             {"origin": origin,
+             # Outputs from one oracle that no second oracle confirmed (HARDTESTS_MIN_ORACLES=1).
+             "unverified": bundle.suites[origin].unverified,
              "tests": [{**_text_or_b64("input", inp), **_text_or_b64("output", out),
                         "kind": t.kind, "generator": t.generator, "call_number": t.call_number}
                        for t, (inp, out) in zip(tests, test_bodies(tests), strict=True)]}

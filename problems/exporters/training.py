@@ -38,6 +38,10 @@ SCHEMA = pa.schema([
         ("tags", pa.list_(pa.string())),
         ("test_kinds", pa.map_(pa.string(), pa.int64())),
         ("oracles", pa.int64()),
+        # How outputs are compared when there is no judging function: "tokens" or "exact".
+        ("comparison", pa.string()),
+        # True when the outputs came from one oracle that no second oracle confirmed.
+        ("tests_unverified", pa.bool_()),
     ])),
 ])
 
@@ -45,8 +49,10 @@ SCHEMA = pa.schema([
 def training_row(bundle: Bundle, origins: tuple[str, ...] = DEFAULT_ORIGINS) -> dict[str, Any] | None:
     chosen = bundle.suite_for(origins)
     p = bundle.problem
+    unverified = False
     if chosen is not None and chosen[1]:
         origin, cases = chosen
+        unverified = bool(bundle.suites[origin].unverified)
         tests = [{"input": inp.decode("utf-8", errors="replace"), "output": out.decode("utf-8", errors="replace")}
                  for inp, out in test_bodies(cases)]
         kinds: dict[str, int] = {}
@@ -77,6 +83,8 @@ def training_row(bundle: Bundle, origins: tuple[str, ...] = DEFAULT_ORIGINS) -> 
             "tags": bundle.tags,
             "test_kinds": sorted(kinds.items()),
             "oracles": sum(1 for s in bundle.solutions if s.role == "oracle"),
+            "comparison": p.comparison,
+            "tests_unverified": unverified,
         },
     }
 

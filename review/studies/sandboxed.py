@@ -2,23 +2,20 @@
 
 The validator and the oracles run in the sandbox like everywhere else, never in the web
 process. Adding a suggested input to a suite follows the materialisation rules for one
-input: the newest validator must accept it, then oracles run in reliability order (at most
-HARDTESTS_MAX_ORACLES) until two agree on its output (through the suite's judging function
-when it has one), and the output comes from the more reliable oracle of that pair.
+input: the newest validator must accept it, then generation.materialise.oracles.agree, the
+very function materialisation uses (same order, limits and judging rule), finds two oracles
+agreeing on its output, which comes from the more reliable oracle of that pair.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from django.conf import settings
 from django.db import transaction
-from django.db.models import F
 
+from generation.materialise.oracles import Checker, agree
+from generation.materialise.types import MaterialiseError, NullProgress
 from problems.blobs import blob_pairs, blob_sha256, preview
-from problems.judging import limits_for, suite_for_judging
+from problems.judging import checker_limits, suite_for_judging
 from problems.models import (
-    SUPPORTED_LANGUAGES,
     InputValidator,
     OutputJudge,
     Problem,
@@ -29,10 +26,7 @@ from problems.models import (
 from problems.services import NewTest, suite_activate, suite_add_tests, suite_create, suite_fail
 from review.models import StudyItem, SuiteAddition
 from review.studies.selectors import latest_validator
-from sandbox import Limits, Sandbox, call_python, compare_default, get_sandbox
-
-VALIDATOR_LIMITS = Limits(time_s=5, memory_mb=512)
-JUDGE_LIMITS = Limits(time_s=5, memory_mb=512)
+from sandbox import Sandbox, call_python, get_sandbox
 
 
 class AdditionRefused(RuntimeError):
@@ -41,7 +35,7 @@ class AdditionRefused(RuntimeError):
 
 def validator_verdicts(code: str, inputs: list[str], sb: Sandbox | None = None) -> list[tuple[bool | None, str]]:
     """(accepted, error) per input: True/False from validate_input, None with an error otherwise."""
-    results = call_python(sb or get_sandbox(), code, "validate_input", [(text,) for text in inputs], VALIDATOR_LIMITS)
+    results = call_python(sb or get_sandbox(), code, "validate_input", [(text,) for text in inputs], checker_limits())
     verdicts: list[tuple[bool | None, str]] = []
     for result in results:
         if not result.ok:
@@ -53,51 +47,30 @@ def validator_verdicts(code: str, inputs: list[str], sb: Sandbox | None = None) 
     return verdicts
 
 
-@dataclass
-class OracleOutput:
-    solution: Solution
-    output: bytes
-
-
-def _same_output(sb: Sandbox, judge: OutputJudge | None, text: str, reference: bytes, other: bytes) -> bool:
-    if compare_default(reference, other):
-        return True
-    if judge is None:
-        return False
-    args = [(text, other.decode("utf-8", "replace"), reference.decode("utf-8", "replace"))]
-    result = call_python(sb, judge.code, "output_judging_function", args, JUDGE_LIMITS)[0]
-    return bool(result.ok and result.value is True)
-
-
 def agreed_output(
     *, problem: Problem, text: str, judge: OutputJudge | None, log: list[str], sb: Sandbox | None = None
 ) -> tuple[Solution, bytes]:
+    """The output of one input, by the same oracle agreement as materialisation (same limits, same judge rule)."""
     sb = sb or get_sandbox()
-    oracles = [
-        s for s in problem.solutions.filter(role=Solution.Role.ORACLE).order_by(F("reliability").asc(nulls_last=True), "id")
-        if s.language in SUPPORTED_LANGUAGES
-    ][: settings.HARDTESTS_MAX_ORACLES]
-    if len(oracles) < 2:
-        raise AdditionRefused(f"{len(oracles)} oracle(s) in a supported language; two must agree")
-    limits = limits_for(problem)
-    finished: list[OracleOutput] = []
-    for solution in oracles:
-        program = sb.compile(solution.language, solution.code)
-        if not program.ok:
-            log.append(f"oracle {solution}: does not compile ({program.verdict})")
-            continue
-        run = sb.run(program, [text.encode()], limits)[0]
-        if not run.ok:
-            log.append(f"oracle {solution}: {run.verdict}")
-            continue
-        log.append(f"oracle {solution}: ran in {run.time_ms} ms")
-        for earlier in finished:
-            if _same_output(sb, judge, text, earlier.output, run.stdout):
-                log.append(f"oracles {earlier.solution} and {solution} agree")
-                return earlier.solution, earlier.output
-            log.append(f"oracles {earlier.solution} and {solution} disagree")
-        finished.append(OracleOutput(solution, run.stdout))
-    raise AdditionRefused(f"no two of {len(finished)} working oracle(s) agree on the output")
+    checker = Checker(judge.code if judge else None, problem.comparison)
+    try:
+        agreement = agree(sb=sb, problem=problem, inputs=[text], checker=checker, progress=_ListLog(log))
+    except MaterialiseError as exc:
+        raise AdditionRefused(str(exc).splitlines()[0]) from exc
+    output = agreement.primary.outputs[0]
+    if not agreement.mask[0] or output is None:
+        raise AdditionRefused("the oracles do not agree on the output of this input")
+    if agreement.unverified:
+        log.append("warning: one oracle only; the output is unverified")
+    return agreement.primary.solution, output
+
+
+class _ListLog(NullProgress):
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+
+    def log(self, message: str) -> None:
+        self.lines.append(message)
 
 
 def suite_with_added_input(addition: SuiteAddition, *, sb: Sandbox | None = None) -> tuple[TestSuite, TestSuite, bytes, list[str]]:

@@ -88,13 +88,23 @@ def test_batch_not_done_in_time_is_202_with_a_job_to_poll(api, make_api, ab_prob
     assert make_api().get(f"/api/v1/jobs/{job_id}").status_code == 404
 
 
-def test_a_job_that_crashes_on_the_worker_is_verdict_se_with_reward_0(ab_problem, sandbox_worker):
-    from api.endpoints import _suite_info, _verify_out
-    from api.verification import Verification, verify_one
+def test_a_job_that_crashes_on_the_worker_is_503_never_reward_0(api, ab_problem, sandbox_worker):
+    from api.errors import Unavailable
+    from api.verification import Verification, batch_load, batch_poll, batch_start, verify_one
     from problems.models import TestSuite
 
     gone = TestSuite(pk=10**9, problem=ab_problem, version=7, origin="generated", test_count=4)
-    outcome = verify_one(Verification(ab_problem, gone, "python3", GOOD, "fail_fast"))
-    assert outcome.status == "failed" and "DoesNotExist" in outcome.error
-    data = _verify_out(outcome, _suite_info(gone), 5)
-    assert (data["verdict"], data["reward"], data["total"], data["suite_version"]) == ("SE", 0, 4, 7)
+    with pytest.raises(Unavailable) as raised:
+        verify_one(Verification(ab_problem, gone, "python3", GOOD, "fail_fast"))
+    assert raised.value.status == 503 and raised.value.code == "judging_error"
+    assert "DoesNotExist" in raised.value.detail
+    # In a batch the crashed item is an error without a result; the good one is judged.
+    suite = ab_problem.suites.get()
+    batch_id, outcomes, _ = batch_start([Verification(ab_problem, gone, "python3", GOOD, "fail_fast"),
+                                  Verification(ab_problem, suite, "python3", GOOD, "fail_fast")], owner_id=1)
+    deadline = time.monotonic() + 60
+    while any(o.status in ("queued", "running") for o in outcomes) and time.monotonic() < deadline:
+        time.sleep(0.2)
+        outcomes = batch_poll(batch_load(batch_id, owner_id=1))
+    assert [o.status for o in outcomes] == ["error", "finished"]
+    assert outcomes[0].result is None and "DoesNotExist" in outcomes[0].error

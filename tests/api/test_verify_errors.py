@@ -51,3 +51,10 @@ def test_batch_names_the_bad_item(api, ab_problem):
 def test_unknown_job_is_404(api, job_id):
     response = api.get(f"/api/v1/jobs/{job_id}")
     assert response.status_code == 404 and response.json()["code"] == "not_found"
+
+
+def test_an_unroutable_api_path_is_a_json_404(api):
+    for path in ("/api/v1/problems/a%0Ab", "/api/v1/no-such-thing", "/api/v2/problems"):
+        response = api.get(path)
+        assert response.status_code == 404, path
+        assert response.json()["code"] == "not_found", path

@@ -31,6 +31,8 @@ class Scripted:
     reply: str | None = None
     status: int = 200
     delay_s: float = 0.0
+    finish_reason: str = "stop"
+    reasoning_tokens: int | None = None
 
 
 @dataclass
@@ -47,17 +49,31 @@ class FakeLLM:
         self.script.extend(Scripted(status=status) for _ in range(times))
         return self
 
+    def truncated(self, text: str) -> FakeLLM:
+        """A reply cut off at the completion budget (finish_reason "length")."""
+        self.script.append(Scripted(reply=text, finish_reason="length"))
+        return self
+
+    def reasoning(self, text: str, tokens: int) -> FakeLLM:
+        self.script.append(Scripted(reply=text, reasoning_tokens=tokens))
+        return self
+
     def slow(self, delay_s: float, text: str = "", times: int = 1) -> FakeLLM:
         self.script.extend(Scripted(reply=text, delay_s=delay_s) for _ in range(times))
         return self
 
 
-def _completion(text: str, model: str) -> dict[str, Any]:
+def _completion(item: Scripted, model: str) -> dict[str, Any]:
+    text = item.reply or ""
+    usage: dict[str, Any] = {"prompt_tokens": 100 + len(text) // 10, "completion_tokens": len(text) // 4,
+                             "total_tokens": 100 + len(text) // 10 + len(text) // 4}
+    if item.reasoning_tokens is not None:
+        usage["completion_tokens_details"] = {"reasoning_tokens": item.reasoning_tokens}
     return {
         "id": "chatcmpl-test", "object": "chat.completion", "created": int(time.time()), "model": model,
-        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
-        "usage": {"prompt_tokens": 100 + len(text) // 10, "completion_tokens": len(text) // 4,
-                  "total_tokens": 100 + len(text) // 10 + len(text) // 4},
+        "choices": [{"index": 0, "finish_reason": item.finish_reason,
+                     "message": {"role": "assistant", "content": text}}],
+        "usage": usage,
     }
 
 
@@ -72,6 +88,9 @@ def start_fake_llm() -> tuple[FakeLLM, ThreadingHTTPServer]:
             data = json.dumps(body).encode()
             try:
                 self.send_response(status)
+                if status != 200:
+                    # The SDK's backoff honours this, so retried errors cost tests 10 ms, not seconds.
+                    self.send_header("retry-after-ms", "10")
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
@@ -92,7 +111,7 @@ def start_fake_llm() -> tuple[FakeLLM, ThreadingHTTPServer]:
             if item.status != 200:
                 self._send(item.status, {"error": {"message": f"scripted {item.status}", "type": "server_error"}})
                 return
-            self._send(200, _completion(item.reply or "", body.get("model", "fake")))
+            self._send(200, _completion(item, body.get("model", "fake")))
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
@@ -108,7 +127,6 @@ def fake_llm(settings: Any) -> Iterator[FakeLLM]:
     settings.OPENAI_BASE_URL = fake.url
     settings.OPENAI_API_KEY = "test-key"
     settings.HARDTESTS_LLM_MODEL = "fake-model"
-    settings.HARDTESTS_LLM_BACKOFF_S = 0.01
     settings.HARDTESTS_LLM_TIMEOUT_S = 5.0
     settings.HARDTESTS_LLM_MAX_RETRIES = 2
     settings.HARDTESTS_LLM_REPLY_RETRIES = 1

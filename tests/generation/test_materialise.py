@@ -25,8 +25,9 @@ pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("small_counts")]
 
 # Wrong whenever a > 1000, which random inputs almost always are.
 BUGGY_PY = "a, b = map(int, input().split())\nprint(a + b + (a > 1000))\n"
-OFF_BY_ONE = "a, b = map(int, input().split())\nprint(a + b + 1)\n"
-OFF_BY_TWO = "a, b = map(int, input().split())\nprint(a + b + 2)\n"
+# Right on the sample (so they pass the pre-flight), wrong on most generated inputs.
+OFF_BY_ONE = "a, b = map(int, input().split())\nprint(a + b + (a > 1000))\n"
+OFF_BY_TWO = "a, b = map(int, input().split())\nprint(a + b + 2 * (a > 1000))\n"
 CRASHING = "import sys\nsys.exit(3)\n"
 NOT_COMPILING = "int main( { return 0; }\n"
 
@@ -73,7 +74,7 @@ def test_oracles_that_crash_or_do_not_compile_are_skipped() -> None:
     make_kit(problem)
     run = run_from_kit(problem)
     assert run.status == GenerationRun.Status.SUCCEEDED, run.error
-    assert "fails on" in run.log and "does not compile" in run.log
+    assert "RE on test #1 of the pre-flight" in run.log and "does not compile" in run.log
     assert set(run.suite.tests.values_list("oracle_id", flat=True)) == {problem.solutions.get(reliability=3).pk}
 
 
@@ -98,6 +99,8 @@ def test_the_output_judging_function_decides_agreement_when_answers_are_not_uniq
         "    return min(a, b) <= x <= max(a, b)\n"
     )
     problem = make_problem(oracles=[("python3", low), ("python3", high)])
+    problem.samples = [{"input": "1 2\n", "output": "1\n"}]
+    problem.save()
     with pytest.raises(MaterialiseError) as without:
         materialise_kit(kit=make_kit(problem, hacking=""))
     assert without.value.reason == FailureReason.OUTPUT_VERIFICATION_FAILED
@@ -132,7 +135,7 @@ def test_a_validator_accepting_a_regression_input_fails_the_run() -> None:
     kit.validator.regression_inputs = ["1 2\n"]
     kit.validator.save()
     run = run_from_kit(problem)
-    assert run.failure_reason == FailureReason.INPUT_GENERATION_FAILED
+    assert run.failure_reason == FailureReason.VALIDATOR_INVALID
     assert "regression input(s) #1" in run.error
 
 

@@ -50,7 +50,7 @@ def test_good_replies_make_an_active_suite_with_provenance(fake_llm: FakeLLM) ->
     calls = list(run.llm_calls.order_by("id"))
     assert [c.purpose for c in calls] == ["validator", "inputs"]
     assert all(c.prompt_tokens and c.completion_tokens and c.latency_ms is not None for c in calls)
-    assert calls[0].prompt_version == "validator_v1" and calls[1].prompt_version == "inputs_v1"
+    assert calls[0].prompt_version == "validator_v2" and calls[1].prompt_version == "inputs_v2"
     assert "validate_input" in fake_llm.requests[1]["messages"][-1]["content"]
     assert "Print $a+b$" in fake_llm.requests[0]["messages"][-1]["content"]
     assert set(run.stage_seconds) >= {"llm_validator", "llm_inputs", "generating", "validating", "oracles", "saving"}
@@ -64,7 +64,8 @@ def test_invalid_direct_inputs_are_filtered_and_duplicates_dropped(fake_llm: Fak
     assert run.status == GenerationRun.Status.SUCCEEDED, run.error
     direct = run.counts["direct"]
     # 7 direct inputs: "1 2" twice (one duplicate), "-1 5" and "3 4 5" invalid
-    assert direct == {"generated": 7, "failed": 0, "invalid": 2, "duplicate": 1, "disagreement": 0, "kept": 4}
+    assert direct == {"generated": 7, "failed": 0, "invalid": 2, "duplicate": 1, "validator_error": 0,
+                      "disagreement": 0, "kept": 4}
     hacking = run.counts["hacking"]
     assert hacking["generated"] == 6 and hacking["duplicate"] >= 3  # "0 0" again and again
     inputs = [t.input_preview for t in run.suite.tests.all()]

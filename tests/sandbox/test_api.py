@@ -11,18 +11,32 @@ from pathlib import Path
 import pytest
 
 import sandbox.bwrap
-from sandbox import Limits, Sandbox, SandboxUnavailable, Verdict, call_python, compare_default, compare_float
+from sandbox import (
+    Limits,
+    Sandbox,
+    SandboxUnavailable,
+    Verdict,
+    call_python,
+    compare_default,
+    compare_exact,
+    compare_float,
+)
 from sandbox.cli import main as cli_main
 
 from .conftest import REPO
 
 
-def test_default_comparator_ignores_trailing_whitespace_and_blank_lines() -> None:
+def test_default_comparator_compares_whitespace_separated_tokens() -> None:
     assert compare_default("1 2\n3\n", "1 2   \n3\n\n\n")
     assert compare_default(b"a\r\nb", "a\nb\n")
-    assert not compare_default("1 2\n3\n", "1  2\n3\n")
-    assert not compare_default("1\n\n2\n", "1\n2\n")
-    assert not compare_default("1\n", "")
+    assert compare_default("1 2\n3\n", "1  2\n3\n") and compare_default("1\n\n2\n", "1 2")
+    assert not compare_default("1\n", "") and not compare_default("12\n", "1 2\n")
+    assert not compare_default("1 2\n", "2 1\n") and not compare_default("yes\n", "YES\n")
+
+
+def test_exact_comparison_keeps_spacing_but_not_the_final_newline() -> None:
+    assert compare_exact("1 2\n3\n", "1 2\n3") and compare_exact(b"a\r\nb\n", "a\nb\n\n")
+    assert not compare_exact("1 2\n", "1  2\n") and not compare_exact("1\n2\n", "1 2\n")
 
 
 def test_float_comparator_uses_tolerance_for_numbers_only() -> None:

@@ -1,0 +1,205 @@
+"""The LLM half of a from-scratch run: two calls -> a TestKit, with replies checked before use.
+
+Each reply is parsed (generation.parsing) and, for the validator call, tried in the sandbox
+on what is known to be true: the validator must accept every sample and reject every
+regression input; the judging function must accept each sample's expected output and the
+pre-flight oracles' outputs on the samples. A failing check goes back to the model with the
+failing cases while HARDTESTS_LLM_REPLY_RETRIES allow, then fails the run as
+`validator_invalid` or `judge_invalid`. `judge_repair` is the one further round trip made
+when materialisation finds the judging function rejecting correct oracle outputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from django.conf import settings
+from django.db import transaction
+
+from generation import prompting
+from generation.llm import LLMUnavailable, chat
+from generation.materialise import judge_sample_check, sample_pairs
+from generation.materialise.inputs import run_checker_calls
+from generation.materialise.oracles import Checker, JudgeCase, cases_text
+from generation.materialise.types import SandboxClock
+from generation.models import FailureReason, GenerationRun, LLMCall
+from generation.parsing import ReplyInvalid, ValidatorReply, parse_inputs_reply, parse_validator_reply
+from generation.preflight import Preflight
+from generation.runs import RunRecorder
+from problems.models import CodeOrigin, TestKit
+from problems.services import judge_create, kit_create, validator_create
+from sandbox import Sandbox
+
+T = TypeVar("T")
+# (failure reason, message for the model) or None when the reply is fine.
+Review = Callable[[T], tuple[str, str] | None]
+
+
+class RunFailed(Exception):
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+@dataclass
+class Conversation:
+    """The validator call's messages and final reply, kept for a judge repair."""
+
+    messages: list[dict[str, str]] = field(default_factory=list)
+    parsed: ValidatorReply | None = None
+    inputs: object = None
+    review: Review | None = None
+
+
+def ask(run: GenerationRun, rec: RunRecorder, *, purpose: str, prompt_version: str,
+        messages: list[dict[str, str]], parse: Callable[[str], T],
+        review: Review | None = None) -> tuple[T, list[dict[str, str]]]:
+    """One LLM call plus up to HARDTESTS_LLM_REPLY_RETRIES retries with the problem fed back.
+
+    Returns the parsed reply and the conversation ending with it. A reply that parses but
+    fails `review` is fed back the same way, and fails the run when the last attempt still does.
+    """
+    retries = max(0, settings.HARDTESTS_LLM_REPLY_RETRIES)
+    last: LLMCall | None = None
+    last_error = ""
+    for attempt in range(retries + 1):
+        label = purpose if attempt == 0 else f"{purpose}_retry{attempt}"
+        try:
+            reply, last = chat(run=run, purpose=label, messages=messages, prompt_version=prompt_version)
+        except LLMUnavailable as exc:
+            raise RunFailed(FailureReason.LLM_UNAVAILABLE, str(exc)) from exc
+        try:
+            parsed = parse(reply)
+        except ReplyInvalid as exc:
+            last_error = str(exc)
+            if last.finish_reason == "length":
+                # "No JSON found" would send the model looking for the wrong mistake.
+                last_error = (f"your reply was cut off at the token limit ({settings.HARDTESTS_LLM_MAX_TOKENS} "
+                              f"tokens) before it was complete; shorten it: keep the reasoning brief and the "
+                              f"code compact ({exc})")
+            LLMCall.objects.filter(pk=last.pk).update(parse_error=last_error)
+            rec.log(f"{label}: reply rejected: {last_error}")
+            messages = prompting.retry_messages(messages, reply, last_error)
+            rec.check_cancel()
+            continue
+        found = review(parsed) if review is not None else None
+        if found is None:
+            return parsed, [*messages, {"role": "assistant", "content": reply}]
+        reason, problem = found
+        LLMCall.objects.filter(pk=last.pk).update(parse_error=problem)
+        if attempt == retries:
+            raise RunFailed(reason, f"the {purpose} reply is still wrong after {retries + 1} attempt(s): {problem}")
+        rec.log(f"{label}: reply sent back: {problem}")
+        messages = prompting.retry_messages(messages, reply, problem)
+        rec.check_cancel()
+    raise RunFailed(FailureReason.LLM_REPLY_INVALID,
+                    f"the {purpose} reply was invalid after {retries + 1} attempt(s): {last_error}"
+                    f" (reply kept on LLM call #{last.pk if last else '?'})")
+
+
+def validator_review(run: GenerationRun, rec: RunRecorder, sb: Sandbox,
+                     flight: Preflight) -> Review[ValidatorReply]:
+    """Try a proposed validator and judge on what we know: samples are valid and their outputs
+    right, the pre-flight oracles' sample outputs are right, regression inputs are invalid."""
+    problem = run.problem
+    samples = sample_pairs(problem)
+    inputs = [text for text, _ in samples]
+    previous = problem.inputvalidators.order_by("-version").first()
+    regression = [x for x in (previous.regression_inputs if previous else []) if isinstance(x, str)]
+    oracle_outputs = [(i, out) for outs in flight.sample_outputs.values() for i, out in enumerate(outs)
+                      if out is not None and i < len(samples)]
+
+    def review(parsed: ValidatorReply) -> tuple[str, str] | None:
+        if inputs or regression:
+            rec.log(f"trying the proposed validator on {len(inputs)} sample(s) and {len(regression)} "
+                    "regression input(s)")
+            results = run_checker_calls(sb, parsed.input_validator, "validate_input",
+                                        [(x,) for x in inputs + regression], SandboxClock())
+            for i, result in enumerate(results[: len(inputs)], 1):
+                if not (result.ok and result.value is True):
+                    why = f"it returned {result.value!r}" if result.ok else f"it failed: {result.error}"
+                    return (FailureReason.VALIDATOR_INVALID,
+                            f"validate_input rejects sample input #{i}, which is valid by definition ({why}):\n"
+                            f"{inputs[i - 1][:2000]!r}")
+            for i, result in enumerate(results[len(inputs):], 1):
+                if result.ok and result.value is True:
+                    return (FailureReason.VALIDATOR_INVALID,
+                            f"validate_input accepts this input, which a reviewer showed to be invalid:\n"
+                            f"{regression[i - 1][:2000]!r}")
+        if parsed.output_judging_function and samples:
+            checker = Checker(parsed.output_judging_function, problem.comparison)
+            rejected = judge_sample_check(sb, checker, samples, oracle_outputs)
+            if rejected:
+                return FailureReason.JUDGE_INVALID, judge_feedback(rejected)
+        return None
+
+    return review
+
+
+def judge_feedback(cases: list[JudgeCase]) -> str:
+    return ("output_judging_function(input_str, candidate_output, reference_output) returns False (or fails) "
+            "on these cases, where the candidate output is correct (it is the reference output itself, or "
+            "the output of a trusted correct solution):\n" + cases_text(cases)
+            + "\nFix the judging function so that it accepts every correct output; keep the other keys.")
+
+
+def llm_kit(run: GenerationRun, rec: RunRecorder, sb: Sandbox, flight: Preflight) -> tuple[TestKit, Conversation]:
+    problem = run.problem
+    oracle = flight.oracles[0]
+    model = run.model_name or settings.HARDTESTS_LLM_MODEL
+    common = {"statement": problem.statement, "samples": problem.samples or [],
+              "time_limit_ms": problem.time_limit_ms, "memory_limit_mb": problem.memory_limit_mb,
+              "oracle_language": oracle.language, "oracle_code": oracle.code}
+    rec.stage(GenerationRun.Stage.LLM_VALIDATOR)
+    rec.log(f"asking {model} for a validator (reference oracle: {oracle}, rank {oracle.reliability})")
+    review = validator_review(run, rec, sb, flight)
+    first, convo = ask(run, rec, purpose="validator", prompt_version=prompting.VALIDATOR_PROMPT,
+                       messages=prompting.validator_prompt(**common, comparison=problem.comparison),
+                       parse=parse_validator_reply, review=review)
+    for note in first.notes:
+        rec.log(note)
+    rec.log("output judging function: " + ("yes" if first.needs_output_judge else "not needed"))
+    rec.stage(GenerationRun.Stage.LLM_INPUTS)
+    second, _ = ask(run, rec, purpose="inputs", prompt_version=prompting.INPUTS_PROMPT,
+                    messages=prompting.inputs_prompt(**common, validator_code=first.input_validator,
+                                                     direct_count=settings.HARDTESTS_DIRECT_INPUTS),
+                    parse=parse_inputs_reply)
+    session = Conversation(convo, first, second, review)
+    return save_kit(run, rec, session), session
+
+
+def save_kit(run: GenerationRun, rec: RunRecorder, session: Conversation) -> TestKit:
+    problem, first, second = run.problem, session.parsed, session.inputs
+    model = run.model_name or settings.HARDTESTS_LLM_MODEL
+    with transaction.atomic():
+        validator = validator_create(problem=problem, code=first.input_validator, origin=CodeOrigin.LLM,
+                                     model_name=model, change_note=f"generation run #{run.pk}")
+        judge = (judge_create(problem=problem, code=first.output_judging_function, origin=CodeOrigin.LLM,
+                              model_name=model, change_note=f"generation run #{run.pk}")
+                 if first.output_judging_function else None)
+        kit = kit_create(
+            problem=problem, origin=CodeOrigin.LLM, validator=validator, output_judge=judge,
+            needs_output_judge=first.needs_output_judge, direct_inputs=second.direct_inputs,
+            regular_generator=second.regular_generator or "", hacking_generator=second.hacking_generator or "",
+            model_name=model, created_by=run.created_by, extra={"generation_run": run.pk},
+        )
+        GenerationRun.objects.filter(pk=run.pk).update(kit=kit)
+    rec.log(f"kit v{kit.version} saved (validator v{validator.version}"
+            + (f", judge v{judge.version})" if judge else ")"))
+    return TestKit.objects.select_related("problem", "validator", "output_judge").get(pk=kit.pk)
+
+
+def judge_repair(run: GenerationRun, rec: RunRecorder, session: Conversation, cases: list[JudgeCase]) -> TestKit:
+    """Send the judging function back once with the correct outputs it rejected; a new kit version."""
+    rec.stage(GenerationRun.Stage.LLM_VALIDATOR)
+    problem = judge_feedback(cases)
+    rec.log(f"judging function sent back: it rejects {len(cases)} correct output(s)")
+    messages = [*session.messages, {"role": "user", "content": "Your reply could not be used: " + problem
+                                    + "\n\nAnswer again: reason briefly, then give the complete JSON object "
+                                    "in a ```json fenced block."}]
+    fixed, convo = ask(run, rec, purpose="judge_repair", prompt_version=prompting.VALIDATOR_PROMPT,
+                       messages=messages, parse=parse_validator_reply, review=session.review)
+    session.messages, session.parsed = convo, fixed
+    return save_kit(run, rec, session)

@@ -1,0 +1,107 @@
+"""Pre-flight of a generation run: enough trustworthy oracles before anything is paid for.
+
+Before any LLM call (and before materialising a kit), every oracle in a supported language
+is compiled and run on the problem's samples and, where the problem has an active official
+suite, on its first official tests. An oracle passes when it compiles, finishes on every one
+of them and its outputs are accepted: by the problem's judging function when a kit already
+has one, otherwise by the problem's comparison. A test whose expected output no running
+oracle reproduces (a problem with several right answers and no judging function yet) is not
+held against any of them. At least HARDTESTS_MIN_ORACLES must pass, else the run fails as
+`no_valid_oracle` with no LLM call made.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from django.conf import settings
+
+from generation.materialise.oracles import Checker, supported_oracles
+from generation.materialise.types import MaterialiseError, Progress
+from generation.models import FailureReason
+from problems.blobs import blob_pairs
+from problems.judging import oracle_limits
+from problems.models import Problem, Solution, TestSuite
+from sandbox import Sandbox
+
+MAX_OFFICIAL_TESTS = 20
+
+
+@dataclass
+class Preflight:
+    oracles: list[Solution]
+    # Per passing oracle (by pk): its output on each sample, None where it did not finish.
+    sample_outputs: dict[int, list[bytes | None]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def _official_tests(problem: Problem) -> list[tuple[str, str]]:
+    suite = problem.suites.filter(origin=TestSuite.Origin.OFFICIAL, status=TestSuite.Status.ACTIVE).first()
+    if suite is None:
+        return []
+    rows = list(suite.tests.order_by("ordinal").values_list("input_sha256", "output_sha256")[:MAX_OFFICIAL_TESTS])
+    return [(i.decode("utf-8", "replace"), o.decode("utf-8", "replace")) for i, o in blob_pairs(rows)]
+
+
+def _latest_judge_code(problem: Problem) -> str | None:
+    kit = problem.kits.select_related("output_judge").order_by("-version").first()
+    return kit.output_judge.code if kit is not None and kit.output_judge is not None else None
+
+
+def preflight(*, problem: Problem, sb: Sandbox, progress: Progress) -> Preflight:
+    need = max(1, settings.HARDTESTS_MIN_ORACLES)
+    samples = [(s["input"], s["output"]) for s in problem.samples or []
+               if isinstance(s, dict) and isinstance(s.get("input"), str) and isinstance(s.get("output"), str)]
+    tests = samples + _official_tests(problem)
+    candidates = supported_oracles(problem)[: max(need, settings.HARDTESTS_MAX_ORACLES)]
+    skipped = problem.solutions.filter(role=Solution.Role.ORACLE).count() - len(supported_oracles(problem))
+    checker = Checker(_latest_judge_code(problem), problem.comparison)
+    limits = oracle_limits(problem)
+
+    def run(solution: Solution) -> tuple[Solution, list[bytes | None] | None, str]:
+        prog = sb.compile(solution.language, solution.code)
+        if not prog.ok:
+            return solution, None, f"does not compile ({prog.verdict})"
+        results = sb.run(prog, [t[0] for t in tests], limits) if tests else []
+        failing = [(i, r) for i, r in enumerate(results, 1) if not r.ok]
+        if failing:
+            return solution, None, f"{failing[0][1].verdict} on test #{failing[0][0]} of the pre-flight"
+        return solution, [r.stdout for r in results], "ran"
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        runs = list(pool.map(run, candidates))
+    finished = [(s, outs) for s, outs, _ in runs if outs is not None]
+    accepted: dict[int, list[bool]] = {}
+    for solution, outs in finished:
+        triples = [(text, out, expected.encode()) for (text, expected), out in zip(tests, outs, strict=True)]
+        accepted[solution.pk] = [ok for ok, _ in checker.accepts(sb, triples)]
+    # A test no oracle reproduces says more about the test (several right answers) than about the oracles.
+    disputed = {i for i in range(len(tests)) if len(finished) >= 2 and not any(accepted[s.pk][i] for s, _ in finished)}
+    notes = []
+    if disputed:
+        notes.append(f"pre-flight: no oracle reproduces the expected output of test(s) "
+                     f"#{', #'.join(str(i + 1) for i in sorted(disputed))}; not held against them")
+    passed: list[Solution] = []
+    outputs: dict[int, list[bytes | None]] = {}
+    for solution, outs, note in runs:
+        if outs is not None:
+            wrong = [i for i, ok in enumerate(accepted[solution.pk]) if not ok and i not in disputed]
+            if wrong:
+                note = f"wrong answer on pre-flight test #{wrong[0] + 1}"
+            else:
+                passed.append(solution)
+                outputs[solution.pk] = list(outs[: len(samples)])
+                note = f"passes {len(tests)} sample/official test(s)"
+        notes.append(f"oracle {solution} (rank {solution.reliability}): {note}")
+    for line in notes:
+        progress.log(line)
+    if len(passed) < need:
+        unsupported = f"; {skipped} more in unsupported languages" if skipped else ""
+        raise MaterialiseError(
+            FailureReason.NO_VALID_ORACLE,
+            f"{len(passed)} of {len(candidates)} oracle(s) in a supported language compile and pass the samples"
+            f"{' and official tests' if len(tests) > len(samples) else ''}{unsupported}; at least {need} needed "
+            f"(HARDTESTS_MIN_ORACLES)\n" + "\n".join(notes),
+        )
+    return Preflight(passed, outputs, notes)

@@ -1,0 +1,28 @@
+"""gunicorn settings for the web process: `gunicorn -c python:hardtests_web.gunicorn_conf hardtests_web.wsgi`.
+
+Threads, not more processes: a verification request spends its time waiting on a sandbox
+worker's result (up to HARDTESTS_API_SYNC_TIMEOUT_S), not on the CPU, so each process
+serves several at once. The request timeout is above the API's own wait, so gunicorn never
+kills a request the API would still answer (with its 503).
+"""
+
+from __future__ import annotations
+
+import os
+
+from core.env import env_int, env_str
+
+bind = env_str("HARDTESTS_WEB_BIND") or f"0.0.0.0:{env_int('PORT', 8000)}"
+workers = env_int("HARDTESTS_WEB_WORKERS", min(4, 2 * (os.cpu_count() or 1)))
+worker_class = "gthread"
+threads = env_int("HARDTESTS_WEB_THREADS", 8)
+timeout = env_int("HARDTESTS_API_SYNC_TIMEOUT_S", 60) + 30
+graceful_timeout = 30
+keepalive = 5
+# Bounded memory growth: a process is replaced after this many requests (0: never).
+max_requests = env_int("HARDTESTS_WEB_MAX_REQUESTS", 2000)
+max_requests_jitter = max_requests // 10
+accesslog = "-"
+errorlog = "-"
+# Behind a proxy that terminates TLS; it must set X-Forwarded-Proto.
+forwarded_allow_ips = env_str("FORWARDED_ALLOW_IPS", "127.0.0.1")

@@ -1,0 +1,87 @@
+"""The janitor: periodic sweeps that keep the record true when processes die.
+
+Each sweep is independent: one that fails (Redis or the database briefly away) is reported
+and the others still run. The last pass is written to Redis so /healthz/deep can show when
+the janitor last ran and what it found.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from django.conf import settings
+
+log = logging.getLogger(__name__)
+LAST_RUN_KEY = "hardtests:janitor:last"
+
+
+def _dead_runs() -> int:
+    from generation.services import sweep_stale_runs
+
+    return sweep_stale_runs()
+
+
+def _dead_judging_tasks() -> int:
+    from problems.jobs import judging_sweep_dead
+
+    return judging_sweep_dead()
+
+
+def _expired_jobs() -> int:
+    """Drop expired entries from every queue's RQ registries (finished, failed, started)."""
+    from rq.registry import clean_registries
+
+    from core.queues import get_queue
+
+    for name in settings.RQ_QUEUE_NAMES:
+        clean_registries(get_queue(name))
+    return 0
+
+
+def _compile_cache() -> int:
+    """Bytes freed from this machine's compile cache (workers also evict when they publish;
+    this keeps an idle machine's cache under HARDTESTS_COMPILE_CACHE_MAX_MB too)."""
+    from sandbox.cache import evict
+
+    return evict()
+
+
+# name -> sweep returning how many things it fixed. New sweeps join this list.
+SWEEPS: list[tuple[str, Callable[[], int]]] = [
+    ("dead_runs", _dead_runs),
+    ("dead_judging_tasks", _dead_judging_tasks),
+    ("expired_jobs", _expired_jobs),
+    ("compile_cache_bytes_freed", _compile_cache),
+]
+
+
+def janitor_pass() -> dict[str, Any]:
+    """Run every sweep once; {"at": epoch, "counts": {...}, "errors": {...}}."""
+    counts: dict[str, int] = {}
+    errors: dict[str, str] = {}
+    for name, sweep in SWEEPS:
+        try:
+            counts[name] = sweep()
+        except Exception as exc:  # the janitor must outlive a database or Redis hiccup
+            log.warning("janitor: %s failed: %s", name, exc)
+            errors[name] = f"{type(exc).__name__}: {exc}"[:500]
+    record = {"at": time.time(), "counts": counts, "errors": errors}
+    try:
+        from core.queues import redis_connection
+
+        period = settings.HARDTESTS_JANITOR_PERIOD_S
+        redis_connection().set(LAST_RUN_KEY, json.dumps(record), ex=max(600, int(period * 10)))
+    except Exception as exc:
+        log.warning("janitor: could not record its last run: %s", exc)
+    return record
+
+
+def janitor_last_run() -> dict[str, Any] | None:
+    from core.queues import redis_connection
+
+    raw = redis_connection().get(LAST_RUN_KEY)
+    return json.loads(raw) if raw else None

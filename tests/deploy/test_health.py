@@ -1,0 +1,66 @@
+"""/healthz/deep says which part is broken; a worker that cannot read the storage refuses to start."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from django.conf import settings
+from django.core.files.storage import default_storage
+from django.test import override_settings
+
+from tests.conftest import REPO, worker_env
+from tests.factories import UserFactory
+
+
+def _deep(client, **headers):
+    return client.get("/healthz/deep", **headers)
+
+
+@pytest.mark.django_db
+def test_deep_health_needs_staff_or_the_token(client) -> None:
+    assert _deep(client).status_code == 403
+    with override_settings(HARDTESTS_HEALTH_TOKEN="tok"):
+        assert _deep(client, HTTP_AUTHORIZATION="Bearer wrong").status_code == 403
+        response = _deep(client, HTTP_AUTHORIZATION="Bearer tok")
+    body = response.json()
+    assert {name: c["ok"] for name, c in body["checks"].items()} == {
+        "database": True, "redis": True, "storage_write": True, "storage_read": True}
+    # Nothing else runs in this test: no worker on the api queue, no janitor pass.
+    assert response.status_code == 503
+    assert "workers: none listens on the api queue" in body["problems"]
+    assert any(p.startswith("janitor:") for p in body["problems"])
+    client.force_login(UserFactory(is_staff=True))
+    assert _deep(client).json()["checks"]["database"]["ok"] is True
+
+
+@pytest.mark.django_db
+def test_deep_health_names_a_broken_storage(client, tmp_path) -> None:
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("x")
+    broken = {"BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": str(blocker / "m")}}
+    client.force_login(UserFactory(is_staff=True))
+    with override_settings(STORAGES={**settings.STORAGES, "default": broken}):
+        response = _deep(client)
+    body = response.json()
+    assert response.status_code == 503
+    assert body["checks"]["storage_write"]["ok"] is False
+    assert any(p.startswith("storage ") for p in body["problems"]), body["problems"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_worker_refuses_to_start_when_it_cannot_read_stored_bodies() -> None:
+    from problems.blobs import blob_path, blobs_put
+
+    with override_settings(HARDTESTS_BLOB_INLINE_MAX=0):
+        [(sha, _)] = blobs_put([b"1 2 3\n" * 1000])
+    # As on a second machine with its own disk: the database lists the body, the disk lacks it.
+    default_storage.delete(blob_path(sha))
+    done = subprocess.run(
+        [sys.executable, str(REPO / "manage.py"), "rqworker", "--worker-class",
+         "hardtests_web.ops.worker.CheckedWorker", "api", "sandbox"],
+        env=worker_env(), cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0
+    assert "refusing to start" in done.stderr + done.stdout
+    assert sha[:16] in done.stderr + done.stdout

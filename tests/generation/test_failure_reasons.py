@@ -1,0 +1,36 @@
+"""Every failure reason is documented in the README and counted on the home page's outcome chart."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from generation.models import FailureReason, GenerationRun
+from tests.generation.conftest import make_problem
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def test_the_readme_table_lists_every_failure_reason_with_its_cause() -> None:
+    rows = dict(re.findall(r"^\| `([a-z_]+)` \| (.+) \|$", README.read_text(), re.MULTILINE))
+    for reason in FailureReason.values:
+        assert reason in rows, reason
+        assert len(rows[reason]) > 20, reason
+
+
+@pytest.mark.django_db
+def test_the_home_chart_counts_runs_by_the_new_reasons(client) -> None:
+    from tests.factories import UserFactory
+
+    problem = make_problem()
+    for reason, n in ((FailureReason.JUDGE_INVALID, 3), (FailureReason.VALIDATOR_ERROR, 2)):
+        for _ in range(n):
+            GenerationRun.objects.create(problem=problem, mode=GenerationRun.Mode.FROM_KIT,
+                                         status=GenerationRun.Status.FAILED, failure_reason=reason)
+    client.force_login(UserFactory())
+    html = client.get("/").content.decode()
+    chart = html[html.index("Generation outcomes"):]
+    assert re.search(r"Judge invalid.{0,400}?>3<", chart, re.DOTALL)
+    assert re.search(r"Validator error.{0,400}?>2<", chart, re.DOTALL)
