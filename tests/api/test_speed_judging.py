@@ -167,3 +167,19 @@ def test_python_runs_while_its_syntax_check_does_and_a_syntax_error_is_still_ce(
     broken = judge_code(problem=problem, suite=suite, language="python3", code="print(1\n", mode="all")
     assert (broken.verdict, broken.passed, broken.tests) == ("CE", 0, [])
     assert "SyntaxError" in broken.message or "never closed" in broken.message, broken.message
+
+
+def test_sandbox_run_stops_on_cancel_and_on_stop_when():
+    from sandbox import Limits, get_sandbox
+
+    sb = get_sandbox()
+    prog = sb.compile("python3", ADD)
+    inputs = [f"{a} 1\n" for a in range(5)]
+    limits = Limits(time_s=2, memory_mb=256)
+    cancelled = threading.Event()
+    cancelled.set()
+    assert sb.run(prog, inputs, limits, cancel=cancelled) == []
+    seen = []
+    runs = sb.run(prog, inputs, limits, expected=[f"{a + 1}\n" if a != 2 else "0\n" for a in range(5)],
+                  stop_when=lambda r: seen.append(r.matched) or r.matched is False)
+    assert [r.matched for r in runs] == [True, True, False] and seen == [True, True, False]
