@@ -11,6 +11,7 @@ from ninja import NinjaAPI
 from api.auth import TokenAuth
 from api.endpoints import router
 from api.errors import install_error_handlers
+from api.openrlhf import router as openrlhf_router
 
 api = NinjaAPI(
     title="HardTests verification API",
@@ -21,6 +22,8 @@ api = NinjaAPI(
     docs_url=None,
 )
 install_error_handlers(api)
+# Before "", whose last operation answers 404 for every path nothing else matched.
+api.add_router("openrlhf", openrlhf_router)
 api.add_router("", router)
 
 __all__ = ["api"]

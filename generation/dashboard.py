@@ -10,6 +10,7 @@ from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from generation.campaigns.selectors import campaigns_open
 from generation.models import FailureReason, GenerationRun
 from problems.selectors import catalogue_totals, test_kind_distribution
 from problems.views.charts import bar_chart
@@ -47,5 +48,6 @@ def home(request: HttpRequest) -> HttpResponse:
             for kind in distribution
         ],
         "recent_runs": _recent_runs(),
+        "open_campaigns": campaigns_open(),
     }
     return render(request, "problems/home.html", context)

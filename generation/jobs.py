@@ -1,11 +1,16 @@
-"""RQ jobs of the generation app. Jobs take ids, call one service, record failure on the row."""
+"""RQ jobs of the generation app. Jobs take ids, call one service, record failure on the row.
+
+Sweeping dead runs is not done here: at the start of every job it cost one Redis lookup
+per queued run, quadratic over a campaign. It is a periodic job (generation.runs.
+stale_runs_sweep, called by the LLM-stage worker, the janitor and a starting worker).
+"""
 
 from __future__ import annotations
 
 import logging
 
 from generation.models import FailureReason
-from generation.runs import run_fail, sweep_stale_runs
+from generation.runs import run_fail
 from generation.services import generation_run_execute
 
 log = logging.getLogger(__name__)
@@ -13,13 +18,19 @@ log = logging.getLogger(__name__)
 
 def generation_run_job(run_id: int) -> str:
     try:
-        # A worker that picks up work is a good moment to notice runs whose worker died.
-        sweep_stale_runs()
-    except Exception:  # noqa: BLE001 - sweeping is housekeeping; the run matters more
-        log.warning("sweeping stale runs failed", exc_info=True)
-    try:
         run = generation_run_execute(run_id=run_id)
     except Exception as exc:
         run_fail(run_id=run_id, reason=FailureReason.INTERNAL_ERROR, error=f"{type(exc).__name__}: {exc}")
         raise
     return run.status
+
+
+def campaign_materialise_job(run_id: int) -> str:
+    """The second stage of a campaign run, on the CPU-bound `sandbox` queue: its saved kit to a suite."""
+    from generation.campaigns.stages import materialise_stage
+
+    try:
+        return materialise_stage(run_id=run_id)
+    except Exception as exc:
+        run_fail(run_id=run_id, reason=FailureReason.INTERNAL_ERROR, error=f"{type(exc).__name__}: {exc}")
+        raise

@@ -11,6 +11,8 @@ limit is shared by every machine).
 
 from __future__ import annotations
 
+import contextvars
+import functools
 import logging
 import random
 import threading
@@ -26,6 +28,7 @@ import openai
 from django.conf import settings
 
 from generation.models import GenerationRun, LLMCall
+from generation.ratelimit import llm_rate_wait
 
 log = logging.getLogger(__name__)
 
@@ -70,28 +73,44 @@ _STATUS_ERRORS = {400: "BadRequestError", 401: "AuthenticationError", 403: "Perm
                   429: "RateLimitError"}
 
 
+@dataclass
+class _Call:
+    """What the transport needs to know about the chat() call its requests belong to."""
+
+    model: str
+    messages: list[dict[str, Any]]
+    attempts: list[Attempt]
+
+
+# Set by chat() for the duration of one call; each thread (a campaign's LLM stage runs many) has its own.
+_current_call: contextvars.ContextVar[_Call] = contextvars.ContextVar("hardtests_llm_call")
+
+
 class _RecordingTransport(httpx.HTTPTransport):
-    def __init__(self, attempts: list[Attempt]) -> None:
-        super().__init__()
-        self.attempts = attempts
+    """Under the SDK, so it sees every attempt the SDK's retries make: each passes the shared
+    rate-limit buckets first (generation.ratelimit) and is noted for the audit."""
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
+        call = _current_call.get(None)
+        attempts = call.attempts if call is not None else []
+        if call is not None:
+            llm_rate_wait(model=call.model, messages=call.messages)
         started = time.monotonic()
         try:
             response = super().handle_request(request)
         except httpx.TimeoutException as exc:
-            self.attempts.append(Attempt(_ms_since(started), f"APITimeoutError: Request timed out ({exc!r})"))
+            attempts.append(Attempt(_ms_since(started), f"APITimeoutError: Request timed out ({exc!r})"))
             raise
         except httpx.HTTPError as exc:
-            self.attempts.append(Attempt(_ms_since(started), f"APIConnectionError: {exc!r}"))
+            attempts.append(Attempt(_ms_since(started), f"APIConnectionError: {exc!r}"))
             raise
         if response.status_code >= 400:
             body = response.read()[:1000].decode("utf-8", "replace")
             name = _STATUS_ERRORS.get(response.status_code,
                                       "InternalServerError" if response.status_code >= 500 else "APIStatusError")
-            self.attempts.append(Attempt(_ms_since(started), f"{name}: HTTP {response.status_code}: {body}"))
+            attempts.append(Attempt(_ms_since(started), f"{name}: HTTP {response.status_code}: {body}"))
         else:
-            self.attempts.append(Attempt(_ms_since(started)))
+            attempts.append(Attempt(_ms_since(started)))
         return response
 
 
@@ -99,16 +118,18 @@ def _ms_since(started: float) -> int:
     return int((time.monotonic() - started) * 1000)
 
 
-def _client(attempts: list[Attempt]) -> openai.OpenAI:
-    return openai.OpenAI(
-        base_url=settings.OPENAI_BASE_URL or None,
-        # Local servers (vLLM, Ollama) accept any key, but the SDK insists on one.
-        api_key=settings.OPENAI_API_KEY or "not-needed",
-        timeout=settings.HARDTESTS_LLM_TIMEOUT_S,
-        max_retries=max(0, settings.HARDTESTS_LLM_MAX_RETRIES),
-        http_client=httpx.Client(transport=_RecordingTransport(attempts),
-                                 timeout=settings.HARDTESTS_LLM_TIMEOUT_S),
-    )
+def _client() -> openai.OpenAI:
+    # Local servers (vLLM, Ollama) accept any key, but the SDK insists on one.
+    return _cached_client(settings.OPENAI_BASE_URL or None, settings.OPENAI_API_KEY or "not-needed",
+                          float(settings.HARDTESTS_LLM_TIMEOUT_S), max(0, settings.HARDTESTS_LLM_MAX_RETRIES))
+
+
+@functools.lru_cache(maxsize=8)
+def _cached_client(base_url: str | None, api_key: str, timeout: float, retries: int) -> openai.OpenAI:
+    # One client per process and settings: building one costs ~0.1 s of CPU (an SSL context),
+    # which capped a campaign's LLM stage; the client is thread-safe and reuses connections.
+    return openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=retries,
+                         http_client=httpx.Client(transport=_RecordingTransport(), timeout=timeout))
 
 
 @contextmanager
@@ -197,16 +218,17 @@ def chat(
                                error="no LLM endpoint configured (set OPENAI_BASE_URL or OPENAI_API_KEY)")
         raise LLMUnavailable("no LLM endpoint configured (set OPENAI_BASE_URL or OPENAI_API_KEY)")
     attempts: list[Attempt] = []
-    client = _client(attempts)
+    client = _client()
     error: Exception | None = None
     response: Any = None
+    token = _current_call.set(_Call(model=model, messages=messages, attempts=attempts))
     try:
         with _concurrency_slot():
             response = client.chat.completions.create(**_request_options(model, messages, temperature))
     except openai.OpenAIError as exc:
         error = exc
     finally:
-        client.close()
+        _current_call.reset(token)
     failed = [a for a in attempts if a.error]
     if error is not None and not failed:
         # Failed before any request went out (or after the last one, reading its body).

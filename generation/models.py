@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Q
 
 from problems.models import Problem, TestKit, TestSuite
 
@@ -80,11 +81,34 @@ class GenerationRun(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     # Touched by the executing process every few seconds; a RUNNING run whose heartbeat
-    # stops is one whose worker died (see generation.runs.sweep_stale_runs).
+    # stops is one whose worker died (see generation.runs.stale_runs_sweep).
     heartbeat_at = models.DateTimeField(null=True, blank=True)
+    # Campaign runs: the LLM stage claims QUEUED runs from the table itself (see
+    # generation.campaigns.llmstage); not_before holds a run back after a 429/5xx, and
+    # llm_wait_since marks when the endpoint first failed it (llm_unavailable after a total wait).
+    campaign = models.ForeignKey("Campaign", null=True, blank=True, on_delete=models.SET_NULL, related_name="runs")
+    not_before = models.DateTimeField(null=True, blank=True)
+    llm_wait_since = models.DateTimeField(null=True, blank=True)
+    requeues = models.PositiveIntegerField(default=0, help_text="times put back on a queue (backoff, dead worker)")
+    # Highest LLMCall id already added to the campaign's token totals (no double counting on resume).
+    accounted_call_id = models.BigIntegerField(default=0)
 
     class Meta:
         ordering = ["-created_at"]
+        constraints = [
+            # Two open runs for one problem would double the spend and race on the active suite.
+            models.UniqueConstraint(fields=["problem"], condition=Q(status__in=["queued", "running"]),
+                                    name="generation_one_open_run_per_problem"),
+            models.UniqueConstraint(fields=["campaign", "problem"], name="generation_one_run_per_campaign_problem"),
+        ]
+        indexes = [
+            models.Index(fields=["status", "heartbeat_at"], name="generation_run_sweep_idx"),
+            models.Index(fields=["campaign", "status"], name="generation_run_campaign_idx"),
+            # The LLM stage's queue: claiming the next runs reads this index in id order, so the
+            # cost does not depend on how many runs wait for the sandbox queue.
+            models.Index(fields=["id"], name="generation_run_llm_queue_idx",
+                         condition=Q(status="queued", job_id="", kit__isnull=True, mode="from_scratch")),
+        ]
 
     def __str__(self) -> str:
         return f"run #{self.pk} of {self.problem_id} ({self.status})"
@@ -120,3 +144,45 @@ class LLMCall(models.Model):
 
     def __str__(self) -> str:
         return f"{self.purpose} call of run {self.run_id}"
+
+
+class Campaign(models.Model):
+    """Generation over many problems at once: one run per problem, totals, a cost cap."""
+
+    class Status(models.TextChoices):
+        RUNNING = "running", "Running"
+        PAUSED = "paused", "Paused"
+        CANCELLED = "cancelled", "Cancelled"
+        FINISHED = "finished", "Finished"
+
+    name = models.CharField(max_length=100, unique=True)
+    mode = models.CharField(max_length=15, choices=GenerationRun.Mode.choices, default=GenerationRun.Mode.FROM_SCRATCH)
+    model_name = models.CharField(max_length=100, blank=True)
+    # {"validator": "validator_v1", "inputs": "inputs_v1"} at creation.
+    prompt_versions = models.JSONField(default=dict, blank=True)
+    # The selection as asked: {"source": ..., "platform": ..., "missing": true, "limit": ...}.
+    filters = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.RUNNING, db_index=True)
+    pause_reason = models.CharField(max_length=200, blank=True)
+    cost_cap_usd = models.DecimalField(max_digits=12, decimal_places=4, null=True, blank=True)
+    problem_count = models.PositiveIntegerField(default=0)
+    # Running totals (added once per LLM call via GenerationRun.accounted_call_id).
+    llm_calls = models.PositiveIntegerField(default=0)
+    prompt_tokens = models.BigIntegerField(default=0)
+    completion_tokens = models.BigIntegerField(default=0)
+    cost_usd = models.FloatField(default=0.0)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"campaign {self.name} ({self.status})"
+
+    @property
+    def open(self) -> bool:
+        return self.status in (self.Status.RUNNING, self.Status.PAUSED)

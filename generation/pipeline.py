@@ -134,7 +134,8 @@ def execute(run_id: int) -> GenerationRun:
         sb = _sandbox()
         flight = preflight(problem=run.problem, sb=sb, progress=rec)
         session = None
-        if run.mode == GenerationRun.Mode.FROM_SCRATCH:
+        # A kit already saved by this run (the campaign LLM stage, or before a crash) is never asked again.
+        if run.mode == GenerationRun.Mode.FROM_SCRATCH and run.kit_id is None:
             kit, session = llm_kit(run, rec, sb, flight)
         else:
             kit = _kit_for(run)

@@ -38,6 +38,9 @@ class RunRecorder:
         self.text = run.log or ""
         self.stage_name = run.stage
         self.stage_started = time.monotonic()
+        if run.stage == GenerationRun.Stage.QUEUED and run.created_at is not None:
+            # The queued stage began when the run was created, not when a worker picked it up.
+            self.stage_started -= max(0.0, (timezone.now() - run.created_at).total_seconds())
         self.stage_seconds: dict[str, float] = dict(run.stage_seconds or {})
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -126,56 +129,104 @@ def run_fail(*, run_id: int, reason: str, error: str, from_status: tuple[str, ..
     return bool(updated)
 
 
-def _job_state(job_id: str) -> str:
-    """'alive', 'dead' or 'unknown' (Redis unreachable) for an RQ job id."""
+SWEEP_BATCH = 500
+LOST_QUEUED_S = 60.0
+# An LLM-stage worker (generation.campaigns.llmworker) refreshes this key while it lives.
+LLM_WORKER_KEY = "hardtests:llm-worker:{token}"
+_ALIVE_STATUSES = {b"queued", b"started", b"deferred", b"scheduled", b"created"}
+
+
+def _job_states(job_ids: list[str]) -> dict[str, str]:
+    """'alive', 'dead' or 'unknown' (Redis unreachable) for many job ids, in one Redis round trip.
+
+    RQ job ids are looked up in their hash; "llm:<token>" ids (runs held by an LLM-stage
+    worker) by the worker's liveness key.
+    """
+    if not job_ids:
+        return {}
     try:
-        from rq.exceptions import NoSuchJobError
-        from rq.job import Job, JobStatus
+        from rq.job import Job
 
         from generation.queues import redis_connection
 
-        conn = redis_connection()
-        try:
-            job = Job.fetch(job_id, connection=conn)
-        except NoSuchJobError:
-            return "dead"
-        status = job.get_status(refresh=True)
+        pipe = redis_connection().pipeline(transaction=False)
+        for job_id in job_ids:
+            if job_id.startswith("llm:"):
+                pipe.exists(LLM_WORKER_KEY.format(token=job_id[4:]))
+            else:
+                pipe.hget(Job.key_for(job_id), "status")
+        answers = pipe.execute()
     except Exception:  # noqa: BLE001 - Redis down: decide from the heartbeat alone
-        return "unknown"
-    if status in (JobStatus.FAILED, JobStatus.STOPPED, JobStatus.CANCELED, JobStatus.FINISHED, None):
-        return "dead"
-    return "alive"
+        return dict.fromkeys(job_ids, "unknown")
+    states = {}
+    for job_id, answer in zip(job_ids, answers, strict=True):
+        if job_id.startswith("llm:"):
+            states[job_id] = "alive" if answer else "dead"
+        else:
+            states[job_id] = "alive" if answer in _ALIVE_STATUSES else "dead"
+    return states
 
 
-def sweep_stale_runs() -> int:
-    """Fail RUNNING runs whose worker died (RQ job failed or gone, or heartbeat stale).
+def _job_state(job_id: str) -> str:
+    return _job_states([job_id])[job_id]
 
-    Cheap enough to call when a worker starts, before a job runs and when a run page is
-    shown. The previous active suite is untouched: only a BUILDING suite is failed.
+
+def _dead(run_id: int, campaign_id: int | None, reason: str, from_status: str, **still: Any) -> bool:
+    """A run whose worker or job is gone: a campaign run goes back to its queue, any other fails."""
+    if campaign_id is not None:
+        from generation.campaigns.stages import run_requeue_dead
+
+        return run_requeue_dead(run_id=run_id, reason=reason, from_status=from_status, **still)
+    with transaction.atomic():
+        if not GenerationRun.objects.filter(pk=run_id, status=from_status, **still).exists():
+            return False
+        return run_fail(run_id=run_id, reason=FailureReason.WORKER_DIED, error=f"worker died: {reason}",
+                        from_status=(from_status,), note=f"worker died: {reason}")
+
+
+def stale_runs_sweep(*, batch: int = SWEEP_BATCH) -> int:
+    """Deal with runs whose worker died or whose queued job was lost; returns how many.
+
+    Cost is bounded by `batch`, never by the queue length: RUNNING runs are as many as the
+    workers can hold; QUEUED runs are checked oldest-check-first, `batch` at a time, each
+    check moving its heartbeat_at forward so that the next sweep looks at the next ones;
+    all job states of a batch come from one Redis round trip. Meant for a periodic caller
+    (the LLM-stage worker, the janitor, a worker starting), not for every job.
+    A campaign run goes back to its queue (its saved kit kept); any other run fails as
+    worker_died. The previous active suite is untouched: only a BUILDING suite is failed.
     """
     now = timezone.now()
     stale_before = now - timezone.timedelta(seconds=stale_after_s())
     swept = 0
-    for run in GenerationRun.objects.filter(status=GenerationRun.Status.RUNNING).only("pk", "job_id", "heartbeat_at",
-                                                                                       "started_at"):
-        beat = run.heartbeat_at or run.started_at
-        reason = None
-        if run.job_id and _job_state(run.job_id) == "dead":
-            reason = "its RQ job ended or vanished while the run was running (work horse killed?)"
-        elif beat is not None and beat < stale_before:
-            reason = f"no heartbeat since {beat:%Y-%m-%d %H:%M:%S} UTC"
-        if reason and run_fail(run_id=run.pk, reason=FailureReason.WORKER_DIED, error=f"worker died: {reason}",
-                               from_status=(GenerationRun.Status.RUNNING,), note=f"worker died: {reason}"):
-            swept += 1
-    # A queued run whose job vanished (Redis flushed or restarted) would wait forever.
-    lost_before = now - timezone.timedelta(seconds=60)
-    for run in GenerationRun.objects.filter(status=GenerationRun.Status.QUEUED, created_at__lt=lost_before).exclude(
-        job_id=""
-    ).only("pk", "job_id"):
-        if _job_state(run.job_id) == "dead" and run_fail(
-            run_id=run.pk, reason=FailureReason.WORKER_DIED, error="the queued job was lost from Redis",
-            from_status=(GenerationRun.Status.QUEUED,), note="the queued job was lost from Redis",
+    running = list(GenerationRun.objects.filter(status=GenerationRun.Status.RUNNING).order_by("heartbeat_at")
+                   .values_list("pk", "job_id", "heartbeat_at", "started_at", "campaign_id")[:batch])
+    states = _job_states([job_id for _, job_id, *_ in running if job_id])
+    for pk, job_id, heartbeat_at, started_at, campaign_id in running:
+        beat = heartbeat_at or started_at
+        if job_id and states.get(job_id) == "dead":
+            if _dead(pk, campaign_id, "its job or worker ended or vanished while the run was running "
+                                      "(killed?)", GenerationRun.Status.RUNNING, job_id=job_id):
+                swept += 1
+        elif beat is not None and beat < stale_before and _dead(
+            pk, campaign_id, f"no heartbeat since {beat:%Y-%m-%d %H:%M:%S} UTC", GenerationRun.Status.RUNNING,
+            job_id=job_id, heartbeat_at=heartbeat_at,
         ):
+            swept += 1
+    # A queued run whose RQ job vanished (Redis flushed or restarted) would wait forever.
+    lost_before = now - timezone.timedelta(seconds=LOST_QUEUED_S)
+    queued = GenerationRun.objects.filter(status=GenerationRun.Status.QUEUED).exclude(job_id="")
+    rows = list(queued.filter(heartbeat_at__lt=lost_before).order_by("heartbeat_at")
+                .values_list("pk", "job_id", "campaign_id")[:batch])
+    if len(rows) < batch:  # rows queued before heartbeat_at was set on queueing
+        rows += list(queued.filter(heartbeat_at__isnull=True, created_at__lt=lost_before)
+                     .values_list("pk", "job_id", "campaign_id")[: batch - len(rows)])
+    states = _job_states([job_id for _, job_id, _ in rows])
+    alive = [pk for pk, job_id, _ in rows if states.get(job_id) != "dead"]
+    if alive:
+        GenerationRun.objects.filter(pk__in=alive, status=GenerationRun.Status.QUEUED).update(heartbeat_at=now)
+    for pk, job_id, campaign_id in rows:
+        if states.get(job_id) == "dead" and _dead(pk, campaign_id, "the queued job was lost from Redis",
+                                                  GenerationRun.Status.QUEUED, job_id=job_id):
             swept += 1
     return swept
 

@@ -6,16 +6,17 @@ import logging
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from generation.models import FailureReason, GenerationRun
-from generation.runs import MAX_LOG_CHARS, run_fail, sweep_stale_runs
+from generation.runs import MAX_LOG_CHARS, run_fail, stale_runs_sweep
 from problems.models import Problem
 
 log = logging.getLogger(__name__)
 
-__all__ = ["generation_run_cancel", "generation_run_execute", "generation_run_start", "sweep_stale_runs"]
+__all__ = ["generation_run_cancel", "generation_run_execute", "generation_run_open", "generation_run_start",
+           "stale_runs_sweep"]
 
 QUEUE = "generation"
 
@@ -56,25 +57,44 @@ def generation_run_start(
     problem's latest kit, no LLM). `enqueue=False` leaves it for generation_run_execute
     (the `--sync` command). `judge_candidates=True` queues judging of the problem's
     candidates against the new suite once it is active.
+
+    A problem has at most one open (queued or running) run, enforced by a unique index:
+    when one is open already, nothing is created and that run comes back with
+    `run.created = False` (callers say so); a new run has `run.created = True`.
     """
     if mode not in GenerationRun.Mode.values:
         raise ValueError(f"unknown generation mode {mode!r}; choose one of {', '.join(GenerationRun.Mode.values)}")
     model = (model_name or "").strip() if mode == GenerationRun.Mode.FROM_SCRATCH else ""
     kit = problem.kits.order_by("-version").first() if mode == GenerationRun.Mode.FROM_KIT else None
-    with transaction.atomic():
-        run = GenerationRun.objects.create(
-            problem=problem, mode=mode, model_name=model or (settings.HARDTESTS_LLM_MODEL
-                                                             if mode == GenerationRun.Mode.FROM_SCRATCH else ""),
-            created_by=user if getattr(user, "is_authenticated", False) else None, kit=kit,
-            judge_candidates=judge_candidates,
-            log=f"{timezone.now():%H:%M:%S} queued by {getattr(user, 'username', None) or 'system'}\n",
-        )
-        if enqueue:
-            run.job_id = _job_id(run)
-            run.save(update_fields=["job_id"])
-            run_id, job_id = run.pk, run.job_id
-            transaction.on_commit(lambda: _enqueue(run_id, job_id))
+    try:
+        with transaction.atomic():
+            run = GenerationRun.objects.create(
+                problem=problem, mode=mode, model_name=model or (settings.HARDTESTS_LLM_MODEL
+                                                                 if mode == GenerationRun.Mode.FROM_SCRATCH else ""),
+                created_by=user if getattr(user, "is_authenticated", False) else None, kit=kit,
+                judge_candidates=judge_candidates, heartbeat_at=timezone.now(),
+                log=f"{timezone.now():%H:%M:%S} queued by {getattr(user, 'username', None) or 'system'}\n",
+            )
+            if enqueue:
+                run.job_id = _job_id(run)
+                run.save(update_fields=["job_id"])
+                run_id, job_id = run.pk, run.job_id
+                transaction.on_commit(lambda: _enqueue(run_id, job_id))
+    except IntegrityError:
+        existing = generation_run_open(problem=problem)
+        if existing is None:  # the open run ended meanwhile: a genuine error, not a duplicate
+            raise
+        existing.created = False
+        return existing
+    run.created = True
     return run
+
+
+def generation_run_open(*, problem: Problem) -> GenerationRun | None:
+    """The problem's open (queued or running) run, if any."""
+    return GenerationRun.objects.filter(
+        problem=problem, status__in=(GenerationRun.Status.QUEUED, GenerationRun.Status.RUNNING)
+    ).first()
 
 
 def generation_run_cancel(*, run: GenerationRun, user: Any = None) -> bool:

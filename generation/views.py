@@ -21,9 +21,12 @@ from core.permissions import require_maintainer
 from generation.models import GenerationRun, LLMCall
 from generation.runs import stale_after_s
 from problems.forms import KitEditForm, RegenerateForm
+from problems.kit_check import kit_code_errors
+from problems.kit_tab import kit_tab_render
 from problems.models import Problem, TestKit
 from problems.selectors import problem_get
-from problems.services import kit_with_edited_code
+from problems.services import kit_edit_changes, kit_with_edited_code
+from problems.services import kit_revert as problem_kit_revert
 from problems.tabs import render_tab
 
 LOG_TAIL_LINES = 80
@@ -44,7 +47,12 @@ def _duration_s(run: GenerationRun) -> float | None:
 
 def _kept(run: GenerationRun) -> int | None:
     counts = run.counts or {}
-    kept = [c.get("kept") for c in counts.values() if isinstance(c, dict) and isinstance(c.get("kept"), int)]
+    total = counts.get("total")
+    if isinstance(total, dict) and isinstance(total.get("kept"), int):
+        return total["kept"]
+    # Older runs have per-kind rows only; the "total" row must never be added to them.
+    kept = [c.get("kept") for kind, c in counts.items()
+            if kind != "total" and isinstance(c, dict) and isinstance(c.get("kept"), int)]
     return sum(kept) if kept else None
 
 
@@ -52,7 +60,7 @@ def problem_runs(request: HttpRequest, pk: int) -> HttpResponse:
     problem = problem_get(pk)
     runs = list(
         problem.generation_runs.select_related("created_by", "suite", "kit")
-        .defer("log", "error").annotate(n_calls=Count("llm_calls"))[:100]
+        .defer("log", "error").annotate(n_calls=Count("llm_calls")).order_by("-created_at", "-id")[:100]
     )
     for run in runs:
         run.duration_s = _duration_s(run)
@@ -84,7 +92,8 @@ def _run_context(run: GenerationRun) -> dict[str, Any]:
         "count_metrics": metrics,
         "count_rows": counts_rows,
         "stages": stages,
-        "calls": list(run.llm_calls.defer("messages", "reply")),
+        "calls": (calls := list(run.llm_calls.defer("messages", "reply"))),
+        "call_tokens": (sum(c.prompt_tokens or 0 for c in calls), sum(c.completion_tokens or 0 for c in calls)),
     }
 
 
@@ -94,13 +103,13 @@ def _get_run(pk: int) -> GenerationRun:
 
 def _get_live_run(pk: int) -> GenerationRun:
     """The run, after failing it if its worker died (so the page never waits on a corpse)."""
-    from generation.services import sweep_stale_runs
+    from generation.services import stale_runs_sweep
 
     run = _get_run(pk)
     if not run.finished and run.status == GenerationRun.Status.RUNNING:
         beat = run.heartbeat_at or run.started_at
         if beat is None or (timezone.now() - beat).total_seconds() > stale_after_s():
-            sweep_stale_runs()
+            stale_runs_sweep()
             run = _get_run(pk)
     return run
 
@@ -161,7 +170,10 @@ def regenerate(request: HttpRequest, pk: int) -> HttpResponse:
             # A new suite should come with its candidates' verdicts (the matrix, evaluation).
             judge_candidates=True,
         )
-        messages.success(request, f"Run #{run.pk} queued.")
+        if run.created:
+            messages.success(request, f"Run #{run.pk} queued.")
+        else:
+            messages.warning(request, f"Nothing queued: run #{run.pk} of this problem is already {run.status}.")
         return redirect("generation:run_detail", pk=run.pk)
     return render(request, "generation/regenerate.html",
                   {"problem": problem, "form": form, "llm_ready": llm_ready, "has_kit": has_kit})
@@ -169,23 +181,54 @@ def regenerate(request: HttpRequest, pk: int) -> HttpResponse:
 
 @require_POST
 def kit_edit(request: HttpRequest, pk: int) -> HttpResponse:
-    """Maintainers: save an edited validator or judge as a new kit version and re-materialise it."""
+    """Maintainers: save an edited validator or judge as a new kit version and re-materialise it.
+
+    The code is checked first (parses, defines its function, accepts the samples in the
+    sandbox); a refused edit re-renders the tab with the typed code and the reasons beside it.
+    An edit that changes nothing makes no version and starts no run.
+    """
     require_maintainer(request)
     problem = get_object_or_404(Problem, pk=pk)
     form = KitEditForm(request.POST)
     if not form.is_valid():
-        messages.error(request, "The edit was not saved: " + "; ".join(
-            f"{field}: {' '.join(errors)}" for field, errors in form.errors.items()))
-        return redirect("problem_kit", pk=problem.pk)
+        return kit_tab_render(request, problem, edit_form=form, status=422)
     kit = get_object_or_404(TestKit.objects.select_related("validator", "output_judge"),
                             problem=problem, version=form.cleaned_data["kit_version"])
+    validator_code, judge_code = form.cleaned_data["validator_code"], form.cleaned_data["judge_code"]
+    if not kit_edit_changes(kit=kit, validator_code=validator_code, judge_code=judge_code):
+        messages.info(request, f"Nothing changed: kit v{kit.version} is kept and no run was started.")
+        return redirect("problem_kit", pk=problem.pk)
+    errors = kit_code_errors(problem=problem, validator_code=validator_code, judge_code=judge_code)
+    if errors:
+        return kit_tab_render(request, problem, edit_form=form, errors=errors, status=422)
     from generation.services import generation_run_start
 
     with transaction.atomic():
         new_kit = kit_with_edited_code(
-            kit=kit, user=request.user, validator_code=form.cleaned_data["validator_code"],
-            judge_code=form.cleaned_data["judge_code"], note=form.cleaned_data["note"],
+            kit=kit, user=request.user, validator_code=validator_code,
+            judge_code=judge_code, note=form.cleaned_data["note"],
         )
         run = generation_run_start(problem=problem, mode="from_kit", user=request.user, judge_candidates=True)
-    messages.success(request, f"Saved kit v{new_kit.version}; run #{run.pk} is materialising it.")
+    if run.created:
+        messages.success(request, f"Saved kit v{new_kit.version}; run #{run.pk} is materialising it.")
+    else:
+        messages.warning(request, f"Saved kit v{new_kit.version}; not materialised yet: run #{run.pk} of this "
+                                  f"problem is still {run.status}. Regenerate from the kit once it ends.")
+    return redirect("generation:run_detail", pk=run.pk)
+
+
+@require_POST
+def kit_revert(request: HttpRequest, pk: int, version: int) -> HttpResponse:
+    """Maintainers: one click makes an earlier kit version current again (as a new version) and
+    re-materialises it."""
+    require_maintainer(request)
+    problem = get_object_or_404(Problem, pk=pk)
+    kit = get_object_or_404(TestKit.objects.select_related("validator", "output_judge"), problem=problem,
+                            version=version)
+    from generation.services import generation_run_start
+
+    with transaction.atomic():
+        new_kit = problem_kit_revert(kit=kit, user=request.user)
+        run = generation_run_start(problem=problem, mode="from_kit", user=request.user, judge_candidates=True)
+    messages.success(request, f"Kit v{new_kit.version} restores kit v{kit.version}; run #{run.pk} is materialising it.")
     return redirect("generation:run_detail", pk=run.pk)

@@ -2,7 +2,7 @@
 
 Use it for the `generation` queue: `manage.py rqworker --worker-class
 generation.worker.GenerationWorker generation`. With a plain worker the same failure is
-found later by sweep_stale_runs (from the RQ job's failed status or the run's heartbeat).
+found later by stale_runs_sweep (from the RQ job's failed status or the run's heartbeat).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from rq import Worker
 from rq.job import Job
 
 from generation.models import FailureReason, GenerationRun
-from generation.runs import run_fail, sweep_stale_runs
+from generation.runs import run_fail, stale_runs_sweep
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +31,7 @@ def _run_id_of(job: Job) -> int | None:
 class GenerationWorker(Worker):
     def work(self, *args: Any, **kwargs: Any) -> bool:
         try:
-            sweep_stale_runs()
+            stale_runs_sweep()
         except Exception:  # noqa: BLE001 - housekeeping must not stop the worker starting
             log.warning("sweeping stale runs failed", exc_info=True)
         return super().work(*args, **kwargs)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from django.conf import settings
@@ -10,6 +11,14 @@ from django.http import HttpRequest, HttpResponse
 
 # Paths reachable without a session: the login page, static files, the token-authenticated API.
 _OPEN_PREFIXES = ("/accounts/login/", "/static/", "/api/", "/healthz")
+# The SandboxFusion-compatible endpoints authenticate themselves (hardtests_web/api/headerless.py).
+_SANDBOXFUSION = re.compile(r"(t/[^/]+/)?(run_code|submit|openapi\.json)/?")
+
+
+def _sandboxfusion_path(path: str) -> bool:
+    stripped = settings.HARDTESTS_SANDBOXFUSION_PREFIX.strip("/")
+    prefix = f"/{stripped}/" if stripped else "/"
+    return path.startswith(prefix) and _SANDBOXFUSION.fullmatch(path[len(prefix):]) is not None
 
 
 class LoginRequiredUnlessPublicMiddleware:
@@ -20,7 +29,8 @@ class LoginRequiredUnlessPublicMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         path = request.path
-        if request.user.is_authenticated or path.startswith(_OPEN_PREFIXES) or path.startswith("/admin/"):
+        if request.user.is_authenticated or path.startswith(_OPEN_PREFIXES) or path.startswith("/admin/") \
+                or _sandboxfusion_path(path):
             return self.get_response(request)
         if settings.HARDTESTS_PUBLIC_READ and request.method in ("GET", "HEAD"):
             return self.get_response(request)

@@ -110,6 +110,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "hardtests_web.context_processors.site",
+                "problems.context_processors.demo_build",
             ],
         },
     }
@@ -218,7 +219,7 @@ HARDTESTS_LLM_MODELS = env_list("HARDTESTS_LLM_MODELS", [HARDTESTS_LLM_MODEL])
 HARDTESTS_LLM_TEMPERATURE = env_float("HARDTESTS_LLM_TEMPERATURE", 0.2)
 HARDTESTS_LLM_TIMEOUT_S = env_float("HARDTESTS_LLM_TIMEOUT_S", 300.0)
 HARDTESTS_LLM_MAX_RETRIES = env_int("HARDTESTS_LLM_MAX_RETRIES", 4)
-HARDTESTS_LLM_CONCURRENCY = env_int("HARDTESTS_LLM_CONCURRENCY", 4)
+HARDTESTS_LLM_CONCURRENCY = env_int("HARDTESTS_LLM_CONCURRENCY", 32)
 HARDTESTS_LLM_REPLY_RETRIES = env_int("HARDTESTS_LLM_REPLY_RETRIES", 1)
 # Completion budget sent with every call; a reply cut off by it is fed back as "shorten it".
 HARDTESTS_LLM_MAX_TOKENS = env_int("HARDTESTS_LLM_MAX_TOKENS", 16384)
@@ -254,6 +255,22 @@ HARDTESTS_MATERIALISE_THREADS = env_int("HARDTESTS_MATERIALISE_THREADS", min(4, 
 # A running generation run whose heartbeat is older than this is declared dead.
 HARDTESTS_RUN_STALE_S = env_float("HARDTESTS_RUN_STALE_S", 120.0)
 
+# Campaigns (generation over a whole dataset; README "Campaigns").
+# LLM calls in flight per `llm_worker` process (threads waiting on the network).
+HARDTESTS_LLM_IN_FLIGHT = env_int("HARDTESTS_LLM_IN_FLIGHT", 32)
+# Shared token buckets in Redis, per model: requests and tokens per minute (0: no limit);
+# HARDTESTS_LLM_RATE_LIMITS overrides per model as MODEL=RPM:TPM,...
+HARDTESTS_LLM_RPM = env_int("HARDTESTS_LLM_RPM", 0)
+HARDTESTS_LLM_TPM = env_int("HARDTESTS_LLM_TPM", 0)
+HARDTESTS_LLM_RATE_LIMITS = env_list("HARDTESTS_LLM_RATE_LIMITS", [])
+# USD per million tokens, MODEL=PROMPT:COMPLETION,... (a model not listed costs 0).
+HARDTESTS_LLM_PRICES = env_list("HARDTESTS_LLM_PRICES", ["gpt-4o=2.5:10", "gpt-4o-mini=0.15:0.6"])
+# A campaign run whose LLM calls keep failing (429, 5xx, timeouts) goes back to the queue with
+# backoff (first delay below, doubled, capped at 5 minutes) and fails as llm_unavailable only
+# once it has been waiting this long in total.
+HARDTESTS_CAMPAIGN_BACKOFF_S = env_float("HARDTESTS_CAMPAIGN_BACKOFF_S", 10.0)
+HARDTESTS_LLM_UNAVAILABLE_AFTER_S = env_float("HARDTESTS_LLM_UNAVAILABLE_AFTER_S", 1800.0)
+
 # Verification API (hardtests_web/api/conf.py documents each).
 HARDTESTS_API_RATE_LIMIT = env_int("HARDTESTS_API_RATE_LIMIT", 600)
 HARDTESTS_API_MAX_CODE_KB = env_int("HARDTESTS_API_MAX_CODE_KB", 64)
@@ -263,6 +280,17 @@ HARDTESTS_API_BATCH_MAX = env_int("HARDTESTS_API_BATCH_MAX", 32)
 HARDTESTS_API_QUEUE_MAX = env_int("HARDTESTS_API_QUEUE_MAX", 1000)
 HARDTESTS_API_JOB_TIMEOUT_S = env_int("HARDTESTS_API_JOB_TIMEOUT_S", 600)
 HARDTESTS_API_RESULT_TTL_S = env_int("HARDTESTS_API_RESULT_TTL_S", 3600)
+# Clients that cannot send an Authorization header (SandboxFusion's client, verl's
+# sandbox_fusion reward, OpenRLHF's remote reward): both ways in are off by default.
+# The SandboxFusion-compatible /run_code and /submit live under this URL prefix.
+HARDTESTS_SANDBOXFUSION_PREFIX = env_str("HARDTESTS_SANDBOXFUSION_PREFIX", "sandboxfusion/")
+# Accept an API token as a path segment: <prefix>t/<token>/run_code, /api/v1/openrlhf/t/<token>/reward.
+HARDTESTS_API_URL_TOKENS = env_bool("HARDTESTS_API_URL_TOKENS", False)
+# Networks (CIDR, comma-separated) whose requests need no token at all on those endpoints.
+HARDTESTS_API_TRUSTED_NETWORKS = env_list("HARDTESTS_API_TRUSTED_NETWORKS", [])
+# Most CPU seconds and MiB one POST /run_code may ask for.
+HARDTESTS_RUN_CODE_MAX_TIME_S = env_int("HARDTESTS_RUN_CODE_MAX_TIME_S", 20)
+HARDTESTS_RUN_CODE_MAX_MEMORY_MB = env_int("HARDTESTS_RUN_CODE_MAX_MEMORY_MB", 2048)
 
 # Sandbox (the sandbox package reads its own HARDTESTS_SANDBOX_* variables too).
 HARDTESTS_SANDBOX_BACKEND = env_str("HARDTESTS_SANDBOX_BACKEND", "bwrap")
@@ -275,7 +303,9 @@ HARDTESTS_JUDGE_PARALLEL = env_int("HARDTESTS_JUDGE_PARALLEL", os.cpu_count() or
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    # Tokens sent in URL paths (HARDTESTS_API_URL_TOKENS) never reach the logs.
+    "filters": {"path_tokens": {"()": "hardtests_web.log_redact.PathTokenFilter"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["path_tokens"]}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }

@@ -6,6 +6,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import include, path
 from django.views import defaults
 
+from api.sandboxfusion import sandboxfusion_api, sandboxfusion_prefix
 from api.v1 import api
 from generation.dashboard import home
 from hardtests_web.ops.health import healthz, healthz_deep
@@ -19,6 +20,8 @@ urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("healthz/deep", healthz_deep, name="healthz-deep"),
     path("api/v1/", api.urls),
+    # SandboxFusion-compatible /run_code and /submit (HARDTESTS_SANDBOXFUSION_PREFIX).
+    path(sandboxfusion_prefix(), sandboxfusion_api.urls),
     path("account/tokens/", include("api.token_urls")),
     path("", home, name="home"),
     path("", include("problems.urls")),

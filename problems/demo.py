@@ -7,12 +7,14 @@ files, so the folder reads naturally and the importer sees an ordinary native ro
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db import transaction
+from django.db.models import Count, Q
 
 from core.permissions import ANNOTATORS, MAINTAINERS
 from problems.importers.native import native_row_parse, native_row_write
@@ -26,7 +28,13 @@ DEMO_USERS = (
     ("maintainer", "maintainer-demo", MAINTAINERS),
     ("annotator1", "annotator-demo", ANNOTATORS),
     ("annotator2", "annotator-demo", ANNOTATORS),
+    # Staff (a superuser) for /admin/ and /rq/, which the maintainer role does not open.
+    ("admin", "admin-demo", MAINTAINERS),
 )
+DEMO_STAFF = {"admin"}
+DEMO_ROLES = {"maintainer": "maintainer", "annotator1": "annotator", "annotator2": "annotator",
+              "admin": "staff: /admin/ and /rq/"}
+DEMO_STATUS_CACHE_S = 3
 
 
 def _read(folder: Path, name: str | None) -> str | None:
@@ -87,11 +95,80 @@ def demo_users_ensure() -> list[tuple[str, str, str]]:
         user, created = User.objects.get_or_create(username=username)
         if created:
             user.set_password(password)
+            if username in DEMO_STAFF:
+                user.is_staff = user.is_superuser = True
             user.save()
         # get_or_create: the roles migration made them, but a flushed database has none.
         user.groups.add(Group.objects.get_or_create(name=group_name)[0])
-    return [(u, p, g) for u, p, g in DEMO_USERS]
+    return [(u, p, DEMO_ROLES.get(u, g)) for u, p, g in DEMO_USERS]
 
 
 def demo_problems() -> list[Problem]:
     return list(Problem.objects.filter(source=DEMO_SOURCE))
+
+
+@dataclass
+class DemoBuild:
+    """How far the first run's demo suites are (the banner shown while they are being built)."""
+
+    problems: int
+    ready: int
+    running: int
+    queued: int
+    failed: int
+
+    @property
+    def building(self) -> bool:
+        return self.running + self.queued > 0
+
+    @property
+    def percent(self) -> int:
+        return round(100 * self.ready / self.problems) if self.problems else 100
+
+
+def demo_build_status(*, cached: bool = True) -> DemoBuild | None:
+    """None when there is no demo or nothing is being built for it; a few indexed counts,
+    cached for a few seconds because every page asks."""
+    from django.core.cache import cache
+
+    key = "problems:demo-build"
+    status = cache.get(key) if cached else None
+    if status is None:
+        # Runs belong to generation, above problems; reach them through the relation.
+        runs = Problem._meta.get_field("generation_runs").related_model.objects.filter(problem__source=DEMO_SOURCE)
+        busy = runs.aggregate(running=Count("pk", filter=Q(status="running")),
+                              queued=Count("pk", filter=Q(status="queued")))
+        status = DemoBuild(problems=0, ready=0, running=busy["running"], queued=busy["queued"], failed=0)
+        if status.building:  # the other counts only matter while the banner shows
+            demo = Problem.objects.filter(source=DEMO_SOURCE)
+            status.problems = demo.count()
+            status.ready = demo.filter(suites__origin="generated", suites__status="active").distinct().count()
+            status.failed = runs.filter(status="failed").values("problem_id").distinct().count()
+        cache.set(key, status, DEMO_STATUS_CACHE_S)
+    return status if status.problems and status.building else None
+
+
+def first_run_summary(url: str, *, building: DemoBuild | None = None) -> str:
+    """The block `make run` ends with: where the site is, who can log in, and what is being built."""
+    width = 66
+    lines = ["", "=" * width, f"  HardTests is running at {url}"]
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+
+    present = set(get_user_model().objects.filter(username__in=[u for u, _, _ in DEMO_USERS])
+                  .values_list("username", flat=True)) if settings.HARDTESTS_DEMO else set()
+    if present:
+        lines += ["", "  Demo logins (username / password):"]
+        for username, password, group in DEMO_USERS:
+            if username in present:
+                lines.append(f"    {username:<12} {password:<18} {DEMO_ROLES.get(username, group)}")
+        lines.append(f"  Admin: {url.rstrip('/')}/admin/   Queues: {url.rstrip('/')}/rq/  (log in as admin)")
+    status = building if building is not None else demo_build_status(cached=False)
+    if status is not None:
+        lines += ["", f"  Building the demo suites in the background: {status.ready} of {status.problems} "
+                      f"problems ready, {status.running} running, {status.queued} queued.",
+                  "  Pages show a banner with the progress until they are done (a few minutes)."]
+    else:
+        lines += ["", "  The demo suites are built; nothing is running in the background."]
+    lines += ["  Ctrl-C stops everything.", "=" * width, ""]
+    return "\n".join(lines)

@@ -12,19 +12,21 @@ from problems.selectors import SORT_LABELS
 
 SUITE_STATUS_CHOICES = [("", "Any suite"), ("active", "Active suite"), ("failed", "Failed, none active"),
                         ("none", "No suite")]
+SEARCH_MAX_CHARS = 200
 JUDGE_CHOICES = [("", "Any checker"), ("yes", "Has a judging function"), ("no", "Exact-match output")]
 
 
 class ProblemFilterForm(forms.Form):
     """The list's filter state; every field is optional and lives in the URL."""
 
-    q = forms.CharField(required=False, max_length=200, label="Search")
+    q = forms.CharField(required=False, label="Search")
     platform = forms.ChoiceField(required=False)
     difficulty = forms.ChoiceField(required=False)
     tag = forms.ChoiceField(required=False)
     suite = forms.ChoiceField(required=False, choices=SUITE_STATUS_CHOICES, label="Suite")
     judge = forms.ChoiceField(required=False, choices=JUDGE_CHOICES, label="Checker")
-    sort = forms.ChoiceField(required=False, choices=[("", "Sort: id")] + [(k, f"Sort: {v}") for k, v in SORT_LABELS.items()])
+    # No separate empty choice: the default order is by id, shown as "Sort: Id" (one entry, not two).
+    sort = forms.ChoiceField(required=False, choices=[(k, f"Sort: {v}") for k, v in SORT_LABELS.items()])
     page = forms.IntegerField(required=False, min_value=1)
 
     def __init__(self, *args: Any, facets: dict[str, Any], **kwargs: Any) -> None:
@@ -41,6 +43,14 @@ class ProblemFilterForm(forms.Form):
             self.fields[extension.name] = forms.ChoiceField(required=False, choices=extension.choices,
                                                             label=extension.label)
         self.order_fields([name for name in self.fields if name not in ("sort", "page")] + ["sort", "page"])
+
+    def clean_q(self) -> str:
+        q = self.cleaned_data.get("q") or ""
+        if len(q) > SEARCH_MAX_CHARS:
+            raise forms.ValidationError(
+                f"The search is {len(q):,} characters long; at most {SEARCH_MAX_CHARS} are searched. "
+                "Shorten it (a few words or an id is enough).")
+        return q
 
     def filters(self) -> dict[str, Any]:
         """The cleaned filter state; invalid values (an unknown tag in an old link) are ignored."""

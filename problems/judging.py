@@ -19,7 +19,7 @@ from typing import Any
 
 from django.conf import settings
 
-from problems.blobs import blob_pairs
+from problems.blobs import blob_pairs, blobs_put
 from problems.models import SUPPORTED_LANGUAGES, OutputJudge, Problem, Solution, TestSuite
 from problems.services import verdict_record
 from sandbox import Limits, RunResult, Sandbox, Verdict, cache, call_python, compare_outputs, get_sandbox
@@ -39,6 +39,8 @@ FAIL_FAST_MAX_CHUNK = 32
 # a lane (a sandbox batch of its own) per HARDTESTS_JUDGE_PARALLEL, with at least this many tests each
 MIN_TESTS_PER_LANE = 4
 CACHE_MAX_BYTES = 512 * 1024 * 1024
+# How much of a failing program's output a stored verdict keeps for the matrix's cell view.
+FAILURE_OUTPUT_KEPT = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,9 @@ class JudgeResult:
     elapsed_ms: int = 0
     message: str = ""
     tests: list[TestOutcome] = field(default_factory=list)
+    # ordinal -> (program output, judge message) of failing tests, for the verdict matrix's
+    # cell view; kept out of to_dict so API replies stay small.
+    failures: dict[int, tuple[bytes, str]] = field(default_factory=dict, repr=False)
 
     @property
     def reward(self) -> int:
@@ -79,6 +84,7 @@ class JudgeResult:
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
+        data.pop("failures", None)
         data["reward"] = self.reward
         data["pass_fraction"] = self.passed / self.total if self.total else 0.0
         return data
@@ -243,10 +249,13 @@ def judge_code(
         )
         if verdict == "AC":
             result.passed += 1
-        elif result.verdict == "AC":
-            result.verdict = verdict
-            if not result.message and run.stderr:
-                result.message = run.stderr[-2000:]
+        else:
+            note = reason if run.verdict == Verdict.OK else (run.stderr or "")[-2000:]
+            result.failures[test.ordinal] = (run.stdout or b"", note)
+            if result.verdict == "AC":
+                result.verdict = verdict
+                if not result.message and run.stderr:
+                    result.message = run.stderr[-2000:]
         if fail_fast and verdict != "AC":
             # Lanes may have run tests past the first failure before they heard of it; the
             # answer is the same as judging one test after another would give.
@@ -322,7 +331,7 @@ def _run_lane(
         runs = sb.run(
             program, [t.input for _, t in items], limits, expected=[t.output for _, t in items],
             checker=lambda expected, out: compare_outputs(expected, out, loaded.comparison),
-            keep_stdout_kb=1, cancel=stop if fail_fast else None, stop_when=failed,
+            keep_stdout_kb=FAILURE_OUTPUT_KEPT // 1024, cancel=stop if fail_fast else None, stop_when=failed,
         )
         for (position, test), run in zip(items, runs, strict=False):
             verdict = ("AC" if run.matched else "WA") if run.ok else str(run.verdict)
@@ -358,11 +367,22 @@ def _finish(result: JudgeResult, started: float) -> JudgeResult:
     return result
 
 
+def _failure_fields(result: JudgeResult, outputs: dict[int, tuple[str, int]], ordinal: int) -> dict[str, Any]:
+    """What the verdict matrix shows for a failing test: where the program's output is stored and
+    what the judge said. Passing tests store nothing (their output matched the expected one)."""
+    if ordinal not in result.failures:
+        return {}
+    sha, size = outputs[ordinal]
+    return {"output_sha256": sha, "output_size": size, "note": result.failures[ordinal][1][-2000:]}
+
+
 def solution_judge(*, solution: Solution, suite: TestSuite, mode: str = "all", sandbox: Sandbox | None = None):
     """Judge a stored solution and record its Verdict (one per solution and suite)."""
     result = judge_code(
         problem=solution.problem, suite=suite, language=solution.language, code=solution.code, mode=mode, sandbox=sandbox
     )
+    outputs = dict(zip(result.failures, blobs_put(out[:FAILURE_OUTPUT_KEPT] for out, _ in result.failures.values()),
+                       strict=True))
     return verdict_record(
         solution=solution,
         suite=suite,
@@ -371,7 +391,8 @@ def solution_judge(*, solution: Solution, suite: TestSuite, mode: str = "all", s
         total=result.total,
         complete=result.complete,
         results=[
-            {"ordinal": t.ordinal, "verdict": t.verdict, "time_ms": t.time_ms, "wall_ms": t.wall_ms, "memory_kb": t.memory_kb}
+            {"ordinal": t.ordinal, "verdict": t.verdict, "time_ms": t.time_ms, "wall_ms": t.wall_ms,
+             "memory_kb": t.memory_kb, **_failure_fields(result, outputs, t.ordinal)}
             for t in result.tests
         ],
         message=result.message,

@@ -87,6 +87,7 @@ class ProblemAlias(models.Model):
     url = models.URLField(max_length=500, blank=True)
 
     class Meta:
+        verbose_name_plural = "problem aliases"
         constraints = [models.UniqueConstraint(fields=["source", "pid"], name="alias_unique_pid_per_source")]
 
     def __str__(self) -> str:

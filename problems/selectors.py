@@ -19,7 +19,6 @@ from problems.list_extensions import Cell, list_extensions
 from problems.models import (
     DifficultyLabel,
     InputValidator,
-    JudgingTask,
     OutputJudge,
     Problem,
     Solution,
@@ -96,23 +95,19 @@ def search_index_install(**_signal_kwargs: Any) -> bool:
 
 def problem_search(qs: QuerySet[Problem], q: str) -> QuerySet[Problem]:
     """Problems whose title or statement contains every query word as a word prefix, or whose
-    id starts with the query (people paste ids; this part is case-sensitive)."""
+    id contains the query (people paste ids, or the memorable part of one: "1A", "isqrt")."""
     q = q.strip()
     terms = search_terms(q)
-    # A range over the pid index rather than LIKE, which SQLite cannot serve from an index.
-    by_pid = Q(pid__gte=q, pid__lt=q + "\U0010ffff") if q else Q()
+    # A scan of the short pid column; the statement search is what needs the full-text index.
+    by_pid = Q(pid__icontains=q) if q else Q()
     if not terms:
         return qs.filter(by_pid) if q else qs
     vendor = connection.vendor
     if vendor == "sqlite" and _sqlite_fts_ready():
         match = " ".join(f'"{t}"*' for t in terms)
         # One IN over a UNION, so SQLite drives the query from the matching ids.
-        ids = RawSQL(
-            "SELECT rowid FROM problems_problem_fts WHERE problems_problem_fts MATCH %s "
-            "UNION SELECT id FROM problems_problem WHERE pid >= %s AND pid < %s",
-            [match, q, q + "\U0010ffff"],
-        )
-        return qs.filter(pk__in=ids)
+        ids = RawSQL("SELECT rowid FROM problems_problem_fts WHERE problems_problem_fts MATCH %s", [match])
+        return qs.filter(Q(pk__in=ids) | by_pid)
     if vendor == "postgresql":
         tsquery = " & ".join(f"{t}:*" for t in terms)
         matched = RawSQL(
@@ -446,110 +441,18 @@ def problem_solutions(problem: Problem) -> list[Solution]:
 
 # ---------------------------------------------------------------- the verdict matrix
 
-# Okabe-Ito colours (distinguishable with every common colour-vision deficiency); each verdict
-# also prints a glyph and its code, so colour is never the only signal.
-VERDICT_STYLE: dict[str, tuple[str, str]] = {
-    "AC": ("v-ac", "✓"),
-    "OK": ("v-ac", "✓"),
-    "WA": ("v-wa", "✗"),
-    "TLE": ("v-tle", "◔"),
-    "MLE": ("v-mle", "▲"),
-    "RE": ("v-re", "!"),
-    "OLE": ("v-ole", "»"),
-    "CE": ("v-ce", "⚙"),
-    "SE": ("v-se", "?"),
-}
-
-
-def verdict_style(verdict: str | None) -> tuple[str, str]:
-    if not verdict:
-        return ("v-none", "·")
-    return VERDICT_STYLE.get(verdict, ("v-se", "?"))
-
-
-@dataclass
-class MatrixColumn:
-    solution: Solution
-    verdict: Verdict | None
-    task_status: str = ""
-    task_error: str = ""
-    css: str = "v-none"
-    glyph: str = "·"
-    max_ms: int | None = None
-    max_kb: int | None = None
-
-
-@dataclass
-class Matrix:
-    suite: TestSuite
-    columns: list[MatrixColumn]
-    # (ordinal, kind, input_size, cells), a cell being (css, glyph, verdict, time_ms, memory_kb) or None
-    rows: list[tuple[int, str, int, list[tuple[str, str, str, int | None, int | None] | None]]]
-    pending: int
-    test_page: int
-    test_pages: int
-
-
-MATRIX_TESTS_PER_PAGE = 200
-
-
-def verdict_matrix(suite: TestSuite, solutions: list[Solution], *, test_page: int = 1) -> Matrix:
-    """Solutions x tests of one suite with per-cell verdict, CPU time and memory: four queries."""
-    per_page = MATRIX_TESTS_PER_PAGE
-    test_pages = max(1, -(-suite.test_count // per_page))
-    test_page = min(max(1, test_page), test_pages)
-    tests = list(
-        suite.tests.order_by("ordinal").values_list("ordinal", "kind", "input_size")[
-            (test_page - 1) * per_page : test_page * per_page
-        ]
-    )
-    verdicts = {v.solution_id: v for v in Verdict.objects.filter(suite=suite)}
-    tasks: dict[int, tuple[str, str]] = {}
-    for solution_id, status, error in (
-        JudgingTask.objects.filter(suite=suite).order_by("created_at", "id").values_list("solution_id", "status", "error")
-    ):
-        tasks[solution_id] = (status, error)
-    pending = sum(1 for status, _ in tasks.values()
-                  if status in (JudgingTask.Status.QUEUED, JudgingTask.Status.RUNNING))
-    columns = []
-    by_ordinal: list[dict[int, dict[str, Any]]] = []
-    for solution in solutions:
-        verdict = verdicts.get(solution.pk)
-        status, error = tasks.get(solution.pk, ("", ""))
-        column = MatrixColumn(solution=solution, verdict=verdict, task_status=status, task_error=error)
-        results: dict[int, dict[str, Any]] = {}
-        if verdict is not None:
-            column.css, column.glyph = verdict_style(verdict.verdict)
-            for r in verdict.results or []:
-                if isinstance(r, dict) and "ordinal" in r:
-                    results[r["ordinal"]] = r
-            times = [r.get("time_ms") for r in results.values() if isinstance(r.get("time_ms"), int)]
-            mems = [r.get("memory_kb") for r in results.values() if isinstance(r.get("memory_kb"), int)]
-            column.max_ms = max(times) if times else None
-            column.max_kb = max(mems) if mems else None
-        columns.append(column)
-        by_ordinal.append(results)
-    rows = []
-    for ordinal, kind, size in tests:
-        cells: list[tuple[str, str, str, int | None, int | None] | None] = []
-        for results in by_ordinal:
-            r = results.get(ordinal)
-            if r is None:
-                cells.append(None)
-            else:
-                verdict = str(r.get("verdict", ""))
-                css, glyph = verdict_style(verdict)
-                cells.append((css, glyph, verdict, r.get("time_ms"), r.get("memory_kb")))
-        rows.append((ordinal, kind, size, cells))
-    return Matrix(suite=suite, columns=columns, rows=rows, pending=pending, test_page=test_page,
-                  test_pages=test_pages)
-
-
-def matrix_pending(suite: TestSuite) -> int:
-    return JudgingTask.objects.filter(
-        suite=suite, status__in=[JudgingTask.Status.QUEUED, JudgingTask.Status.RUNNING]
-    ).count()
-
+from problems.matrix import (  # noqa: E402, F401 - re-exported for the pages
+    MATRIX_FILTERS,
+    VERDICT_STYLE,
+    CellDetail,
+    Matrix,
+    MatrixColumn,
+    gold_expectation,
+    matrix_pending,
+    verdict_cell,
+    verdict_matrix,
+    verdict_style,
+)
 
 # ---------------------------------------------------------------- the home page
 

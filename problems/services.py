@@ -157,6 +157,25 @@ def kit_with_edited_code(
         )
 
 
+def kit_edit_changes(*, kit: TestKit, validator_code: str, judge_code: str) -> bool:
+    """Whether an edit differs from the kit (an unchanged save makes no version and starts no run)."""
+    current_validator = kit.validator.code if kit.validator else ""
+    current_judge = kit.output_judge.code if kit.output_judge else ""
+    return validator_code != current_validator or judge_code.strip() != current_judge.strip()
+
+
+def kit_revert(*, kit: TestKit, user: Any) -> TestKit:
+    """A new kit version identical to an earlier one (its validator, judge and generators), so the
+    history keeps the broken version and shows the revert."""
+    return kit_create(
+        problem=kit.problem, origin=CodeOrigin.EDITED, validator=kit.validator, output_judge=kit.output_judge,
+        needs_output_judge=kit.needs_output_judge, direct_inputs=kit.direct_inputs,
+        regular_generator=kit.regular_generator, hacking_generator=kit.hacking_generator,
+        batch_generator=kit.batch_generator, model_name=kit.model_name, created_by=user,
+        extra={**(kit.extra or {}), "reverted_to": kit.version},
+    )
+
+
 def suite_create(
     *,
     problem: Problem,

@@ -62,6 +62,9 @@ if [[ ! -f $stamp || pyproject.toml -nt $stamp || requirements.lock -nt $stamp ]
   .venv/bin/python -m pip install -q --upgrade pip
   .venv/bin/python -m pip install -q -r requirements.lock
   .venv/bin/python -m pip install -q --no-deps -e .
+  # verl for tests/ecosystem: only its sandbox_fusion reward module is used, which needs
+  # requests alone; its own dependencies (torch, ray, vllm...) are gigabytes.
+  .venv/bin/python -m pip install -q --no-deps 'verl==0.9.1'
   touch $stamp
 fi
 mkdir -p var

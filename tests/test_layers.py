@@ -4,6 +4,8 @@ Every import counts, module-level or inside a function: a lazy import against th
 still a dependency (the page or job that runs it needs the other package). The order, bottom
 to top (README "Architecture"):
 
+    hardtests_client  the Python client users install: imports nothing of the project (the API
+                    shares its code extraction with it)
     sandbox         the execution engine, a plain library: imports nothing of the project
     core            env, htmx, permissions, queues, embedded services: imports no app
     problems        the catalogue
@@ -21,9 +23,10 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-ORDER = ["sandbox", "core", "problems", "generation", "review", "api", "hardtests_web"]
+ORDER = ["hardtests_client", "sandbox", "core", "problems", "generation", "review", "api", "hardtests_web"]
 # What each package may import besides the packages below it in ORDER.
 EXCEPTIONS: dict[str, set[str]] = {
+    "hardtests_client": set(),  # a library users install beside their training loop
     "sandbox": set(),  # not even core: the sandbox must run with no Django at all
 }
 

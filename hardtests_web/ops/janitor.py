@@ -20,9 +20,9 @@ LAST_RUN_KEY = "hardtests:janitor:last"
 
 
 def _dead_runs() -> int:
-    from generation.services import sweep_stale_runs
+    from generation.services import stale_runs_sweep
 
-    return sweep_stale_runs()
+    return stale_runs_sweep()
 
 
 def _dead_judging_tasks() -> int:

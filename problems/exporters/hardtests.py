@@ -5,6 +5,11 @@ this project's ``import_dataset hardtests`` reads it back.
 Tests come from the active generated suite (else imported, else official); ``test_cases``
 is encoded as the dataset encodes it, and ``mapping`` is rebuilt from each test's kind and
 generator. The kit is written in the card's ``input_generation`` nesting.
+
+A round trip through ``import_dataset hardtests`` keeps what the schema can carry:
+oracle reliability ranks (``source_reliability`` is the rank as text), generator names
+(the groups follow ``func_names``; direct tests are ``LLMGen_input``) and call numbers
+(position in a mapping group = call number - 1, a dropped call is a null).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from problems.exporters.bundles import Bundle, bundles, test_bodies
+from problems.exporters.card import card_write
 from problems.importers.unpickle import cases_encode
 from problems.models import Language, Solution, TestCase
 
@@ -99,12 +105,26 @@ def problems_row(bundle: Bundle) -> dict[str, Any]:
     }
 
 
-def _groups(tests: list[TestCase], kind: str) -> tuple[list[list[int]], list[str]]:
-    groups: OrderedDict[str, list[int]] = OrderedDict()
+def _calls(tests: list[tuple[int, TestCase]]) -> list[int | None]:
+    """Test index of each call of one generator, by call number (1-based); a call whose input
+    was dropped (invalid, duplicate, no agreeing output) is a null, so call numbers survive."""
+    calls: dict[int, int] = {}
+    for index, test in tests:
+        number = test.call_number if test.call_number and test.call_number not in calls else max(calls, default=0) + 1
+        calls[number] = index
+    return [calls.get(c) for c in range(1, max(calls, default=0) + 1)]
+
+
+def _groups(tests: list[TestCase], kind: str, known: list[str]) -> tuple[list[list[int | None]], list[str]]:
+    """One group per generator function, in the kit's func_names order (a function all of whose
+    calls were dropped keeps its empty group, so groups and names stay aligned)."""
+    by_name: OrderedDict[str, list[tuple[int, TestCase]]] = OrderedDict((name, []) for name in known)
     for index, test in enumerate(tests):
         if test.kind == kind:
-            groups.setdefault(test.generator, []).append(index)
-    return list(groups.values()), list(groups)
+            by_name.setdefault(test.generator, []).append((index, test))
+    if not any(by_name.values()):
+        return [], list(known)
+    return [_calls(group) for group in by_name.values()], list(by_name)
 
 
 def tests_row(bundle: Bundle) -> dict[str, Any] | None:
@@ -113,15 +133,15 @@ def tests_row(bundle: Bundle) -> dict[str, Any] | None:
     if chosen is None and kit is None:
         return None
     tests = chosen[1] if chosen else []
-    rp_groups, rp_names = _groups(tests, TestCase.Kind.REGULAR)
-    sp_groups, sp_names = _groups(tests, TestCase.Kind.STRATIFIED)
-    hack_groups, hack_names = _groups(tests, TestCase.Kind.HACKING)
     known = (kit.extra.get("func_names") or {}) if kit and isinstance(kit.extra, dict) else {}
+    rp_groups, rp_names = _groups(tests, TestCase.Kind.REGULAR, known.get("RPGen") or [])
+    sp_groups, sp_names = _groups(tests, TestCase.Kind.STRATIFIED, known.get("SPGen") or [])
+    hack_groups, hack_names = _groups(tests, TestCase.Kind.HACKING, known.get("HackGen") or [])
     regular = kit.regular_generator if kit else ""
     stratified = "gen_stratified_input" in regular
 
     def gen(code: str, names: list[str], key: str) -> dict[str, Any] | None:
-        return {"code": code, "func_names": known.get(key) or names} if code else None
+        return {"code": code, "func_names": names or known.get(key) or []} if code else None
 
     return {
         "pid": bundle.problem.pid,
@@ -137,7 +157,7 @@ def tests_row(bundle: Bundle) -> dict[str, Any] | None:
             "output_judging_function": kit.output_judge.code if kit and kit.output_judge else None,
         },
         "mapping": {
-            "LLMGen": [i for i, t in enumerate(tests) if t.kind == TestCase.Kind.DIRECT],
+            "LLMGen": _calls([(i, t) for i, t in enumerate(tests) if t.kind == TestCase.Kind.DIRECT]),
             "RPGen": rp_groups,
             "SPGen": sp_groups,
             "HackGen": hack_groups,
@@ -173,4 +193,8 @@ def hardtests_export(*, problems: Any, out: Path, limit: int | None = None, batc
                 counts["tests_rows"] += 1
             flush()
         flush(final=True)
-    return {**counts, "files": [str(problems_path), str(tests_path)]}
+    card_write(out, kind="hardtests", schema=PROBLEMS_SCHEMA, files=[], counts=counts, configs=[
+        {"name": "problems", "files": [problems_path.name], "schema": PROBLEMS_SCHEMA, "rows": counts["problems"]},
+        {"name": "tests", "files": [tests_path.name], "schema": TESTS_SCHEMA, "rows": counts["tests_rows"]},
+    ])
+    return {**counts, "files": [str(problems_path), str(tests_path)], "card": str(out / "README.md")}

@@ -3,8 +3,16 @@
 ``problem.yaml``; ``data/sample`` (the statement's examples) and ``data/secret`` (the best
 active suite) as ``NNN.in`` / ``NNN.ans``; ``input_validators/`` with the kit's validator and
 ``output_validator/`` with its judging function, each wrapped to the package's contract
-(exit 42 accepts, 43 rejects); ``submissions/accepted`` (oracles and candidates known to be
-accepted) and ``submissions/rejected`` (candidates with a failing gold verdict).
+(exit 42 accepts, 43 rejects); ``submissions/<verdict>/``: oracles and accepted candidates
+in ``accepted/``, candidates with a failing gold verdict in ``wrong_answer/``,
+``time_limit_exceeded/`` or ``run_time_error/`` (memory-limit failures too), so a judging
+system checks that each gets its verdict; a candidate only known as "rejected" goes to
+``rejected/``.
+
+Folder names are problem short names as Kattis problemtools requires them (``[a-z0-9]+``),
+made from the pid; ``problem.yaml`` keeps the mapping back to ``source:pid`` (a comment
+and a ``keywords`` entry, since the format forbids keys of its own). Secret data leaves out
+the tests that are already samples.
 
 The wrappers load the kit's code as a module of its own name, so an ``if __name__ ==
 "__main__"`` block in it never runs, then call the project's contract function. They run
@@ -24,8 +32,16 @@ from problems.models import Language, Solution
 
 SECRET_ORIGINS = ("generated", "official", "imported")
 _EXTENSIONS = {Language.PYTHON3: "py", Language.CPP: "cpp", Language.JAVA: "java"}
-_REJECTED = {Solution.GoldVerdict.REJECTED, Solution.GoldVerdict.WA, Solution.GoldVerdict.TLE,
-             Solution.GoldVerdict.MLE, Solution.GoldVerdict.RE}
+# Gold verdict -> the submissions folder whose verdict a judging system expects.
+VERDICT_FOLDERS = {
+    Solution.GoldVerdict.WA: "wrong_answer",
+    Solution.GoldVerdict.TLE: "time_limit_exceeded",
+    Solution.GoldVerdict.RE: "run_time_error",
+    Solution.GoldVerdict.MLE: "run_time_error",
+    Solution.GoldVerdict.REJECTED: "rejected",
+}
+KEYWORD_PREFIX = "hardtests_web:"
+LICENSE = "unknown"
 
 INPUT_VALIDATOR = '''#!/usr/bin/env python3
 """Input validator (ICPC package contract): the input on stdin; exit 42 if valid, 43 if not."""
@@ -92,9 +108,9 @@ main()
 '''
 
 
-def slug(text: str) -> str:
-    cleaned = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-    return cleaned[:60] or "problem"
+def shortname(text: str) -> str:
+    """A problem short name problemtools accepts: [a-z0-9]+."""
+    return re.sub(r"[^a-z0-9]+", "", text.lower())[:40] or "problem"
 
 
 def _yaml(value: str) -> str:
@@ -106,7 +122,9 @@ def _problem_yaml(bundle: Bundle) -> str:
     """problem.yaml of the 2023-07-draft format: a custom output validator is declared by the
     presence of output_validator/, not by a key; the uuid is stable across exports."""
     p = bundle.problem
+    ref = f"{p.source}:{p.pid}"
     lines = [
+        f"# hardtests_web problem {_yaml(ref)} (source {_yaml(p.source)}, pid {_yaml(p.pid)})",
         "problem_format_version: 2023-07-draft",
         "type: pass-fail",
         f"name: {_yaml(p.title)}",
@@ -117,6 +135,10 @@ def _problem_yaml(bundle: Bundle) -> str:
     if p.url:
         lines.append(f"  url: {_yaml(p.url)}")
     lines += [
+        f"license: {LICENSE}",
+        "keywords:",
+        f"  - {_yaml(KEYWORD_PREFIX + ref)}",
+        *[f"  - {_yaml(tag)}" for tag in bundle.tags],
         "limits:",
         f"  time_limit: {p.time_limit_ms / 1000:g}",
         f"  memory: {p.memory_limit_mb}",
@@ -147,7 +169,8 @@ def _submission(folder: Path, sol: Solution, number: int) -> bool:
 
 
 def package_write(bundle: Bundle, root: Path) -> dict[str, int]:
-    counts = {"sample": 0, "secret": 0, "accepted": 0, "rejected": 0, "unsupported_submissions": 0}
+    counts = {"sample": 0, "secret": 0, "secret_samples_skipped": 0, "accepted": 0, "rejected": 0,
+              "unsupported_submissions": 0}
     (root / "data" / "sample").mkdir(parents=True, exist_ok=True)
     (root / "data" / "secret").mkdir(parents=True, exist_ok=True)
     (root / "problem.yaml").write_text(_problem_yaml(bundle), encoding="utf-8")
@@ -160,9 +183,14 @@ def package_write(bundle: Bundle, root: Path) -> dict[str, int]:
         _write_case(root / "data" / "sample", f"{n:03d}", inp, ans)
         counts["sample"] += 1
     chosen = bundle.suite_for(SECRET_ORIGINS)
-    for n, (inp, ans) in enumerate(test_bodies(chosen[1]) if chosen else [], start=1):
-        _write_case(root / "data" / "secret", f"{n:03d}", inp, ans)
+    # A sample is shown to contestants already; repeating it in secret data only makes it count twice.
+    shown = {inp for inp, _ in samples}
+    for inp, ans in test_bodies(chosen[1]) if chosen else []:
+        if inp in shown:
+            counts["secret_samples_skipped"] += 1
+            continue
         counts["secret"] += 1
+        _write_case(root / "data" / "secret", f"{counts['secret']:03d}", inp, ans)
     kit = bundle.kit
     if kit and kit.validator:
         folder = root / "input_validators"
@@ -172,17 +200,18 @@ def package_write(bundle: Bundle, root: Path) -> dict[str, int]:
         folder = root / "output_validator"
         folder.mkdir(exist_ok=True)
         (folder / "validate.py").write_text(OUTPUT_VALIDATOR.format(code=kit.output_judge.code), encoding="utf-8")
-    numbers = {"accepted": 0, "rejected": 0}
+    numbers: dict[str, int] = {}
     for sol in bundle.solutions:
         if sol.role == Solution.Role.ORACLE or sol.gold_verdict == Solution.GoldVerdict.AC:
-            verdict = "accepted"
-        elif sol.gold_verdict in _REJECTED:
-            verdict = "rejected"
+            folder = "accepted"
+        elif sol.gold_verdict in VERDICT_FOLDERS:
+            folder = VERDICT_FOLDERS[sol.gold_verdict]
         else:
             continue
-        numbers[verdict] += 1
-        if _submission(root / "submissions" / verdict, sol, numbers[verdict]):
-            counts[verdict] += 1
+        numbers[folder] = numbers.get(folder, 0) + 1
+        if _submission(root / "submissions" / folder, sol, numbers[folder]):
+            counts["accepted" if folder == "accepted" else "rejected"] += 1
+            counts[f"submissions_{folder}"] = counts.get(f"submissions_{folder}", 0) + 1
         else:
             counts["unsupported_submissions"] += 1
     return counts
@@ -193,10 +222,12 @@ def icpc_export(*, problems: Any, out: Path, limit: int | None = None) -> dict[s
     totals: dict[str, int] = {"problems": 0}
     used: set[str] = set()
     for bundle in bundles(problems, limit=limit):
-        name = slug(f"{bundle.problem.source}-{bundle.problem.pid}")
+        name = shortname(bundle.problem.pid)
+        if name in used:  # the same pid in two sources
+            name = shortname(f"{bundle.problem.source}{bundle.problem.pid}")
         base, n = name, 2
         while name in used:
-            name, n = f"{base}-{n}", n + 1
+            name, n = f"{base}{n}", n + 1
         used.add(name)
         for key, value in package_write(bundle, out / name).items():
             totals[key] = totals.get(key, 0) + value

@@ -4,6 +4,10 @@ A row holds the statement, the limits, the tests (input, output) of the best act
 (generated, else official, else imported, else the public samples), the output judging
 function when the problem needs one (else null: compare tokens), and metadata. Problems
 without any test are left out and counted.
+
+Every row has the same keys and types, with no map columns, so Hugging Face ``datasets``
+loads both files (the parquet and the JSON lines) with the features in SCHEMA. ``id`` is
+``source:pid``, the reference the verification API resolves.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from problems.exporters.bundles import Bundle, bundles, test_bodies
+from problems.exporters.card import card_write
 
 DEFAULT_ORIGINS = ("generated", "official", "imported", "public")
 
@@ -36,7 +41,7 @@ SCHEMA = pa.schema([
         ("url", pa.string()),
         ("difficulty", pa.list_(pa.struct([("source", pa.string()), ("level", pa.string())]))),
         ("tags", pa.list_(pa.string())),
-        ("test_kinds", pa.map_(pa.string(), pa.int64())),
+        ("test_kinds", pa.list_(pa.struct([("kind", pa.string()), ("count", pa.int64())]))),
         ("oracles", pa.int64()),
         # How outputs are compared when there is no judging function: "tokens" or "exact".
         ("comparison", pa.string()),
@@ -44,6 +49,11 @@ SCHEMA = pa.schema([
         ("tests_unverified", pa.bool_()),
     ])),
 ])
+
+
+def problem_ref(problem: Any) -> str:
+    """source:pid, what the verification API and the reward functions take as a problem id."""
+    return f"{problem.source}:{problem.pid}"
 
 
 def training_row(bundle: Bundle, origins: tuple[str, ...] = DEFAULT_ORIGINS) -> dict[str, Any] | None:
@@ -65,7 +75,7 @@ def training_row(bundle: Bundle, origins: tuple[str, ...] = DEFAULT_ORIGINS) -> 
     kit = bundle.kit
     judge = kit.output_judge.code if kit and kit.output_judge and kit.needs_output_judge else None
     return {
-        "id": f"{p.source}/{p.pid}",
+        "id": problem_ref(p),
         "source": p.source,
         "pid": p.pid,
         "title": p.title,
@@ -81,7 +91,7 @@ def training_row(bundle: Bundle, origins: tuple[str, ...] = DEFAULT_ORIGINS) -> 
             "url": p.url,
             "difficulty": [{"source": d.source, "level": d.level} for d in bundle.labels],
             "tags": bundle.tags,
-            "test_kinds": sorted(kinds.items()),
+            "test_kinds": [{"kind": k, "count": n} for k, n in sorted(kinds.items())],
             "oracles": sum(1 for s in bundle.solutions if s.role == "oracle"),
             "comparison": p.comparison,
             "tests_unverified": unverified,
@@ -107,13 +117,13 @@ def training_export(*, problems: Any, out: Path, limit: int | None = None,
             if row is None:
                 counts["without_tests"] += 1
                 continue
-            jsonl.write(json.dumps({**row, "metadata": {**row["metadata"],
-                                                        "test_kinds": dict(row["metadata"]["test_kinds"])}},
-                                   ensure_ascii=False) + "\n")
+            jsonl.write(json.dumps(row, ensure_ascii=False) + "\n")
             rows.append(row)
             counts["problems"] += 1
             counts["tests"] += len(row["tests"])
             if len(rows) >= batch:
                 flush()
         flush()
-    return {**counts, "files": [str(parquet_path), str(jsonl_path)]}
+    card_write(out, kind="training", schema=SCHEMA, files=[parquet_path.name], counts=counts,
+               extra_files=[jsonl_path.name])
+    return {**counts, "files": [str(parquet_path), str(jsonl_path)], "card": str(out / "README.md")}

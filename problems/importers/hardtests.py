@@ -29,6 +29,8 @@ from problems.importers.unpickle import cases_decode
 from problems.models import TestCase
 
 SOURCE = "hardtests"
+# The generator name materialising gives direct (LLM-written) inputs.
+DIRECT_GENERATOR = "LLMGen_input"
 CALL_BASED = "call-based problem (starter code or functional tests)"
 
 # (keys the generator has been published under, the test kind it makes)
@@ -169,20 +171,36 @@ def _suite(row: dict[str, Any], names: dict[str, list[str]], codes: dict[str, st
         group_kind = kind or (TestCase.Kind.STRATIFIED if "gen_stratified_input" in codes.get(keys[0], "")
                               else TestCase.Kind.REGULAR)
         funcs = names.get(keys[0], [])
-        flat = all(isinstance(g, int) and not isinstance(g, bool) for g in groups)
+        flat = all(g is None or (isinstance(g, int) and not isinstance(g, bool)) for g in groups)
         for g, group in enumerate([groups] if flat else groups):
             if not isinstance(group, list):
                 raise RowError(f"tests: mapping.{key}[{g}] must be a list of test indices")
-            for call, index in enumerate(group):
+            # Position in the group is the call (numbered from 1, as materialising numbers them);
+            # a null is a call that left no test.
+            for position, index in enumerate(group):
+                if index is None:
+                    continue
                 if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(tests):
                     raise RowError(f"tests: mapping.{key} refers to test {index!r}, but test_cases has {len(tests)}")
-                generator = "" if flat else (funcs[g] if g < len(funcs) else f"{keys[0]}_{g}")
-                kinds[index] = kinds[index] or (group_kind, generator[:200], call)
+                if flat:
+                    generator = DIRECT_GENERATOR if kind == TestCase.Kind.DIRECT else ""
+                else:
+                    generator = funcs[g] if g < len(funcs) else f"{keys[0]}_{g}"
+                kinds[index] = kinds[index] or (group_kind, generator[:200], position + 1)
     out = []
     for test, info in zip(tests, kinds, strict=True):
         kind, generator, call = info or (TestCase.Kind.IMPORTED, "", None)
         out.append({**test, "kind": kind, "generator": generator, "call_number": call})
     return {"origin": "generated", "tests": out}
+
+
+def _reliability(source: str, label: Any) -> int:
+    """A rank written as a number (this project's export) is kept; a source label is ranked."""
+    if isinstance(label, int) and not isinstance(label, bool) and label > 0:
+        return label
+    if isinstance(label, str) and label.strip().isdigit() and int(label) > 0:
+        return int(label)
+    return reliability_rank(source, label if isinstance(label, str) else None)
 
 
 def hardtests_map(row: dict[str, Any], counters: FormatCounters) -> dict[str, Any]:
@@ -220,7 +238,7 @@ def hardtests_map(row: dict[str, Any], counters: FormatCounters) -> dict[str, An
         source = str(sol.get("source") or SOURCE)
         solutions.append({
             "role": "oracle", "language": language, "code": sol["code"], "source": source[:100],
-            "reliability": reliability_rank(source, sol.get("source_reliability")), "verdict": "AC",
+            "reliability": _reliability(source, sol.get("source_reliability")), "verdict": "AC",
             "note": f"source_reliability: {sol['source_reliability']}"[:500] if sol.get("source_reliability") else "",
         })
     native: dict[str, Any] = {

@@ -29,7 +29,7 @@ from pydantic import (
 )
 
 from problems.importers.base import RowError
-from problems.models import CodeOrigin, Language, Problem, Solution, TestCase, TestSuite
+from problems.models import CodeOrigin, Comparison, Language, Problem, Solution, TestCase, TestSuite
 
 __all__ = ["KIT_KEYS", "NativeRow", "RowError", "kit_parse", "native_row_parse", "native_row_write"]
 
@@ -113,6 +113,8 @@ class TestIn(BodiesIn):
 class SuiteIn(_Model):
     origin: Literal.__getitem__(tuple(c.value for c in TestSuite.Origin))
     tests: list[TestIn] | None = None
+    # a suite built with fewer oracles than HARDTESTS_MIN_ORACLES normally demands
+    unverified: StrictBool | None = None
 
 
 class LabelIn(_Model):
@@ -169,6 +171,7 @@ class RowIn(_Model):
     platform: Text(50) = None
     platform_id: Text(200) = None
     url: Text(500) = None
+    comparison: Choice(Comparison) = None
     time_limit_ms: Annotated[int | None, BeforeValidator(_integral), Field(ge=1, le=600_000)] = None
     memory_limit_mb: Annotated[int | None, BeforeValidator(_integral), Field(ge=1, le=65_536)] = None
     contest_date: Any = None
@@ -268,6 +271,7 @@ def native_row_parse(row: Any) -> NativeRow:
         "platform": parsed.platform or "",
         "platform_id": parsed.platform_id or "",
         "url": parsed.url or "",
+        "comparison": parsed.comparison or Comparison.TOKENS.value,
         "time_limit_ms": 2000 if parsed.time_limit_ms is None else parsed.time_limit_ms,
         "memory_limit_mb": 256 if parsed.memory_limit_mb is None else parsed.memory_limit_mb,
         "contest_date": date,
@@ -292,7 +296,7 @@ def native_row_parse(row: Any) -> NativeRow:
             tests.append({"input": _body(test, "input", where), "output": _body(test, "output", where),
                           "kind": test.kind or TestCase.Kind.IMPORTED.value, "generator": test.generator or "",
                           "call_number": test.call_number})
-        suites.append({"origin": suite.origin, "tests": tests})
+        suites.append({"origin": suite.origin, "tests": tests, "unverified": bool(suite.unverified)})
     return NativeRow(
         data=data,
         kit=_kit_dict(parsed.kit) if parsed.kit is not None else None,

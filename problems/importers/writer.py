@@ -39,8 +39,8 @@ from problems.importers.writer_children import (
 )
 from problems.models import Problem, ProblemAlias
 
-_FIELDS = ("title", "statement", "platform", "platform_id", "url", "time_limit_ms", "memory_limit_mb",
-           "contest_date", "samples", "extra")
+_FIELDS = ("title", "statement", "platform", "platform_id", "url", "comparison", "time_limit_ms",
+           "memory_limit_mb", "contest_date", "samples", "extra")
 
 
 @dataclass

@@ -318,6 +318,7 @@ def suites_write(targets: list[Target]) -> None:
                 test_count=len(suite_data["tests"]), counts_by_kind=dict(sorted(counts.items())),
                 total_bytes=sum(len(_bytes(x["input"])) + len(_bytes(x["output"])) for x in suite_data["tests"]),
                 note=f"imported from {t.parsed.data['source']}:{t.parsed.data['pid']}"[:500], activated_at=now,
+                unverified=bool(suite_data.get("unverified")),
             )
             active[(pk, suite_data["origin"])] = suite
             planned.append((t, suite, suite_data["tests"]))

@@ -112,26 +112,47 @@ _CELL_EMPTY = '<td class="cell v-none">·</td>'
 
 
 @register.simple_tag
-def matrix_body(matrix: Any) -> SafeString:
+def matrix_body(matrix: Any, problem_id: int) -> SafeString:
     """The verdict matrix's <tbody> rows, built in Python: a 100 x 30 table is 3,000 cells,
     too many for the template engine (or format_html) within the page's time budget.
 
     css and glyph come from selectors.VERDICT_STYLE (constants); the verdict and kind strings
-    come from stored rows and are escaped; times and memory are formatted integers.
+    come from stored rows and are escaped; times, memory and ids are formatted integers.
+    Each judged cell links to its detail (input, outputs, diff), which htmx opens in the side panel.
     """
+    base = f"/problems/{int(problem_id)}/verdicts/{int(matrix.suite.pk)}/"
+    solution_ids = [int(c.solution.pk) for c in matrix.columns]
     rows = []
-    for ordinal, kind, _size, cells in matrix.rows:
+    for ordinal, kind, label, cells, row_contradicts in matrix.rows:
         kind_html = html_escape(kind)
-        parts = [f'<tr><th scope="row" class="test-head"><span class="num">{int(ordinal)}</span> '
-                 f'<span class="kind kind-{kind_html}">{html_escape(kind[:4])}</span></th>']
-        for cell in cells:
+        mark = ' class="contradicts"' if row_contradicts else ""
+        flag = ' <span class="gold-flag" title="a program known to be correct fails this test">≠ gold</span>' \
+            if row_contradicts else ""
+        parts = [f'<tr{mark}><th scope="row" class="test-head"><span class="num">{int(ordinal)}</span> '
+                 f'<span class="kind kind-{kind_html}">{html_escape(label)}</span>{flag}</th>']
+        for solution_id, cell in zip(solution_ids, cells, strict=True):
             if cell is None:
                 parts.append(_CELL_EMPTY)
                 continue
-            css, glyph, verdict, time_ms, memory_kb = cell
+            css, glyph, verdict, time_ms, memory_kb, contradicts = cell
             ms = int(time_ms) if isinstance(time_ms, (int, float)) else ""
             mem = kb(int(memory_kb)) if isinstance(memory_kb, (int, float)) else ""
-            parts.append(f'<td class="cell {css}"><b>{glyph}</b> {html_escape(verdict)}<small>{ms} ms · {mem}</small></td>')
+            url = f"{base}{solution_id}/{int(ordinal)}/"
+            extra = " contradicts" if contradicts else ""
+            parts.append(f'<td class="cell {css}{extra}"><a href="{url}" hx-get="{url}" hx-target="#cell-detail" '
+                         f'hx-swap="innerHTML"><b>{glyph}</b> {html_escape(verdict)}<small>{ms} ms · {mem}</small></a></td>')
         parts.append("</tr>")
         rows.append("".join(parts))
     return mark_safe("".join(rows))  # noqa: S308 - constants, integers and html.escape'd strings only
+
+
+@register.filter
+def samples_missing_from_statement(problem: Any) -> bool:
+    """Whether the statement lacks some sample's input (most statements print their samples;
+    showing them again under it is noise)."""
+    statement = " ".join((problem.statement or "").split())
+    for sample in problem.samples or []:
+        text = sample.get("input") if isinstance(sample, dict) else None
+        if isinstance(text, str) and text.strip() and " ".join(text.split()) not in statement:
+            return True
+    return False

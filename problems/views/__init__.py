@@ -1,8 +1,8 @@
 """Pages of the catalogue. One module per screen; templates/problems/ holds pages and _partials."""
 
 from problems.views.downloads import suite_download, test_download
-from problems.views.lists import problem_list
-from problems.views.matrix import problem_judge_all, problem_matrix
+from problems.views.lists import demo_build, problem_list
+from problems.views.matrix import problem_judge_all, problem_matrix, verdict_cell_detail, verdict_output
 from problems.views.problem import (
     problem_detail,
     problem_kit,
@@ -15,5 +15,5 @@ from problems.views.problem import (
 __all__ = [
     "problem_list", "problem_detail", "problem_suite", "suite_compare", "problem_kit",
     "problem_solutions_tab", "solution_code", "problem_matrix", "problem_judge_all", "test_download",
-    "suite_download",
+    "suite_download", "verdict_cell_detail", "verdict_output", "demo_build",
 ]

@@ -20,3 +20,15 @@ def problem_list(request: HttpRequest) -> HttpResponse:
     if htmx_target(request) == "problem-table":
         return render(request, "problems/_problem_table.html", context)
     return render(request, "problems/problem_list.html", context)
+
+
+def demo_build(request: HttpRequest) -> HttpResponse:
+    """The first-run banner, polled; once nothing is being built it answers empty with 286,
+    which removes the banner and stops the polling."""
+    from problems.demo import demo_build_status
+    from problems.views.common import STOP_POLLING
+
+    status = demo_build_status()
+    if status is None:
+        return HttpResponse("", status=STOP_POLLING)
+    return render(request, "problems/_demo_banner.html", {"demo_build": status})

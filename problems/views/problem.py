@@ -6,11 +6,9 @@ from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
-from problems.forms import KitEditForm
-from problems.models import TestCase, TestSuite, Verdict
+from problems.kit_tab import kit_tab_render
+from problems.models import Solution, TestCase, TestSuite, Verdict
 from problems.selectors import (
-    code_versions,
-    kit_versions,
     problem_get,
     problem_solutions,
     problem_suites,
@@ -21,8 +19,6 @@ from problems.selectors import (
 from problems.views.common import htmx_target, render_tab
 
 TESTS_PER_PAGE = 50
-DIRECT_INPUTS_SHOWN = 30
-DIRECT_INPUT_PREVIEW = 400
 
 
 def problem_detail(request: HttpRequest, pk: int) -> HttpResponse:
@@ -43,6 +39,12 @@ def _suite_context(request: HttpRequest, suites: list[TestSuite], suite: TestSui
         context["kind"] = kind
     context["kind_stats"] = suite_kind_stats(suite)
     context["tests_page"] = Paginator(tests, TESTS_PER_PAGE).get_page(request.GET.get("page"))
+    # Oracles by file name and language ("main.cpp · cpp"), not by id.
+    oracle_ids = {t.oracle_id for t in context["tests_page"] if t.oracle_id}
+    context["oracle_names"] = {
+        pk: f"{name or f'solution {pk}'} · {language}"
+        for pk, name, language in Solution.objects.filter(pk__in=oracle_ids).values_list("id", "name", "language")
+    }
     return context
 
 
@@ -74,30 +76,7 @@ def suite_compare(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def problem_kit(request: HttpRequest, pk: int) -> HttpResponse:
-    problem = problem_get(pk)
-    kits = kit_versions(problem)
-    kit = kits[0] if kits else None
-    if request.GET.get("version"):
-        kit = next((k for k in kits if str(k.version) == request.GET["version"]), kit)
-    direct = list(kit.direct_inputs or [])[:DIRECT_INPUTS_SHOWN] if kit else []
-    context = {
-        "kits": kits,
-        "kit": kit,
-        "is_latest_kit": bool(kit and kits and kit.pk == kits[0].pk),
-        "direct_inputs": [
-            (len(s) if isinstance(s, str) else 0, (s if isinstance(s, str) else str(s))[:DIRECT_INPUT_PREVIEW])
-            for s in direct
-        ],
-        "direct_total": len(kit.direct_inputs or []) if kit else 0,
-        **code_versions(problem),
-    }
-    if kit is not None:
-        context["edit_form"] = KitEditForm(initial={
-            "validator_code": kit.validator.code if kit.validator else "",
-            "judge_code": kit.output_judge.code if kit.output_judge else "",
-            "kit_version": kit.version,
-        })
-    return render_tab(request, problem, "kit", "problems/_tab_kit.html", context)
+    return kit_tab_render(request, problem_get(pk), version=request.GET.get("version"))
 
 
 def _solutions_context(problem, suites: list[TestSuite]) -> dict:

@@ -6,10 +6,10 @@ from typing import Any
 
 from django import forms
 from django.contrib.auth import get_user_model
-from django.db.models import Q
 
-from core.permissions import ANNOTATORS, MAINTAINERS
+from core.permissions import ANNOTATORS
 from problems.models import Problem
+from problems.selectors import problem_facets
 from review.models import Study, SuiteLabel, ValidatorLabel, ValidatorReason
 
 FILTER_KEYS = ("source", "platform", "tag", "difficulty", "search", "limit")
@@ -27,24 +27,45 @@ REASON_KEYS = {
 }
 ACTION_KEYS = {
     "submit": "n", "skip": "s", "try": "i", "counterexample": "x", "check": "k", "comment": "c", "help": "?",
+    "missing": "m", "suggest": "g",
 }
 
 
 def annotator_choices() -> Any:
+    """Only people in the annotators group: a maintainer or an admin who is not an annotator
+    never sees the annotation queue, so assigning them items would leave the items unlabelled."""
     User = get_user_model()
-    return User.objects.filter(
-        Q(groups__name__in=[ANNOTATORS, MAINTAINERS]) | Q(is_superuser=True), is_active=True
-    ).distinct().order_by("username")
+    return User.objects.filter(groups__name=ANNOTATORS, is_active=True).distinct().order_by("username")
+
+
+def _filter_choices() -> dict[str, list[Any]]:
+    """What the catalogue holds, for the filter menus (the list page's cached facets plus sources)."""
+    facets = problem_facets()
+    sources = sorted(s for s in Problem.objects.order_by().values_list("source", flat=True).distinct() if s)
+    levels = [(source, [(level, level) for level in found]) for source, found in facets["difficulty"].items()]
+    return {
+        "source": [("", "Any source"), *((s, s) for s in sources)],
+        "platform": [("", "Any platform"), *((p, p) for p in facets["platforms"])],
+        "tag": [("", "Any tag"), *((t, t) for t in facets["tags"])],
+        "difficulty": [("", "Any difficulty"), *levels],
+    }
+
+
+def _with_current(choices: list[Any], current: Any) -> list[Any]:
+    """Keep a stored value that is no longer in the catalogue selectable, so saving does not fail."""
+    flat = {str(k) for k, v in choices if not isinstance(v, list)} | {
+        str(k) for _, v in choices if isinstance(v, list) for k, _ in v}
+    return choices if not current or str(current) in flat else [*choices, (current, current)]
 
 
 class StudyForm(forms.ModelForm):
     annotators = forms.ModelMultipleChoiceField(
         queryset=None, required=False, widget=forms.CheckboxSelectMultiple  # set in __init__
     )
-    filter_source = forms.CharField(required=False, label="Source (dataset)")
-    filter_platform = forms.CharField(required=False, label="Platform")
-    filter_tag = forms.CharField(required=False, label="Tag")
-    filter_difficulty = forms.CharField(required=False, label="Difficulty level")
+    filter_source = forms.ChoiceField(required=False, label="Source (dataset)")
+    filter_platform = forms.ChoiceField(required=False, label="Platform")
+    filter_tag = forms.ChoiceField(required=False, label="Tag")
+    filter_difficulty = forms.ChoiceField(required=False, label="Difficulty level")
     filter_search = forms.CharField(required=False, label="Title or id contains")
     filter_limit = forms.IntegerField(required=False, min_value=1, label="At most this many problems")
     problem_list = forms.CharField(
@@ -63,6 +84,13 @@ class StudyForm(forms.ModelForm):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["annotators"].queryset = annotator_choices()
+        self.fields["overlap"].min_value = 1
+        self.fields["overlap"].widget.attrs["min"] = 1
+        self.fields["overlap"].help_text = "how many annotators label each item; at most the number of annotators chosen"
+        stored = (self.instance.problem_filter or {}) if self.instance.pk else {}
+        for key, choices in _filter_choices().items():
+            self.fields[f"filter_{key}"].choices = _with_current(choices, self.data.get(f"filter_{key}")
+                                                                 or stored.get(key))
         self.fields["seed"].required = False
         self.fields["seed"].help_text = "fixes the item order; left empty, a random seed is drawn"
         study = self.instance if self.instance.pk else None
@@ -98,6 +126,15 @@ class StudyForm(forms.ModelForm):
             "problem_list"
         ].disabled:
             self.add_error("problem_list", "name at least one problem, or select by filter")
+        overlap = data.get("overlap")
+        chosen = len(data.get("annotators") or [])
+        if overlap is not None and overlap < 1:
+            self.add_error("overlap", "Overlap must be at least 1.")
+        elif overlap is not None and chosen and overlap > chosen and not self.fields["overlap"].disabled:
+            self.add_error("overlap", f"Overlap {overlap} needs at least {overlap} annotators; "
+                                      f"{chosen} {'is' if chosen == 1 else 'are'} chosen.")
+        elif overlap is not None and chosen and overlap > chosen:
+            self.add_error("annotators", f"The study's overlap is {overlap}: choose at least {overlap} annotators.")
         return data
 
     def problem_filter(self) -> dict[str, Any]:
@@ -118,6 +155,18 @@ class StudyForm(forms.ModelForm):
                 **({} if seed is None else {"seed": seed}),
             )
         return fields
+
+
+class DraftForm(forms.Form):
+    """What autosave keeps: the label form's fields, unchecked (a draft may be half done)."""
+
+    validator_label = forms.ChoiceField(choices=[("", ""), *ValidatorLabel.choices], required=False)
+    validator_reason = forms.ChoiceField(choices=[("", ""), *ValidatorReason.choices], required=False)
+    counterexample = forms.CharField(required=False, strip=False, max_length=1_000_000)
+    suite_label = forms.ChoiceField(choices=[("", ""), *SuiteLabel.choices], required=False)
+    missing_cases = forms.CharField(required=False, max_length=20_000)
+    suggested_input = forms.CharField(required=False, strip=False, max_length=1_000_000)
+    comment = forms.CharField(required=False, max_length=20_000)
 
 
 class LabelForm(forms.Form):
@@ -156,7 +205,8 @@ class LabelForm(forms.Form):
 class AdjudicationForm(forms.Form):
     validator_label = forms.ChoiceField(choices=[("", "—"), *ValidatorLabel.choices], required=False)
     validator_reason = forms.ChoiceField(choices=[("", "—"), *ValidatorReason.choices], required=False)
-    counterexample = forms.CharField(required=False, strip=False, widget=forms.Textarea(attrs={"rows": 3}))
+    counterexample = forms.CharField(required=False, strip=False,
+                                     widget=forms.Textarea(attrs={"rows": 3, "class": "code-input"}))
     suite_label = forms.ChoiceField(choices=[("", "—"), *SuiteLabel.choices], required=False)
     note = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
 
@@ -170,12 +220,12 @@ class AdjudicationForm(forms.Form):
 
 
 class ValidatorEditForm(forms.Form):
-    code = forms.CharField(strip=False, widget=forms.Textarea(attrs={"rows": 16, "spellcheck": "false"}))
+    code = forms.CharField(strip=False, widget=forms.Textarea(attrs={"rows": 16, "spellcheck": "false", "class": "code-input"}))
     note = forms.CharField(required=False, max_length=500)
 
 
 class InputForm(forms.Form):
     input = forms.CharField(
         strip=False, max_length=1_000_000, label="Input",
-        widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}),
+        widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false", "class": "code-input"}),
     )

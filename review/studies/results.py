@@ -83,10 +83,24 @@ def _question(
         agreement=result,
         pairs=[
             {"first": usernames.get(p.first, p.first), "second": usernames.get(p.second, p.second),
-             "items": p.items, "kappa": p.kappa}
+             "items": p.items, "kappa": p.kappa, **_pair_matrix(table, p.first, p.second, categories)}
             for p in result.pairs
         ],
     )
+
+
+def _pair_matrix(table: dict[int, dict[int, str]], first: Any, second: Any,
+                 categories: tuple[str, ...]) -> dict[str, Any]:
+    """How two annotators' labels cross on the items both labelled: rows are the first one's
+    label, columns the second one's; the diagonal is where they agree."""
+    counts = {(a, b): 0 for a in categories for b in categories}
+    for by in table.values():
+        a, b = by.get(first), by.get(second)
+        if (a, b) in counts:
+            counts[a, b] += 1
+    rows = [(a, [(counts[a, b], a == b) for b in categories]) for a in categories]
+    agree = sum(counts[c, c] for c in categories)
+    return {"categories": categories, "rows": rows, "agree": agree, "shared": sum(counts.values())}
 
 
 def _check(study: Study, viewer: Any) -> None:

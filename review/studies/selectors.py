@@ -132,21 +132,45 @@ class KindGroup:
     label: str
     count: int
     tests: list[TestCase] = field(default_factory=list)
+    page: int = 1
+    pages: int = 1
+
+    @property
+    def first(self) -> int:
+        return (self.page - 1) * PREVIEW_TESTS_PER_KIND + 1 if self.tests else 0
+
+    @property
+    def last(self) -> int:
+        return self.first + len(self.tests) - 1 if self.tests else 0
 
 
-def tests_by_kind(suite: TestSuite | None, per_kind: int = PREVIEW_TESTS_PER_KIND) -> list[KindGroup]:
+def _page_number(value: Any) -> int:
+    try:
+        return max(1, int(value))
+    except (TypeError, ValueError):
+        return 1
+
+
+def tests_by_kind(suite: TestSuite | None, per_kind: int = PREVIEW_TESTS_PER_KIND,
+                  pages: dict[str, Any] | None = None, only: str | None = None) -> list[KindGroup]:
+    """Tests grouped by kind, one page of each (every test reachable by paging a group)."""
     if suite is None:
         return []
     labels = dict(TestCase.Kind.choices)
     counts = dict(suite.tests.values_list("kind").annotate(n=Count("pk")).values_list("kind", "n"))
     groups = []
     for kind in sorted(counts, key=lambda k: KIND_ORDER.index(k) if k in KIND_ORDER else len(KIND_ORDER)):
-        tests = list(suite.tests.filter(kind=kind).order_by("ordinal")[:per_kind])
-        groups.append(KindGroup(kind=kind, label=labels.get(kind, kind), count=counts[kind], tests=tests))
+        if only is not None and kind != only:
+            continue
+        last_page = max(1, -(-counts[kind] // per_kind))
+        page = min(_page_number((pages or {}).get(kind)), last_page)
+        tests = list(suite.tests.filter(kind=kind).order_by("ordinal")[(page - 1) * per_kind : page * per_kind])
+        groups.append(KindGroup(kind=kind, label=labels.get(kind, kind), count=counts[kind], tests=tests,
+                                page=page, pages=last_page))
     return groups
 
 
-def item_page_context(item: StudyItem) -> dict[str, Any]:
+def item_page_context(item: StudyItem, pages: dict[str, Any] | None = None) -> dict[str, Any]:
     problem = item.problem
     return {
         "item": item,
@@ -154,7 +178,7 @@ def item_page_context(item: StudyItem) -> dict[str, Any]:
         "statement_html": markdown_html(problem.statement),
         "guidelines_html": markdown_html(item.study.guidelines),
         "validator_html": highlighted_python(item.validator.code) if item.validator else None,
-        "kind_groups": tests_by_kind(item.suite),
+        "kind_groups": tests_by_kind(item.suite, pages=pages),
     }
 
 
@@ -173,6 +197,28 @@ def study_progress(study: Study) -> dict[str, int]:
         "items_complete": complete,
         "claimed": Annotation.objects.filter(item__study=study, status=Annotation.Status.CLAIMED).count(),
     }
+
+
+def my_progress(study: Study, user: Any) -> tuple[int, int]:
+    """(labelled, reachable) for one annotator: what they submitted, against that plus what they
+    hold and the items still open to them (not yet at the overlap, not touched by them)."""
+    mine = Annotation.objects.filter(item__study=study, annotator=user)
+    done = mine.filter(status=Annotation.Status.SUBMITTED).count()
+    held = mine.filter(status=Annotation.Status.CLAIMED).count()
+    open_items = study.items.filter(claims__lt=study.overlap).exclude(annotations__annotator=user).count()
+    return done, done + held + open_items
+
+
+def my_queues(user: Any) -> list[dict[str, Any]]:
+    """Every open study the annotator labels in, with their progress (the "my queue" page)."""
+    rows = []
+    for study in Study.objects.filter(annotators=user).exclude(status=Study.Status.DRAFT).order_by("-id"):
+        done, total = my_progress(study, user)
+        held = Annotation.objects.filter(item__study=study, annotator=user, status=Annotation.Status.CLAIMED) \
+            .select_related("item").order_by("item__position").first()
+        rows.append({"study": study, "done": done, "total": total, "held": held,
+                     "percent": round(100 * done / total) if total else 0, "remaining": total - done})
+    return rows
 
 
 def my_annotations(study: Study, user: Any) -> list[Annotation]:

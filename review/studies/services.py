@@ -152,6 +152,12 @@ def study_open(*, study: Study) -> Study:
     return study
 
 
+def study_delete_draft(*, study: Study) -> bool:
+    """Delete a study that was never opened (nobody has labelled anything); False otherwise."""
+    deleted, _ = Study.objects.filter(pk=study.pk, status=Study.Status.DRAFT).delete()
+    return bool(deleted)
+
+
 def study_close(*, study: Study) -> Study:
     if not Study.objects.filter(pk=study.pk, status=Study.Status.OPEN).update(
         status=Study.Status.CLOSED, closed_at=timezone.now()
@@ -190,6 +196,20 @@ def _visit_ms(annotation: Annotation, elapsed_ms: int | None) -> int:
     if elapsed_ms is None and annotation.last_viewed_at is not None:
         elapsed_ms = int((timezone.now() - annotation.last_viewed_at).total_seconds() * 1000)
     return max(0, min(elapsed_ms or 0, MAX_VISIT_MS))
+
+
+DRAFT_FIELDS = ("validator_label", "validator_reason", "counterexample", "suite_label", "missing_cases",
+                "suggested_input", "comment")
+
+
+def annotation_draft_save(*, annotation: Annotation, fields: dict[str, str]) -> bool:
+    """Keep what an annotator has typed on an item they hold but have not submitted, so leaving
+    the page loses nothing. Only a claimed annotation takes a draft: a submitted label changes
+    only by submitting again, and results read submitted annotations only."""
+    if annotation.item.study.status != Study.Status.OPEN:
+        return False
+    values = {name: str(fields.get(name) or "") for name in DRAFT_FIELDS}
+    return bool(Annotation.objects.filter(pk=annotation.pk, status=Annotation.Status.CLAIMED).update(**values))
 
 
 def annotation_submit(*, annotation: Annotation, labels: Labels, elapsed_ms: int | None = None) -> Annotation:

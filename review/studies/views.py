@@ -7,54 +7,41 @@ annotator's own row only, and the results, review and export pages check
 
 from __future__ import annotations
 
-from functools import wraps
 from typing import Any
 
 from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseForbidden
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from core.permissions import is_maintainer
-from review.models import Annotation, Study, StudyItem, SuiteAddition, ValidatorTrial
-from review.studies import assignment, results, selectors, services
+from review.models import Annotation, Study, StudyItem, ValidatorTrial
+from review.studies import assignment, selectors, services
 from review.studies.forms import (
     ACTION_KEYS,
     REASON_KEYS,
     SUITE_KEYS,
     VALIDATOR_KEYS,
-    AdjudicationForm,
-    InputForm,
+    DraftForm,
     LabelForm,
     StudyForm,
-    ValidatorEditForm,
+)
+from review.studies.view_helpers import STOP_POLLING, _item, _kind_pages, _study, maintainer_required
+
+# Results, review, adjudication and export live in views_review.py; urls.py reaches them here.
+from review.studies.views_review import (  # noqa: F401
+    adjudicate,
+    export_csv,
+    export_jsonl,
+    review_item,
+    study_results,
+    suite_addition_start,
+    suite_addition_status,
+    validator_edit,
 )
 
-STOP_POLLING = 286
 IDLE_HOURS = 24
-
-
-def maintainer_required(view: Any) -> Any:
-    @wraps(view)
-    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if not is_maintainer(request.user):
-            return HttpResponseForbidden("maintainers only")
-        return view(request, *args, **kwargs)
-
-    return wrapped
-
-
-def _study(request: HttpRequest, pk: int) -> Study:
-    study = get_object_or_404(Study, pk=pk)
-    if not selectors.can_view_study(study, request.user):
-        raise Http404("no such study")  # annotators do not learn which studies exist
-    return study
-
-
-def _item(study: Study, item_pk: int) -> StudyItem:
-    return get_object_or_404(StudyItem.objects.select_related("problem", "validator", "suite", "study"),
-                             pk=item_pk, study=study)
 
 
 def _own_annotation(request: HttpRequest, item: StudyItem) -> Annotation | None:
@@ -137,11 +124,27 @@ def study_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @maintainer_required
 def study_open(request: HttpRequest, pk: int) -> HttpResponse:
     study = get_object_or_404(Study, pk=pk)
+    chosen = study.annotators.count()
+    if study.status == Study.Status.DRAFT and chosen < study.overlap:
+        messages.error(request, f"Overlap {study.overlap} needs at least {study.overlap} annotators; "
+                                f"{chosen} {'is' if chosen == 1 else 'are'} chosen. Edit the study first.")
+        return redirect("studies:detail", pk=pk)
     try:
         study = services.study_open(study=study)
         messages.success(request, f"Study open with {study.items.count()} items.")
     except services.StudyStateError as exc:
         messages.error(request, str(exc))
+    return redirect("studies:detail", pk=pk)
+
+
+@require_POST
+@maintainer_required
+def study_delete(request: HttpRequest, pk: int) -> HttpResponse:
+    study = get_object_or_404(Study, pk=pk)
+    if services.study_delete_draft(study=study):
+        messages.success(request, f"Draft study “{study.name}” deleted.")
+        return redirect("studies:list")
+    messages.error(request, "Only a draft study can be deleted; close it instead.")
     return redirect("studies:detail", pk=pk)
 
 
@@ -179,11 +182,17 @@ def study_release_idle(request: HttpRequest, pk: int) -> HttpResponse:
 # --- labelling --------------------------------------------------------------------------
 
 
+@require_GET
+def my_queue(request: HttpRequest) -> HttpResponse:
+    """An annotator's studies with their progress and where to carry on."""
+    return render(request, "review/studies/my_queue.html", {"queues": selectors.my_queues(request.user)})
+
+
 @require_POST
 def item_next(request: HttpRequest, pk: int) -> HttpResponse:
     study = _study(request, pk)
     if not selectors.can_label(study, request.user):
-        return HttpResponseForbidden("you are not labelling in this study")
+        raise PermissionDenied("you are not labelling in this study")
     return _go_next(request, study)
 
 
@@ -199,7 +208,8 @@ def annotate(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
     if study.status == Study.Status.OPEN:
         services.annotation_view(annotation=annotation)
     form = LabelForm(initial=_initial(annotation), study=study)
-    return render(request, "review/studies/annotate.html", _annotate_context(study, item, annotation, form))
+    return render(request, "review/studies/annotate.html",
+                  _annotate_context(study, item, annotation, form, _kind_pages(request)))
 
 
 def _initial(annotation: Annotation) -> dict[str, Any]:
@@ -208,9 +218,14 @@ def _initial(annotation: Annotation) -> dict[str, Any]:
     return {name: getattr(annotation, name) for name in fields}
 
 
-def _annotate_context(study: Study, item: StudyItem, annotation: Annotation, form: LabelForm) -> dict[str, Any]:
+def _annotate_context(study: Study, item: StudyItem, annotation: Annotation, form: LabelForm,
+                      pages: dict[str, str] | None = None) -> dict[str, Any]:
+    done, total = selectors.my_progress(study, annotation.annotator)
     return {
-        **selectors.item_page_context(item),
+        **selectors.item_page_context(item, pages),
+        "my_done": done,
+        "my_total": total,
+        "my_percent": round(100 * done / total) if total else 0,
         "study": study,
         "annotation": annotation,
         "form": form,
@@ -231,11 +246,11 @@ def _annotate_context(study: Study, item: StudyItem, annotation: Annotation, for
 def label(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
     study = _study(request, pk)
     if not selectors.can_label(study, request.user):
-        return HttpResponseForbidden("you are not labelling in this study")
+        raise PermissionDenied("you are not labelling in this study")
     item = _item(study, item_pk)
     annotation = _own_annotation(request, item)
     if annotation is None or annotation.status == Annotation.Status.SKIPPED:
-        return HttpResponseForbidden("this item is not assigned to you")
+        raise PermissionDenied("this item is not assigned to you")
     form = LabelForm(request.POST, study=study)
     if not form.is_valid():
         context = _annotate_context(study, item, annotation, form)
@@ -250,14 +265,48 @@ def label(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
     return _go_next(request, study)
 
 
+@require_GET
+def item_tests(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
+    """One page of one kind's tests of an item's suite (the annotation and review pages page
+    through every test with it)."""
+    study = _study(request, pk)
+    item = _item(study, item_pk)
+    if not is_maintainer(request.user) and _own_annotation(request, item) is None:
+        raise PermissionDenied("this item is not assigned to you")
+    kind = request.GET.get("kind", "")
+    groups = selectors.tests_by_kind(item.suite, pages={kind: request.GET.get("page")}, only=kind)
+    if not groups:
+        raise Http404("no tests of this kind")
+    return render(request, "review/studies/_kind_group.html",
+                  {"group": groups[0], "study": study, "item": item, "open": True})
+
+
+@require_POST
+def draft(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
+    """Autosave (the annotation page posts here as the annotator types): 204 when kept, 409 when
+    the item is no longer held unsubmitted."""
+    study = _study(request, pk)
+    if not selectors.can_label(study, request.user):
+        raise PermissionDenied("you are not labelling in this study")
+    annotation = _own_annotation(request, _item(study, item_pk))
+    if annotation is None:
+        raise PermissionDenied("this item is not assigned to you")
+    form = DraftForm(request.POST)
+    if not form.is_valid():
+        return HttpResponse("; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()), status=400)
+    if not services.annotation_draft_save(annotation=annotation, fields=form.cleaned_data):
+        return HttpResponse("not saved: the item is submitted, skipped or released", status=409)
+    return HttpResponse(status=204)
+
+
 @require_POST
 def skip(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
     study = _study(request, pk)
     if not selectors.can_label(study, request.user):
-        return HttpResponseForbidden("you are not labelling in this study")
+        raise PermissionDenied("you are not labelling in this study")
     annotation = _own_annotation(request, _item(study, item_pk))
     if annotation is None or annotation.status != Annotation.Status.CLAIMED:
-        return HttpResponseForbidden("you do not hold this item")
+        raise PermissionDenied("you do not hold this item")
     assignment.item_skip(annotation=annotation, elapsed_ms=_elapsed(request) or 0)
     return _go_next(request, study)
 
@@ -266,10 +315,10 @@ def skip(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
 def resume(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
     study = _study(request, pk)
     if not selectors.can_label(study, request.user):
-        return HttpResponseForbidden("you are not labelling in this study")
+        raise PermissionDenied("you are not labelling in this study")
     annotation = _own_annotation(request, _item(study, item_pk))
     if annotation is None:
-        return HttpResponseForbidden("this item is not assigned to you")
+        raise PermissionDenied("this item is not assigned to you")
     if annotation.status == Annotation.Status.SKIPPED and not assignment.item_resume_skipped(annotation=annotation):
         messages.info(request, "Enough people are labelling that item already.")
         return redirect("studies:detail", pk=pk)
@@ -291,7 +340,7 @@ def trial_start(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
     study = _study(request, pk)
     item = _item(study, item_pk)
     if not _may_try(request, item):
-        return HttpResponseForbidden("this item is not assigned to you")
+        raise PermissionDenied("this item is not assigned to you")
     purpose = request.POST.get("purpose", ValidatorTrial.Purpose.TRY)
     if purpose not in ValidatorTrial.Purpose.values:
         purpose = ValidatorTrial.Purpose.TRY
@@ -314,129 +363,3 @@ def trial_status(request: HttpRequest, trial_pk: int) -> HttpResponse:
     if trial.finished:
         response.status_code = STOP_POLLING
     return response
-
-
-# --- results, review, adjudication, export ----------------------------------------------
-
-
-@require_GET
-def study_results(request: HttpRequest, pk: int) -> HttpResponse:
-    study = _study(request, pk)
-    if not selectors.can_see_results(study, request.user):
-        return HttpResponseForbidden("results are hidden until the study closes")
-    context = {"study": study, **results.study_results(study, viewer=request.user),
-               "progress": selectors.study_progress(study)}
-    return render(request, "review/studies/results.html", context)
-
-
-@require_GET
-@maintainer_required
-def review_item(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
-    study = get_object_or_404(Study, pk=pk)
-    item = _item(study, item_pk)
-    return render(request, "review/studies/review_item.html", _review_context(request, study, item))
-
-
-def _review_context(request: HttpRequest, study: Study, item: StudyItem, **forms: Any) -> dict[str, Any]:
-    adjudication = getattr(item, "adjudication", None)
-    initial = {}
-    if adjudication is not None:
-        initial = {k: getattr(adjudication, k) for k in
-                   ("validator_label", "validator_reason", "counterexample", "suite_label", "note")}
-    latest = selectors.latest_validator(item.problem)
-    annotations = list(item.annotations.select_related("annotator").order_by("annotator__username"))
-    return {
-        **selectors.item_page_context(item),
-        "study": study,
-        "annotations": annotations,
-        "adjudication": adjudication,
-        "adjudication_form": forms.get("adjudication_form") or AdjudicationForm(initial=initial),
-        "validator_form": forms.get("validator_form") or ValidatorEditForm(
-            initial={"code": latest.code if latest else "", "note": f"fix from study {study.name}"}
-        ),
-        "latest_validator": latest,
-        "regression_inputs": (latest.regression_inputs if latest else []),
-        "suggested": [a for a in annotations if a.suggested_input],
-        "additions": list(item.suite_additions.select_related("new_suite").order_by("-created_at")[:10]),
-        "input_form": forms.get("input_form") or InputForm(),
-    }
-
-
-@require_POST
-@maintainer_required
-def adjudicate(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
-    study = get_object_or_404(Study, pk=pk)
-    item = _item(study, item_pk)
-    form = AdjudicationForm(request.POST)
-    if not form.is_valid():
-        context = _review_context(request, study, item, adjudication_form=form)
-        return render(request, "review/studies/review_item.html", context, status=422)
-    adjudication = services.adjudication_set(item=item, user=request.user, **form.cleaned_data)
-    note = " The counterexample is now a regression input of the validator." if adjudication.regression_recorded else ""
-    messages.success(request, "Final label saved." + note)
-    return redirect("studies:review_item", pk=pk, item_pk=item_pk)
-
-
-@require_POST
-@maintainer_required
-def validator_edit(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
-    study = get_object_or_404(Study, pk=pk)
-    item = _item(study, item_pk)
-    form = ValidatorEditForm(request.POST)
-    if not form.is_valid():
-        context = _review_context(request, study, item, validator_form=form)
-        return render(request, "review/studies/review_item.html", context, status=422)
-    edit = services.validator_edit(item=item, user=request.user, **form.cleaned_data)
-    messages.success(request, f"Saved validator v{edit.validator.version} (kit v{edit.kit.version}); {edit.message}.")
-    return redirect("studies:review_item", pk=pk, item_pk=item_pk)
-
-
-@require_POST
-@maintainer_required
-def suite_addition_start(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
-    study = get_object_or_404(Study, pk=pk)
-    item = _item(study, item_pk)
-    form = InputForm(request.POST)
-    if not form.is_valid():
-        context = _review_context(request, study, item, input_form=form)
-        return render(request, "review/studies/review_item.html", context, status=422)
-    annotation = item.annotations.filter(pk=request.POST.get("annotation") or 0).first()
-    try:
-        addition = services.suite_addition_start(
-            item=item, user=request.user, text=form.cleaned_data["input"], annotation=annotation
-        )
-    except services.StudyStateError as exc:
-        messages.error(request, str(exc))
-        return redirect("studies:review_item", pk=pk, item_pk=item_pk)
-    if request.htmx:
-        return render(request, "review/studies/_addition.html", {"addition": addition})
-    return redirect(reverse("studies:review_item", kwargs={"pk": pk, "item_pk": item_pk}) + f"#addition-{addition.pk}")
-
-
-@require_GET
-@maintainer_required
-def suite_addition_status(request: HttpRequest, addition_pk: int) -> HttpResponse:
-    addition = get_object_or_404(SuiteAddition.objects.select_related("new_suite", "base_suite"), pk=addition_pk)
-    response = render(request, "review/studies/_addition.html", {"addition": addition})
-    if addition.finished:
-        response.status_code = STOP_POLLING
-    return response
-
-
-def _export(request: HttpRequest, pk: int, body: Any, content_type: str, ext: str) -> HttpResponse:
-    study = _study(request, pk)
-    if not selectors.can_see_results(study, request.user):
-        return HttpResponseForbidden("results are hidden until the study closes")
-    response = HttpResponse(body(study, viewer=request.user), content_type=content_type)
-    response["Content-Disposition"] = f'attachment; filename="study-{study.pk}-labels.{ext}"'
-    return response
-
-
-@require_GET
-def export_csv(request: HttpRequest, pk: int) -> HttpResponse:
-    return _export(request, pk, results.export_csv, "text/csv; charset=utf-8", "csv")
-
-
-@require_GET
-def export_jsonl(request: HttpRequest, pk: int) -> HttpResponse:
-    return _export(request, pk, results.export_jsonl, "application/x-ndjson; charset=utf-8", "jsonl")

@@ -22,4 +22,46 @@
     var message = button && button.getAttribute("data-confirm");
     if (message && !window.confirm(message)) event.preventDefault();
   });
+
+  // A refused htmx request must never leave the previous result on screen (a 3 MB input refused
+  // with 400 used to keep showing the last "accepts"). A partial answer (422 with the form and
+  // its errors, a short reason) is swapped in like a success; a full error page or a network
+  // failure becomes a one-line reason in the target instead.
+  function refusal(target, text) {
+    if (!target) return;
+    var p = document.createElement("p");
+    p.className = "trial refused error";
+    p.setAttribute("role", "alert");
+    p.textContent = text;
+    target.replaceChildren(p);
+  }
+  var REASONS = {
+    400: "the request was refused as malformed or too large (requests over 2.5 MB are refused)",
+    403: "you are not allowed to do this",
+    404: "it no longer exists",
+    409: "it changed meanwhile; reload the page",
+    413: "the request is too large",
+    429: "too many requests; wait a moment",
+    500: "the server failed; try again",
+    502: "the server is unreachable; try again",
+    503: "a service is unavailable; try again"
+  };
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var xhr = event.detail.xhr;
+    if (!xhr || xhr.status < 400) return;
+    var body = xhr.responseText || "";
+    if (/<html[\s>]/i.test(body) || !body.trim()) {
+      event.detail.shouldSwap = false;
+      refusal(event.detail.target, "Refused (" + xhr.status + "): " + (REASONS[xhr.status] || xhr.statusText || "error") + ".");
+    } else if (/</.test(body)) {
+      event.detail.shouldSwap = true;
+      event.detail.isError = false;
+    } else {
+      event.detail.shouldSwap = false;
+      refusal(event.detail.target, "Refused (" + xhr.status + "): " + body.trim().slice(0, 500));
+    }
+  });
+  document.addEventListener("htmx:sendError", function (event) {
+    refusal(event.detail.target, "Not sent: the server did not answer. Check the connection and try again.");
+  });
 })();

@@ -106,6 +106,45 @@
     }
   }
 
+  // Drafts: what is typed is posted to the server (debounced, and once more when leaving the
+  // page), so navigating away loses nothing; the page restores it from the annotation row.
+  function setupDrafts(form) {
+    const url = form.getAttribute("data-draft-url");
+    if (!url) return;
+    const status = document.getElementById("draft-status");
+    let timer = null;
+    let dirty = false;
+    function show(text) { if (status) status.textContent = text; }
+    function save() {
+      timer = null;
+      if (!dirty) return;
+      dirty = false;
+      fetch(url, { method: "POST", body: new FormData(form), credentials: "same-origin" })
+        .then(function (response) {
+          if (response.status === 204) {
+            show("Draft saved at " + new Date().toLocaleTimeString() + ".");
+          } else {
+            return response.text().then(function (text) { show("Draft not saved: " + text); });
+          }
+        })
+        .catch(function () { dirty = true; show("Draft not saved: the server did not answer; retrying."); schedule(); });
+    }
+    function schedule() {
+      if (timer !== null) clearTimeout(timer);
+      timer = setTimeout(save, 700);
+    }
+    function changed() { dirty = true; schedule(); }
+    form.addEventListener("input", changed);
+    form.addEventListener("change", changed);
+    window.addEventListener("pagehide", function () {
+      if (dirty && navigator.sendBeacon) {
+        dirty = false;
+        navigator.sendBeacon(url, new FormData(form));
+      }
+    });
+    form.addEventListener("submit", function () { dirty = false; if (timer !== null) clearTimeout(timer); });
+  }
+
   function init() {
     typesetMath();
     refreshConditional();
@@ -115,6 +154,7 @@
     document.addEventListener("keydown", onKey);
     const form = document.getElementById("label-form");
     if (form) {
+      setupDrafts(form);
       form.addEventListener("submit", function () {
         const field = document.getElementById("elapsed-ms");
         if (field) field.value = String(elapsedMs());

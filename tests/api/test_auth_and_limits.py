@@ -164,7 +164,7 @@ def test_openapi_schema_is_served_without_a_token():
     schema = Client().get("/api/v1/openapi.json").json()
     assert set(schema["paths"]) == {
         "/api/v1/verify", "/api/v1/verify/batch", "/api/v1/jobs/{job_id}",
-        "/api/v1/problems", "/api/v1/problems/{pid}", "/api/v1/problems/{pid}/suite",
+        "/api/v1/problems", "/api/v1/problems/{pid}", "/api/v1/problems/{pid}/suite", "/api/v1/openrlhf/reward",
     }
     assert schema["components"]["securitySchemes"]["TokenAuth"]["scheme"] == "bearer"
 

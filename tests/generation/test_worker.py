@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from generation.models import FailureReason, GenerationRun
-from generation.runs import sweep_stale_runs
+from generation.runs import stale_runs_sweep
 from generation.services import generation_run_cancel, generation_run_start
 from problems.models import TestSuite
 from problems.services import NewTest, suite_activate, suite_add_tests, suite_create
@@ -117,12 +117,12 @@ def test_a_killed_worker_is_noticed_by_the_sweeper(fake_llm: FakeLLM, worker, se
     run = generation_run_start(problem=problem, mode=GenerationRun.Mode.FROM_SCRATCH)
     proc = worker()
     wait_for(lambda: fake_llm.requests and status_of(run) == GenerationRun.Status.RUNNING, what="the LLM call")
-    assert sweep_stale_runs() == 0  # alive: its job is started and its heartbeat fresh
+    assert stale_runs_sweep() == 0  # alive: its job is started and its heartbeat fresh
     os.killpg(proc.pid, signal.SIGKILL)  # the worker and its work horse, with no chance to record anything
     proc.wait(timeout=10)
     settings.HARDTESTS_RUN_STALE_S = 1.0
     time.sleep(1.5)
-    assert sweep_stale_runs() == 1
+    assert stale_runs_sweep() == 1
     run.refresh_from_db()
     assert run.status == GenerationRun.Status.FAILED and run.failure_reason == FailureReason.WORKER_DIED
     earlier.refresh_from_db()

@@ -115,7 +115,9 @@ def test_training_rows_have_tests_judge_and_metadata(tmp_path):
     assert watermelon["tests"][0] == {"input": "8\n", "output": "YES\n"}
     assert watermelon["output_judging_function"].startswith("def output_judging_function")
     assert watermelon["metadata"]["platform_id"] == "codeforces:4A"
-    assert watermelon["metadata"]["test_kinds"] == {"direct": 1, "stratified": 2}
+    # A list of (kind, count), not a map: datasets has no map type, and every row has the same keys.
+    assert watermelon["metadata"]["test_kinds"] == [{"kind": "direct", "count": 1}, {"kind": "stratified", "count": 2}]
+    assert watermelon["id"] == "codecontests:4_A. Watermelon"
     sum_two = next(r for r in table if r["pid"] == "sum-two")
     assert sum_two["output_judging_function"] is None and sum_two["time_limit_ms"] == 1500
 
@@ -124,8 +126,8 @@ def test_training_rows_have_tests_judge_and_metadata(tmp_path):
 def test_icpc_packages_have_the_package_layout(tmp_path):
     _catalogue()
     icpc_export(problems=problems_select(["pid=sum-two", "pid=4_A. Watermelon"])[0], out=tmp_path)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["codecontests-4-a-watermelon", "native-sum-two"]
-    pkg = tmp_path / "native-sum-two"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["4awatermelon", "sumtwo"]
+    pkg = tmp_path / "sumtwo"
     yaml = (pkg / "problem.yaml").read_text()
     meta = _yaml_load(yaml)
     assert meta["problem_format_version"] == "2023-07-draft" and meta["type"] == "pass-fail"
@@ -136,11 +138,15 @@ def test_icpc_packages_have_the_package_layout(tmp_path):
     assert (pkg / "data" / "secret" / "003.ans").read_text() == "7\n"
     assert (pkg / "data" / "secret" / "004.in").read_bytes() == b"\xff\xfe"
     assert [p.name for p in (pkg / "submissions" / "accepted").iterdir()] == ["oracle-001.py"]
-    assert [p.name for p in (pkg / "submissions" / "rejected").iterdir()] == ["candidate-001.cpp"]
+    # By gold verdict, so problemtools checks the verdict (it never runs rejected/).
+    assert sorted(p.name for p in (pkg / "submissions").iterdir()) == ["accepted", "wrong_answer"]
+    assert [p.name for p in (pkg / "submissions" / "wrong_answer").iterdir()] == ["candidate-001.cpp"]
     assert not (pkg / "output_validator").exists()
+    assert meta["license"] == "unknown" and "hardtests_web:native:sum-two" in meta["keywords"]
+    assert yaml.startswith('# hardtests_web problem "native:sum-two"')
     ast.parse((pkg / "input_validators" / "validate.py").read_text())
 
-    melon = tmp_path / "codecontests-4-a-watermelon"
+    melon = tmp_path / "4awatermelon"
     melon_meta = _yaml_load((melon / "problem.yaml").read_text())
     # 2023-07-draft: a custom output validator is declared by its folder, not by a key.
     assert "validation" not in melon_meta and melon_meta["uuid"] != meta["uuid"]
@@ -150,8 +156,12 @@ def test_icpc_packages_have_the_package_layout(tmp_path):
     accepted = sorted(p.name for p in (melon / "submissions" / "accepted").iterdir())
     assert accepted == ["oracle-001.cpp", "oracle-002", "oracle-004.py"]  # python2 is left out; Java in a folder
     assert (melon / "submissions" / "accepted" / "oracle-002" / "Main.java").exists()
+    # CodeContests only says "incorrect": no verdict to check, so rejected/.
     assert [p.name for p in (melon / "submissions" / "rejected").iterdir()] == ["candidate-001.py"]
-    assert len(list((melon / "data" / "secret").glob("*.in"))) == 3  # the generated suite
+    # The generated suite (3 tests) less the one that is the sample: samples are not repeated in secret.
+    samples = {p.read_bytes() for p in (melon / "data" / "sample").glob("*.in")}
+    secret = {p.read_bytes() for p in (melon / "data" / "secret").glob("*.in")}
+    assert len(secret) == 2 and not samples & secret
 
 
 @pytest.mark.django_db
@@ -163,7 +173,7 @@ def test_icpc_input_validator_exits_42_or_43_in_the_sandbox(tmp_path):
         pytest.skip(str(exc))
     dataset_import(format_name="native", paths=[str(FIXTURES / "native.jsonl")])
     icpc_export(problems=problems_select(["pid=sum-two"])[0], out=tmp_path)
-    wrapper = (tmp_path / "native-sum-two" / "input_validators" / "validate.py").read_text()
+    wrapper = (tmp_path / "sumtwo" / "input_validators" / "validate.py").read_text()
     program = sb.compile("python3", wrapper)
     results = sb.run(program, ["1 2\n", "99999999999 1\n", "not numbers\n"], sandbox.Limits(time_s=5))
     assert [r.exit_code for r in results] == [42, 43, 43]
@@ -184,9 +194,9 @@ def _run_validator(script: Path, stdin: bytes, *args: Path) -> int:
 def test_icpc_validators_exit_42_or_43_when_run_as_the_package_runs_them(tmp_path):
     _catalogue()
     icpc_export(problems=problems_select(["pid=sum-two", "pid=4_A. Watermelon"])[0], out=tmp_path / "out")
-    melon, plain = tmp_path / "out" / "codecontests-4-a-watermelon", tmp_path / "out" / "native-sum-two"
+    melon, plain = tmp_path / "out" / "4awatermelon", tmp_path / "out" / "sumtwo"
     judged = melon / "output_validator" / "validate.py"
-    case, answer = melon / "data" / "secret" / "001.in", melon / "data" / "secret" / "001.ans"
+    case, answer = melon / "data" / "sample" / "001.in", melon / "data" / "sample" / "001.ans"
     assert case.read_bytes() == b"8\n" and answer.read_bytes() == b"YES\n"
 
     def judge(team_output: bytes) -> tuple[int, str]:

@@ -46,8 +46,9 @@ def test_hardtests_rows_arrive_with_ranks_kit_mapping_and_suites():
     assert kit.extra["nesting"] == "flat"
     suite = p.suites.get(origin="generated", status="active")
     tests = list(suite.tests.order_by("ordinal").values_list("kind", "generator", "call_number"))
-    assert tests == [("direct", "", 0), ("direct", "", 1), ("regular", "gen_range_based_input", 0),
-                     ("regular", "gen_range_based_input", 1), ("hacking", "gen_hacking_input_sum_limit", 0)]
+    # Call numbers from 1 and direct tests named LLMGen_input, as materialising numbers and names them.
+    assert tests == [("direct", "LLMGen_input", 1), ("direct", "LLMGen_input", 2), ("regular", "gen_range_based_input", 1),
+                     ("regular", "gen_range_based_input", 2), ("hacking", "gen_hacking_input_sum_limit", 1)]
     assert blob_text(suite.tests.get(ordinal=4).output_sha256) == ":(\n"
     assert p.suites.get(origin="public").test_count == 1
     mirror = Problem.objects.get(pid="luogu_CF4A")
@@ -56,7 +57,8 @@ def test_hardtests_rows_arrive_with_ranks_kit_mapping_and_suites():
     kit = mirror.kits.get()
     assert kit.extra["nesting"] == "input_generation" and kit.output_judge is not None
     kinds = list(mirror.suites.get(origin="generated").tests.order_by("ordinal").values_list("kind", "generator"))
-    assert kinds == [("direct", ""), ("stratified", "gen_stratified_input_yes"), ("stratified", "gen_stratified_input_no")]
+    assert kinds == [("direct", "LLMGen_input"), ("stratified", "gen_stratified_input_yes"),
+                     ("stratified", "gen_stratified_input_no")]
 
 
 def test_codecontests_rows_make_three_suites_and_map_languages():

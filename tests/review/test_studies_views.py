@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 
 import pytest
 from django.test import Client
@@ -217,19 +218,23 @@ def test_csrf_is_required_for_posts(world):
 
 
 def test_maintainer_creates_edits_and_opens_a_study_in_the_ui():
-    m, a = maintainer(), annotator("alice")
+    m, a, b = maintainer(), annotator("alice"), annotator("bob")
     problems = [make_problem(), make_problem()]
     client = _client(m)
     assert client.get(reverse("studies:create")).status_code == 200
-    response = client.post(reverse("studies:create"), {
+    data = {
         "name": "Pilot", "guidelines": "Be *careful*", "questions": "both", "selection": "list",
         "problem_list": f"{problems[0].pid}\n{problems[1].pk}\n", "overlap": 2, "seed": 5,
         "annotators": [a.pk],
-    })
+    }
+    refused = client.post(reverse("studies:create"), data)
+    assert refused.status_code == 200 and "Overlap 2 needs at least 2 annotators; 1 is chosen." in refused.content.decode()
+    assert not Study.objects.exists()
+    response = client.post(reverse("studies:create"), {**data, "annotators": [a.pk, b.pk]})
     assert response.status_code == 302, response.content.decode()[:2000]
     study = Study.objects.get(name="Pilot")
     assert study.status == Study.Status.DRAFT and study.seed == 5
-    assert set(study.problems.all()) == set(problems) and list(study.annotators.all()) == [a]
+    assert set(study.problems.all()) == set(problems) and list(study.annotators.order_by("username")) == [a, b]
     assert client.get(reverse("studies:edit", args=[study.pk])).status_code == 200
     response = client.post(reverse("studies:edit", args=[study.pk]), {
         "name": "Pilot 2", "guidelines": "", "questions": "validator", "selection": "list",
@@ -249,6 +254,25 @@ def test_maintainer_creates_edits_and_opens_a_study_in_the_ui():
     assert "Close the study" in detail
     released = client.post(reverse("studies:release_idle", args=[study.pk]), follow=True)
     assert "Released 0 items" in released.content.decode()
+
+
+def test_overlap_zero_is_a_form_error_not_a_database_error():
+    a = annotator("alice")
+    response = _client(maintainer()).post(reverse("studies:create"), {
+        "name": "x", "questions": "both", "selection": "filter", "overlap": 0, "annotators": [a.pk],
+    })
+    assert response.status_code == 200 and "Overlap must be at least 1." in response.content.decode()
+    assert not Study.objects.exists()
+
+
+def test_study_form_lists_only_annotators_and_offers_filters_as_choices():
+    m, a = maintainer("boss"), annotator("alice")
+    make_problem()
+    html = _client(m).get(reverse("studies:create")).content.decode()
+    annotators = html.split("<legend>Annotators</legend>")[1].split("</fieldset>")[0]
+    assert "alice" in annotators and "boss" not in annotators and a.pk
+    assert '<select name="filter_platform"' in html and '<option value="" selected>Any platform</option>' in html
+    assert '<select name="filter_tag"' in html and '<select name="filter_source"' in html
 
 
 def test_unknown_problem_in_the_list_is_a_form_error():
@@ -336,6 +360,13 @@ def test_results_page_shows_rates_agreement_and_disagreements(world):
     assert "Fleiss" in page and "Krippendorff" in page and "Cohen" in page and "alice × bob" in page
     assert "undefined" in page  # everyone said "complete": the suite statistics are undefined
     assert page.count("Review &amp; adjudicate") >= 2
+    # One agreement matrix per pair and question: alice said correct and bob incorrect on both items.
+    assert "alice × bob: agree on 0 of 2" in page and "alice × bob: agree on 2 of 2" in page
+    validator_matrix = page.split("alice × bob: agree on 0 of 2")[1].split("</table>")[0]
+    cells = [int(n) for n in re.findall(r'<td class="num[^"]*">(\d+)</td>', validator_matrix)]
+    assert sorted(cells, reverse=True)[:1] == [2] and sum(cells) == 2
+    assert '<td class="num disagree">2</td>' in validator_matrix
+    assert "How to read κ and α" in page and "0.6–0.8 substantial" in page
 
 
 def test_adjudication_keeps_labels_and_records_a_regression_input(world):
@@ -391,7 +422,7 @@ def test_validator_edit_from_an_item_makes_new_versions_and_rematerialises(world
                         lambda *, problem, user: calls.append((problem, user)) or (None, "queued"))
     study, m = world["study"], world["m"]
     item = study.items.first()
-    code = "def validate_input(s):\n    return False\n"
+    code = "def validate_input(s):\n    return len(s) > 0\n"  # accepts the samples (the edit is checked)
     response = _client(m).post(reverse("studies:validator_edit", args=[study.pk, item.pk]),
                                {"code": code, "note": "tighten"})
     assert response.status_code == 302
@@ -441,3 +472,121 @@ def test_admin_pages_of_every_study_model_load(world, admin_client):
         obj = model.objects.first()
         url = reverse(f"admin:{meta.app_label}_{meta.model_name}_change", args=[obj.pk])
         assert admin_client.get(url).status_code == 200, url
+
+
+def test_annotator_gets_a_styled_403_and_unknown_pages_a_styled_404():
+    client = _client(annotator("alice"))
+    response = client.get(reverse("studies:create"))
+    html = response.content.decode()
+    assert response.status_code == 403 and "<html" in html and "This page is for maintainers." in html
+    missing = client.get("/problems/999999/")
+    assert missing.status_code == 404 and "<html" in missing.content.decode()
+    assert "Nothing here" in missing.content.decode()
+
+
+def test_draft_study_can_be_deleted_but_an_open_one_cannot(world):
+    m = world["m"]
+    client = _client(m)
+    draft = Study.objects.create(name="Scratch", created_by=m)
+    response = client.post(reverse("studies:delete", args=[draft.pk]), follow=True)
+    assert "Draft study “Scratch” deleted." in response.content.decode()
+    assert not Study.objects.filter(pk=draft.pk).exists()
+    opened = world["study"]
+    response = client.post(reverse("studies:delete", args=[opened.pk]), follow=True)
+    assert "Only a draft study can be deleted" in response.content.decode()
+    assert Study.objects.filter(pk=opened.pk).exists()
+    assert _client(annotator("bob")).post(reverse("studies:delete", args=[opened.pk])).status_code == 403
+
+
+def test_opening_a_draft_with_fewer_annotators_than_the_overlap_is_refused(world):
+    m = world["m"]
+    draft = Study.objects.create(name="Thin", created_by=m, overlap=3)
+    draft.annotators.add(annotator("solo"))
+    response = _client(m).post(reverse("studies:open", args=[draft.pk]), follow=True)
+    assert "Overlap 3 needs at least 3 annotators; 1 is chosen." in response.content.decode()
+    draft.refresh_from_db()
+    assert draft.status == Study.Status.DRAFT
+
+
+def test_draft_is_kept_on_the_server_and_restored_on_return(world):
+    study, alice = world["study"], world["alice"]
+    client = _client(alice)
+    annotation = assignment.item_next(study=study, user=alice)
+    url = reverse("studies:draft", args=[study.pk, annotation.item_id])
+    response = client.post(url, {"validator_label": "incorrect", "validator_reason": "wrong_bound",
+                                 "counterexample": "-5 3", "comment": "half-typed thought"})
+    assert response.status_code == 204
+    annotation.refresh_from_db()
+    assert annotation.status == Annotation.Status.CLAIMED  # a draft is not a submission
+    assert (annotation.validator_label, annotation.comment) == ("incorrect", "half-typed thought")
+    html = client.get(reverse("studies:annotate", args=[study.pk, annotation.item_id])).content.decode()
+    assert "half-typed thought" in html and 'value="incorrect" data-shortcut="2" checked' in html
+    assert f'data-draft-url="{url}"' in html
+    # Someone outside the study cannot write into alice's item (nor learn the study exists).
+    assert _client(world["carol"]).post(url, {"comment": "x"}).status_code == 404
+    annotation.refresh_from_db()
+    assert annotation.comment == "half-typed thought"
+
+
+def test_draft_of_a_submitted_label_is_refused(world):
+    study, bob = world["study"], world["bob"]
+    annotation = _bob_labels(study, bob)
+    url = reverse("studies:draft", args=[study.pk, annotation.item_id])
+    response = _client(bob).post(url, {"comment": "overwrite"})
+    assert response.status_code == 409
+    annotation.refresh_from_db()
+    assert annotation.comment == SECRET_COMMENT
+
+
+def test_my_queue_and_progress_bar_count_what_is_open_to_the_annotator(world):
+    study, alice = world["study"], world["alice"]
+    client = _client(alice)
+    html = client.get(reverse("studies:queue")).content.decode()
+    assert study.name in html and "0 of 2 labelled" in html and "Label the next item" in html
+    annotation = assignment.item_next(study=study, user=alice)
+    page = client.get(reverse("studies:annotate", args=[study.pk, annotation.item_id])).content.decode()
+    assert "You have labelled <strong>0</strong> of <strong>2</strong> items open to you (0%)" in page
+    html = client.get(reverse("studies:queue")).content.decode()
+    assert f"Carry on with item {annotation.item.position + 1}" in html
+
+
+def test_every_test_of_the_suite_is_reachable_by_paging(world):
+    from problems.models import TestCase
+    from problems.services import NewTest, suite_activate, suite_add_tests, suite_create
+    from review.studies.selectors import PREVIEW_TESTS_PER_KIND
+
+    study, alice = world["study"], world["alice"]
+    annotation = assignment.item_next(study=study, user=alice)
+    item = annotation.item
+    suite = suite_create(problem=item.problem, origin="generated")
+    n = PREVIEW_TESTS_PER_KIND * 2 + 3
+    suite_add_tests(suite=suite, tests=[NewTest(input=f"{i}\n", output=f"out{i}\n", kind=TestCase.Kind.HACKING,
+                                                generator="gen_hacking_input_x", call_number=i) for i in range(n)])
+    suite_activate(suite=suite)
+    item.suite = suite
+    item.save()
+    client = _client(alice)
+    url = reverse("studies:item_tests", args=[study.pk, item.pk])
+    seen = set()
+    for page in (1, 2, 3):
+        html = client.get(url, {"kind": "hacking", "page": page}).content.decode()
+        seen |= {i for i in range(n) if f">out{i}\n</pre>" in html}
+    assert seen == set(range(n))
+    assert "Page 3 of 3" in html
+    page = client.get(reverse("studies:annotate", args=[study.pk, item.pk]), {"page_hacking": 3}).content.decode()
+    assert f">out{n - 1}\n</pre>" in page
+
+
+def test_validator_edit_from_an_item_is_checked_before_saving(world):
+    study, m = world["study"], world["m"]
+    item = study.items.order_by("position").first()
+    before = InputValidator.objects.filter(problem=item.problem).count()
+    url = reverse("studies:validator_edit", args=[study.pk, item.pk])
+    response = _client(m).post(url, {"code": "def check(s):\n    return True\n", "note": ""})
+    assert response.status_code == 422
+    assert "Validator: defines no top-level function validate_input()" in response.content.decode()
+    response = _client(m).post(url, {"code": InputValidator.objects.filter(problem=item.problem).order_by("-version").first().code,
+                                     "note": ""},
+                               follow=True)
+    assert "Nothing changed" in response.content.decode()
+    assert InputValidator.objects.filter(problem=item.problem).count() == before

@@ -67,7 +67,7 @@ def test_suite_tab_groups_tests_by_kind_with_previews_and_versions(user_client: 
 def test_suite_tests_partial_filters_by_kind(user_client: Client, world: World) -> None:
     url = f"/problems/{world.problem.pk}/suite/?suite={world.suite.pk}&kind=regular"
     html = user_client.get(url, **htmx("suite-tests")).content.decode()
-    assert html.lstrip().startswith('<section id="suite-tests">')
+    assert html.lstrip().startswith('<section id="suite-tests" class="wrap-on">')
     assert html.count('class="kind kind-regular"') == 3 and "kind-hacking" not in html
 
 

@@ -4,13 +4,20 @@
 problem (pid, run, status, failure_reason, suite_version, counts). Without it the runs are
 queued on the `generation` queue and a progress bar follows them until they end
 (--no-wait only queues). The bulk form (--source / --platform / --missing / --limit,
-without PIDs) selects problems from the catalogue.
+without PIDs) selects problems from the catalogue. A problem with an open run is not
+queued again; the command says so.
+
+--campaign NAME makes (or extends and resumes) a campaign over the selection: one run per
+problem through the LLM stage (`manage.py llm_worker`) and the `sandbox` queue, with
+totals, a cost cap (--cost-cap USD) and a page. It prints one JSON object and returns;
+--pause / --resume / --cancel / --status act on an existing campaign.
 """
 
 from __future__ import annotations
 
 import json
 import time
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -65,10 +72,15 @@ class Command(BaseCommand):
         bulk.add_argument("--missing", action="store_true", help="only problems without an active generated suite")
         bulk.add_argument("--limit", type=int, default=None, help="at most this many problems")
         parser.add_argument("--no-wait", action="store_true", help="queue the runs and return")
+        camp = parser.add_argument_group("campaigns")
+        camp.add_argument("--campaign", default=None, metavar="NAME",
+                          help="make or extend the campaign NAME over the selection (prints JSON)")
+        camp.add_argument("--cost-cap", default=None, metavar="USD", help="pause the campaign once it cost this much")
+        for action in ("pause", "resume", "cancel", "status"):
+            camp.add_argument(f"--{action}", action="store_true", help=f"{action} the campaign NAME")
 
-    def _select(self, options: dict[str, Any]) -> list[Problem]:
-        if options["pids"]:
-            return problems_by_pid(options["pids"], options["source"])
+    def _query(self, options: dict[str, Any]) -> Any:
+        """The bulk selection as a queryset (sliced when --limit is given)."""
         if not (options["source"] or options["platform"] or options["missing"] or options["limit"]):
             raise CommandError("name problem ids, or select in bulk with --source/--platform/--missing/--limit")
         query = Problem.objects.all()
@@ -83,12 +95,31 @@ class Command(BaseCommand):
             if options["limit"] < 1:
                 raise CommandError("--limit must be at least 1")
             query = query[: options["limit"]]
-        problems = list(query)
+        return query
+
+    def _select(self, options: dict[str, Any]) -> list[Problem]:
+        if options["pids"]:
+            return problems_by_pid(options["pids"], options["source"])
+        problems = list(self._query(options))
         if not problems:
             raise CommandError("no problem matches the selection")
         return problems
 
+    def _select_ids(self, options: dict[str, Any]) -> list[int]:
+        # Ids only: a campaign may select the whole catalogue (statements stay in the database).
+        if options["pids"]:
+            return [p.pk for p in problems_by_pid(options["pids"], options["source"])]
+        ids = list(self._query(options).values_list("pk", flat=True))
+        if not ids:
+            raise CommandError("no problem matches the selection")
+        return ids
+
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["campaign"] is not None:
+            self._campaign(options)
+            return
+        if any(options[a] for a in ("pause", "resume", "cancel", "status")) or options["cost_cap"]:
+            raise CommandError("--pause/--resume/--cancel/--status/--cost-cap need --campaign NAME")
         problems = self._select(options)
         mode = GenerationRun.Mode.FROM_KIT if options["from_kit"] else GenerationRun.Mode.FROM_SCRATCH
         if options["model"] is not None and not options["model"].strip():
@@ -104,9 +135,75 @@ class Command(BaseCommand):
             generation_run_start(problem=p, mode=mode, model_name=options["model"], judge_candidates=options["judge"])
             for p in problems
         ]
-        self.stdout.write(f"queued {len(runs)} generation run(s) on the generation queue")
+        fresh = [r for r in runs if r.created]
+        self.stdout.write(f"queued {len(fresh)} generation run(s) on the generation queue")
+        for run in runs:
+            if not run.created:
+                self.stdout.write(f"{run.problem.pid}: not queued again, run #{run.pk} is already {run.status}")
         if not options["no_wait"]:
             self._follow([r.pk for r in runs])
+
+    def _campaign(self, options: dict[str, Any]) -> None:
+        from generation.campaigns.selectors import campaign_summary
+        from generation.campaigns.services import (
+            campaign_cancel,
+            campaign_create,
+            campaign_pause,
+            campaign_resume,
+        )
+        from generation.models import Campaign
+
+        name = options["campaign"].strip()
+        if not name:
+            raise CommandError("--campaign needs a name")
+        cap = None
+        if options["cost_cap"] is not None:
+            try:
+                cap = Decimal(options["cost_cap"])
+            except InvalidOperation:
+                raise CommandError(f"--cost-cap must be a number of USD, got {options['cost_cap']!r}") from None
+            if cap < 0:
+                raise CommandError("--cost-cap must not be negative")
+        actions = [a for a in ("pause", "resume", "cancel", "status") if options[a]]
+        if len(actions) > 1:
+            raise CommandError("choose one of --pause/--resume/--cancel/--status")
+        if actions:
+            campaign = Campaign.objects.filter(name=name).first()
+            if campaign is None:
+                raise CommandError(f"no campaign named {name!r}")
+            action = actions[0]
+            out: dict[str, Any] = {"campaign": name, "action": action}
+            if action == "pause":
+                out["changed"] = campaign_pause(campaign=campaign)
+            elif action == "resume":
+                out["changed"] = campaign_resume(campaign=campaign, cost_cap_usd=cap)
+            elif action == "cancel":
+                out["runs_cancelled"] = campaign_cancel(campaign=campaign)
+            out["summary"] = campaign_summary(campaign=campaign, examples=0)
+            self.stdout.write(json.dumps(out, default=str))
+            return
+        if options["sync"] or options["judge"]:
+            raise CommandError("--sync and --judge do not apply to campaigns")
+        if options["model"] is not None and not options["model"].strip():
+            raise CommandError("--model must not be empty")
+        problem_ids = self._select_ids(options)
+        filters = {k: options[k] for k in ("source", "platform", "missing", "limit") if options[k]}
+        if options["pids"]:
+            filters["pids"] = len(options["pids"])
+        try:
+            start = campaign_create(
+                name=name, problem_ids=problem_ids,
+                mode=GenerationRun.Mode.FROM_KIT if options["from_kit"] else GenerationRun.Mode.FROM_SCRATCH,
+                model_name=options["model"], cost_cap_usd=cap, filters=filters)
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
+        self.stdout.write(json.dumps({
+            "campaign": start.campaign.name, "id": start.campaign.pk, "created": start.created,
+            "added": start.added, "already_in_campaign": start.already_in, "without_kit": start.no_kit,
+            "open_elsewhere": len(start.open_elsewhere),
+            "open_elsewhere_examples": [{"pid": pid, "run": run} for pid, run in start.open_elsewhere[:20]],
+            "status": start.campaign.status, "problems": start.campaign.problem_count,
+        }))
 
     def _follow(self, run_ids: list[int]) -> None:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn

@@ -117,7 +117,10 @@ class Command(BaseCommand):
     def startup_summary(self, *, port: int, web: bool) -> None:
         """What the operator reads once everything is up (the hook for a first-run banner)."""
         if web:
+            from problems.demo import first_run_summary
+
             self.stdout.write(self.style.SUCCESS(f"web: http://{self.host}:{port}/  (Ctrl-C stops everything)"))
+            self.stdout.write(first_run_summary(f"http://{self.host}:{port}/"))
         else:
             self.stdout.write(self.style.SUCCESS("workers running (Ctrl-C stops everything)"))
 

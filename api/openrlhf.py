@@ -1,0 +1,95 @@
+"""OpenRLHF's remote reward: POST /api/v1/openrlhf/reward {query, prompts, labels} -> {rewards}.
+
+OpenRLHF (``--remote_rm_url``) posts a batch of whole sequences (prompt + response) with
+the prompts and each row's label, and reads ``rewards`` (newer versions also ``scores``
+and ``extra_logs``). Here a label is one of our problems (pid or source:pid); the response
+is the query with its prompt removed, and the program is extracted from it as
+/submit does. Every program of the batch runs in parallel on the sandbox workers.
+A response without code earns 0; an infrastructure failure fails the whole request with
+503 (OpenRLHF retries, then raises) instead of handing the trainer a made-up 0.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest
+from ninja import Field, Router, Schema
+
+from api.errors import ApiError, NotFound, Unavailable
+from api.headerless import HeaderlessAuth
+from api.schemas import CleanStr, Error, ValidationErrorOut
+from api.verification import batch_start, verification_prepare
+from hardtests_client.extract import extract_code
+
+router = Router(tags=["openrlhf"])
+ERRORS = {400: ValidationErrorOut, 401: Error, 404: Error, 413: Error, 429: Error, 503: Error}
+
+
+class RewardIn(Schema):
+    query: list[CleanStr] = Field(min_length=1, description="prompt + response of each sample")
+    prompts: list[CleanStr] | None = Field(None, description="each sample's prompt (removed from its query when it "
+                                                             "starts it); a missing one removes nothing")
+    labels: list[CleanStr] = Field(description="each sample's problem: pid or source:pid (404 when a query has none)")
+
+
+class RewardOut(Schema):
+    rewards: list[float] = Field(description="1.0 when the program passes every test, else 0.0")
+    scores: list[float] = Field(description="the same as rewards (OpenRLHF's dynamic filtering reads it)")
+    extra_logs: dict[str, list[float]] = Field(description="pass_fraction of each sample")
+
+
+def response_of(query: str, prompt: str | None) -> str:
+    if prompt and query.startswith(prompt):
+        return query[len(prompt):]
+    return query
+
+
+def _reward(request: HttpRequest, body: RewardIn) -> dict[str, Any]:
+    # Positional, as OpenRLHF sends them; a query without a label names no problem (404).
+    if len(body.labels) < len(body.query):
+        raise NotFound(f"query[{len(body.labels)}] has no label (the problem to judge it against)",
+                       code="not_found")
+    prompts = list(body.prompts or [])
+    rewards = [0.0] * len(body.query)
+    fractions = [0.0] * len(body.query)
+    prepared, where = [], []
+    for index, (query, label) in enumerate(zip(body.query, body.labels[:len(body.query)], strict=True)):
+        found = extract_code(response_of(query, prompts[index] if index < len(prompts) else None),
+                             default_language="python3")
+        try:
+            item = verification_prepare(problem=label, language=found.language or "python3",
+                                        code=found.code or "\n", mode="fail_fast", suite=None)
+        except ApiError as exc:
+            exc.detail = f"labels[{index}]: {exc.detail}"
+            raise
+        if found.kind != "empty":  # a response without code is a real 0, nothing to run
+            prepared.append(item)
+            where.append(index)
+    if prepared:
+        _, outcomes, _ = batch_start(prepared, owner_id=getattr(request.auth, "user_id", 0) or 0)
+        for index, outcome in zip(where, outcomes, strict=True):
+            if outcome.status not in ("finished", "failed"):
+                raise Unavailable("the sandbox workers did not finish the batch in time", code="timeout",
+                                  retry_after_s=10)
+            result = outcome.result
+            if result is None or result["verdict"] == "SE":
+                reason = outcome.error if result is None else (result.get("message") or "sandbox error")
+                raise Unavailable(f"query[{index}]: judging failed on the sandbox side: {reason[:300]}",
+                                  code="sandbox_error")
+            rewards[index] = 1.0 if result["verdict"] == "AC" else 0.0
+            fractions[index] = result["passed"] / result["total"] if result["total"] else 0.0
+    return {"rewards": rewards, "scores": list(rewards), "extra_logs": {"pass_fraction": fractions}}
+
+
+@router.post("/reward", response={200: RewardOut, **ERRORS}, auth=HeaderlessAuth())
+def reward(request: HttpRequest, body: RewardIn) -> dict[str, Any]:
+    """Rewards of a batch of OpenRLHF samples: 1.0 when the response's program passes every test."""
+    return _reward(request, body)
+
+
+@router.post("/t/{token}/reward", response={200: RewardOut, **ERRORS}, auth=HeaderlessAuth(),
+             include_in_schema=False)
+def reward_token(request: HttpRequest, token: str, body: RewardIn) -> dict[str, Any]:
+    """The same, with the API token in the path (HARDTESTS_API_URL_TOKENS=1)."""
+    return _reward(request, body)

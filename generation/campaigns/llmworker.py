@@ -1,0 +1,135 @@
+"""The LLM-stage worker: many campaign runs in flight in one process (`manage.py llm_worker`).
+
+LLM calls mostly wait on the network, so one process keeps HARDTESTS_LLM_IN_FLIGHT of them
+going on threads. Its queue is the table: it claims QUEUED runs (two queries, whatever the
+queue length), beats one heartbeat for all of them every few seconds, keeps a liveness key
+in Redis (the sweep sees a killed worker within seconds) and, under a Redis lock so that
+one worker of the fleet does it, runs the periodic sweep of dead runs.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+
+from django.db import close_old_connections
+from django.utils import timezone
+
+from generation.campaigns.stages import llm_stage_claim, llm_stage_execute
+from generation.models import Campaign, GenerationRun
+from generation.runs import HEARTBEAT_S, LLM_WORKER_KEY
+
+log = logging.getLogger(__name__)
+
+SWEEP_LOCK = "hardtests:sweep:lock"
+ALIVE_TTL_S = 20
+
+
+def periodic_sweep() -> int:
+    """The dead-run sweep and campaign end detection, by one caller of the fleet at a time."""
+    from core.queues import redis_connection
+    from generation.campaigns.services import campaigns_refresh
+    from generation.runs import stale_runs_sweep
+
+    try:
+        if not redis_connection().set(SWEEP_LOCK, "1", nx=True, ex=10):
+            return 0
+    except Exception:  # noqa: BLE001 - without Redis every worker may sweep; it is idempotent
+        pass
+    swept = stale_runs_sweep()
+    campaigns_refresh()
+    return swept
+
+
+class LLMStageWorker:
+    def __init__(self, *, in_flight: int, poll_s: float = 0.5, sweep_every_s: float = 15.0) -> None:
+        self.in_flight = max(1, in_flight)
+        self.poll_s = poll_s
+        self.sweep_every_s = sweep_every_s
+        self.token = uuid.uuid4().hex[:16]
+        self.claim = f"llm:{self.token}"
+        self.stop = threading.Event()
+        self.done: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def _alive(self) -> None:
+        try:
+            from core.queues import redis_connection
+
+            redis_connection().set(LLM_WORKER_KEY.format(token=self.token), "1", ex=ALIVE_TTL_S)
+        except Exception:  # noqa: BLE001 - the database heartbeat still tells the sweep we live
+            log.warning("could not refresh the LLM worker's liveness key", exc_info=True)
+
+    def _one(self, run_id: int) -> None:
+        try:
+            outcome = llm_stage_execute(run_id=run_id, claim=self.claim)
+        except Exception:  # noqa: BLE001 - the sweep puts the run back; the worker goes on
+            log.exception("run %s: LLM stage failed outside the run's own handling", run_id)
+            outcome = "error"
+        finally:
+            close_old_connections()
+        with self._lock:
+            self.done[outcome] = self.done.get(outcome, 0) + 1
+
+    def _beat(self, running: list[int]) -> None:
+        self._alive()
+        if running:
+            GenerationRun.objects.filter(pk__in=running, status=GenerationRun.Status.RUNNING, job_id=self.claim).update(
+                heartbeat_at=timezone.now())
+
+    @staticmethod
+    def _work_left() -> bool:
+        return GenerationRun.objects.filter(
+            status=GenerationRun.Status.QUEUED, job_id="", kit__isnull=True, mode=GenerationRun.Mode.FROM_SCRATCH,
+            campaign__status=Campaign.Status.RUNNING).exists()
+
+    def run(self, *, burst: bool = False) -> dict[str, int]:
+        """Work until stop is set (or, with burst, until no campaign run waits for the LLM)."""
+        self._alive()
+        pool = ThreadPoolExecutor(self.in_flight, thread_name_prefix="llm-stage")
+        futures: dict[Future[None], int] = {}
+        last_beat = last_sweep = 0.0
+        try:
+            while not self.stop.is_set():
+                for future in [f for f in futures if f.done()]:
+                    futures.pop(future)
+                claimed = llm_stage_claim(claim=self.claim, limit=self.in_flight - len(futures))
+                for run_id in claimed:
+                    futures[pool.submit(self._one, run_id)] = run_id
+                now = time.monotonic()
+                if now - last_beat >= HEARTBEAT_S:
+                    self._beat(list(futures.values()))
+                    last_beat = now
+                if now - last_sweep >= self.sweep_every_s:
+                    try:
+                        periodic_sweep()
+                    except Exception:  # noqa: BLE001 - housekeeping must not stop the worker
+                        log.warning("periodic sweep failed", exc_info=True)
+                    last_sweep = now
+                if burst and not futures and not claimed and not self._work_left():
+                    break
+                if not claimed:
+                    if futures:
+                        wait(list(futures), timeout=self.poll_s, return_when=FIRST_COMPLETED)
+                    else:
+                        self.stop.wait(self.poll_s)
+                close_old_connections()
+        finally:
+            # Warm stop: the calls in flight finish and hand their runs on; a SIGKILL instead
+            # leaves them to the sweep, which queues them again.
+            while futures:
+                self._beat(list(futures.values()))
+                done, _ = wait(list(futures), timeout=HEARTBEAT_S)
+                for future in done:
+                    futures.pop(future)
+            pool.shutdown(wait=True)
+            try:
+                from core.queues import redis_connection
+
+                redis_connection().delete(LLM_WORKER_KEY.format(token=self.token))
+            except Exception:  # noqa: BLE001 - it expires by itself
+                pass
+        return dict(self.done)

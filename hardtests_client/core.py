@@ -1,0 +1,134 @@
+"""What the sync and async clients share: configuration, requests, answers, retry timing."""
+
+from __future__ import annotations
+
+import os
+import random
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from hardtests_client.errors import InfrastructureError, RateLimitedError, RequestRejected
+from hardtests_client.extract import extract_code
+
+RETRY_STATUSES = frozenset({429, 502, 503, 504})
+
+
+@dataclass(frozen=True)
+class VerifyRequest:
+    """One program to judge: problem is a pid or source:pid; language python3, cpp or java."""
+
+    problem: str
+    code: str
+    language: str = "python3"
+    mode: str = "fail_fast"
+    suite: int | None = None
+
+    def body(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"problem": self.problem, "language": self.language, "code": self.code,
+                               "mode": self.mode}
+        if self.suite is not None:
+            out["suite"] = self.suite
+        return out
+
+
+@dataclass(frozen=True)
+class Verification:
+    """A judgement: reward 1 iff every test passed. ``raw`` is the server's whole answer."""
+
+    reward: int
+    verdict: str
+    passed: int
+    total: int
+    pass_fraction: float
+    raw: dict[str, Any] = field(repr=False, default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Verification:
+        if data.get("verdict") == "SE":
+            # The judge could not run the program: not a judgement of it.
+            raise InfrastructureError(f"sandbox error on the server: {str(data.get('message', ''))[:500]}",
+                                      code="sandbox_error")
+        return cls(int(data["reward"]), str(data["verdict"]), int(data["passed"]), int(data["total"]),
+                   float(data["pass_fraction"]), dict(data))
+
+
+@dataclass
+class Settings:
+    base_url: str
+    token: str
+    timeout_s: float = 300.0
+    max_retries: int = 6
+    backoff_s: float = 1.0
+    max_backoff_s: float = 60.0
+    batch_size: int = 32
+    poll_interval_s: float = 1.0
+    poll_timeout_s: float = 3600.0
+
+    @classmethod
+    def make(cls, base_url: str | None, token: str | None, **options: Any) -> Settings:
+        url = (base_url or os.environ.get("HARDTESTS_URL") or "").rstrip("/")
+        if not url:
+            raise ValueError("no server URL: pass base_url= or set HARDTESTS_URL (e.g. http://host:8000)")
+        secret = token if token is not None else os.environ.get("HARDTESTS_TOKEN", "")
+        return cls(url, secret, **{k: v for k, v in options.items() if v is not None})
+
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"} if self.token else {}
+
+    def api(self, path: str) -> str:
+        return f"{self.base_url}/api/v1/{path.lstrip('/')}"
+
+
+def requests_of(items: Iterable[VerifyRequest | Mapping[str, Any]]) -> list[VerifyRequest]:
+    return [item if isinstance(item, VerifyRequest) else VerifyRequest(**item) for item in items]
+
+
+def chunks(items: list[VerifyRequest], size: int) -> list[list[VerifyRequest]]:
+    return [items[i : i + size] for i in range(0, len(items), max(1, size))]
+
+
+def retry_delay(settings: Settings, attempt: int, retry_after: str | None) -> float:
+    """Seconds to wait before retry number ``attempt`` (0-based): the server's Retry-After when
+    it gives one, else exponential backoff with full jitter."""
+    if retry_after:
+        try:
+            return min(settings.max_backoff_s, max(0.0, float(retry_after)))
+        except ValueError:
+            pass
+    return random.uniform(0, min(settings.max_backoff_s, settings.backoff_s * 2**attempt))
+
+
+def error_for(status: int, body: Any) -> Exception:
+    code = body.get("code") if isinstance(body, dict) else None
+    detail = body.get("detail") if isinstance(body, dict) else None
+    message = f"HTTP {status}: {detail or str(body)[:300]}"
+    if status == 429:
+        return RateLimitedError(message, status=status, code=code)
+    if status >= 500:
+        return InfrastructureError(message, status=status, code=code)
+    return RequestRejected(message, status=status, code=code)
+
+
+def batch_results(data: Mapping[str, Any]) -> list[Verification]:
+    out = []
+    for item in data["items"]:
+        if item["status"] == "failed" or item.get("result") is None:
+            raise InfrastructureError(f"item {item['index']} failed on the server: {item.get('error')}",
+                                      code="job_failed")
+        out.append(Verification.from_json(item["result"]))
+    return out
+
+
+def completion_requests(problems: list[str], completions: list[str], language: str | None
+                        ) -> tuple[list[VerifyRequest], list[int]]:
+    """The programs found in completions and their positions; a completion without code is left out."""
+    if len(problems) != len(completions):
+        raise ValueError("problems and completions must have the same length")
+    found, where = [], []
+    for index, (problem, completion) in enumerate(zip(problems, completions, strict=True)):
+        extracted = extract_code(completion, language=language, default_language="python3")
+        if extracted.kind != "empty":
+            found.append(VerifyRequest(problem, extracted.code, extracted.language or "python3"))
+            where.append(index)
+    return found, where

@@ -1,0 +1,37 @@
+"""A reward function file for OpenRLHF: ``--remote_rm_url /path/to/openrlhf_reward_func.py``.
+
+OpenRLHF calls ``reward_func(queries, prompts, labels)`` with each sample's whole sequence,
+its prompt and its label (``--label_key``; here: our problem id) and reads ``rewards``
+(a tensor) from the returned dict. The response's program is extracted and judged on the
+server in batches; a failure the server cannot judge raises instead of returning 0.
+
+Configuration: $HARDTESTS_URL (e.g. http://host:8000) and $HARDTESTS_TOKEN. The project root
+must be importable (PYTHONPATH or pip install).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hardtests_client.client import HardTestsClient
+
+_client: HardTestsClient | None = None
+
+
+def _response(query: str, prompt: str | None) -> str:
+    return query[len(prompt):] if prompt and query.startswith(prompt) else query
+
+
+def reward_func(queries: list[str], prompts: list[str], labels: list[str], **_: Any) -> dict[str, Any]:
+    global _client
+    if _client is None:
+        _client = HardTestsClient()
+    responses = [_response(q, p) for q, p in zip(queries, prompts or [None] * len(queries), strict=True)]
+    rewards: Any = _client.score_completions([str(label) for label in labels], responses)
+    try:
+        import torch
+
+        rewards = torch.tensor(rewards, dtype=torch.float32)
+    except ImportError:  # outside OpenRLHF (tests, other trainers): a plain list
+        pass
+    return {"rewards": rewards, "scores": rewards, "extra_logs": {}}

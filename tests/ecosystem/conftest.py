@@ -1,0 +1,82 @@
+"""Fixtures of the ecosystem tests: the real clients (sandbox-fusion, verl's reward module,
+OpenRLHF-shaped requests, our hardtests_client) against a live server, real RQ workers
+and the real sandbox."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from rq.worker import Worker
+
+from api.connection import sandbox_queue
+from tests.api.conftest import _clean_redis, ab_problem, sandbox_worker, user  # noqa: F401  (fixtures)
+from tests.conftest import REPO, process_group_stop, worker_env
+
+# The programs every client is tried with, on the A+B problem of tests/api (4 tests, 1 s).
+ACCEPTED = "a, b = map(int, input().split())\nprint(a + b)\n"
+WRONG = "a, b = map(int, input().split())\nprint(a - b)\n"
+SLOW = "while True:\n    pass\n"
+CPP_BROKEN = "int main( {\n"
+
+
+def fenced(code: str, label: str = "python") -> str:
+    return f"Here is my solution.\n\n```{label}\n{code}```\n\nIt reads two numbers."
+
+
+@pytest.fixture
+def url_tokens(settings: Any) -> None:
+    settings.HARDTESTS_API_URL_TOKENS = True
+
+
+@pytest.fixture
+def token(user: Any) -> str:  # noqa: F811
+    from api.tokens import token_create
+
+    return token_create(user=user, name="ecosystem").secret
+
+
+@pytest.fixture(scope="session")
+def verl_sandbox_fusion() -> ModuleType:
+    """verl's verl.utils.reward_score.sandbox_fusion, loaded on its own: importing the verl
+    package pulls in Ray and torch, this reward module needs only requests."""
+    spec = importlib.util.find_spec("verl")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("verl is not installed (scripts/bootstrap.sh installs it with --no-deps)")
+    folder = Path(next(iter(spec.submodule_search_locations))) / "utils" / "reward_score" / "sandbox_fusion"
+    module_spec = importlib.util.spec_from_file_location(
+        "verl_sandbox_fusion", folder / "__init__.py", submodule_search_locations=[str(folder)])
+    assert module_spec is not None and module_spec.loader is not None
+    module = importlib.util.module_from_spec(module_spec)
+    sys.modules["verl_sandbox_fusion"] = module
+    module_spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def broken_sandbox_worker(django_db_setup: None, django_db_blocker: Any,
+                          tmp_path_factory: pytest.TempPathFactory) -> Iterator[subprocess.Popen[bytes]]:
+    """A real worker whose sandbox cannot start (an unknown backend): every job it takes is an
+    infrastructure failure, as on a machine that lost bubblewrap."""
+    with django_db_blocker.unblock():
+        env = {**worker_env(), "HARDTESTS_SANDBOX_BACKEND": "missing-backend"}
+    queue = sandbox_queue()
+    log = tmp_path_factory.mktemp("broken") / "rqworker.log"
+    child = subprocess.Popen([sys.executable, str(REPO / "manage.py"), "rqworker", "api"], env=env, cwd=REPO,
+                             stdout=log.open("wb"), stderr=subprocess.STDOUT, start_new_session=True)
+    deadline = time.monotonic() + 30
+    # By pid: the worker of an earlier module may still be leaving the registry.
+    while not any(str(w.pid) == str(child.pid) for w in Worker.all(queue=queue)):
+        if child.poll() is not None or time.monotonic() > deadline:
+            process_group_stop(child, graceful=False)
+            raise RuntimeError(f"rqworker did not start: {log.read_text()[-2000:]}")
+        time.sleep(0.05)
+    yield child
+    process_group_stop(child)

@@ -1,0 +1,104 @@
+"""A campaign survives SIGKILLed workers: real LLM-stage and sandbox workers, real Redis and sandbox."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+from django.db.models import Count, Sum
+
+from generation.campaigns.services import campaign_create
+from generation.models import Campaign, GenerationRun, LLMCall
+from problems.models import Problem, TestKit, TestSuite
+from tests.conftest import REPO, process_group_stop, worker_env
+from tests.generation.campaign_fake import CampaignLLM, make_campaign_problems, start_campaign_llm
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+
+PROBLEMS = 14
+
+
+@pytest.fixture
+def campaign_llm() -> Iterator[CampaignLLM]:
+    fake, server = start_campaign_llm(latency_s=0.4, refuse_share=0.2)
+    try:
+        yield fake
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def workers(campaign_llm: CampaignLLM) -> Iterator[Callable[[], list[subprocess.Popen[bytes]]]]:
+    env = dict(worker_env(), OPENAI_BASE_URL=campaign_llm.url, OPENAI_API_KEY="test", HARDTESTS_LLM_MODEL="fake-model",
+               HARDTESTS_LLM_MAX_RETRIES="0", HARDTESTS_CAMPAIGN_BACKOFF_S="0.2", HARDTESTS_RUN_STALE_S="4",
+               HARDTESTS_LLM_IN_FLIGHT="4")
+    started: list[subprocess.Popen[bytes]] = []
+
+    def start() -> list[subprocess.Popen[bytes]]:
+        procs = [subprocess.Popen([sys.executable, str(REPO / "manage.py"), *args], env=env, cwd=REPO,
+                                  start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                 for args in (["llm_worker"], ["rqworker", "sandbox"])]
+        started.extend(procs)
+        return procs
+
+    yield start
+    for proc in started:
+        process_group_stop(proc, graceful=False)
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.1)
+
+
+def test_sigkilled_workers_resume_every_problem_once_without_asking_again(
+    campaign_llm: CampaignLLM, workers: Callable[[], list[subprocess.Popen[bytes]]],
+) -> None:
+    ids = make_campaign_problems(PROBLEMS)
+    campaign = campaign_create(name="resume", problem_ids=ids).campaign
+    runs = GenerationRun.objects.filter(campaign=campaign)
+    first = workers()
+
+    def some_kits_some_open() -> bool:
+        kits = runs.filter(kit__isnull=False).count()
+        return kits >= 3 and runs.filter(status="queued", kit__isnull=True).count() >= 3
+
+    wait_for(some_kits_some_open, 120, "a campaign half through its LLM stage")
+    for proc in first:
+        process_group_stop(proc, graceful=False)  # SIGKILL the whole group, work horses included
+    saved = {pid for pid, in runs.filter(kit__isnull=False).values_list("problem__pid")}
+    asked_before_kill = len(campaign_llm.log)
+    assert 3 <= len(saved) < PROBLEMS
+
+    workers()
+    wait_for(lambda: Campaign.objects.get(pk=campaign.pk).status == Campaign.Status.FINISHED, 240,
+             "the resumed campaign to finish")
+
+    # Every problem ended exactly once: one run, succeeded, one kit, one active suite.
+    assert runs.count() == PROBLEMS
+    assert GenerationRun.objects.filter(problem_id__in=ids).count() == PROBLEMS
+    assert sorted(runs.values_list("status", flat=True)) == ["succeeded"] * PROBLEMS
+    for problem in Problem.objects.filter(pk__in=ids):
+        assert TestKit.objects.filter(problem=problem).count() == 1, problem.pid
+        assert TestSuite.objects.filter(problem=problem, status=TestSuite.Status.ACTIVE).count() == 1, problem.pid
+    assert runs.filter(requeues__gt=0).exists()  # the kill really left work to resume
+    # No LLM call was made for a problem whose kit was saved before the kill.
+    asked_after = {pid for pid, _, _, _ in campaign_llm.log[asked_before_kill:]}
+    assert not (asked_after & saved), sorted(asked_after & saved)
+    # Totals add up: the campaign counted every recorded call once.
+    campaign.refresh_from_db()
+    calls = LLMCall.objects.filter(run__campaign=campaign)
+    sums = calls.aggregate(n=Count("id"), p=Sum("prompt_tokens"), c=Sum("completion_tokens"))
+    assert (campaign.llm_calls, campaign.prompt_tokens, campaign.completion_tokens) == (
+        sums["n"], sums["p"] or 0, sums["c"] or 0)
+    # Successful calls recorded = the server's successful answers, minus those cut off by the kill.
+    answered = sum(1 for _, _, status, _ in campaign_llm.log if status == 200)
+    assert calls.filter(error="").count() <= answered <= calls.filter(error="").count() + 2 * 4
+    assert campaign.problem_count == PROBLEMS

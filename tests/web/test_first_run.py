@@ -1,0 +1,74 @@
+"""The first run: the banner while demo suites are being built, the demo logins and the summary block."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.cache import cache
+from django.test import Client
+
+from generation.models import GenerationRun
+from problems.demo import DEMO_USERS, demo_build_status, demo_load, demo_users_ensure, first_run_summary
+from problems.models import Problem
+
+pytestmark = pytest.mark.django_db
+
+
+def _demo_runs(status: str) -> None:
+    for problem in Problem.objects.filter(source="demo"):
+        GenerationRun.objects.create(problem=problem, mode=GenerationRun.Mode.FROM_KIT, status=status)
+
+
+def test_banner_shows_progress_while_demo_suites_build_and_goes_when_done(user_client: Client) -> None:
+    demo_load()
+    n = Problem.objects.filter(source="demo").count()
+    assert n >= 5
+    assert "demo-banner" not in user_client.get("/").content.decode()  # nothing is being built
+    _demo_runs(GenerationRun.Status.QUEUED)
+    cache.clear()
+    html = user_client.get("/problems/").content.decode()
+    assert "First run: the demo suites are being built." in html
+    assert f"0 of {n} demo problems have a suite · 0 running · {n} queued" in html
+    polled = user_client.get("/demo/status/", HTTP_HX_REQUEST="true")
+    assert polled.status_code == 200 and f"{n} queued" in polled.content.decode()
+    GenerationRun.objects.update(status=GenerationRun.Status.SUCCEEDED)
+    cache.clear()
+    done = user_client.get("/demo/status/", HTTP_HX_REQUEST="true")
+    assert done.status_code == 286 and done.content == b""
+    assert "demo-banner" not in user_client.get("/problems/").content.decode()
+
+
+def test_demo_logins_include_a_staff_account_that_opens_admin_and_queues() -> None:
+    demo_users_ensure()
+    client = Client()
+    username, password = next((u, p) for u, p, _ in DEMO_USERS if u == "admin")
+    assert client.login(username=username, password=password)
+    assert client.get("/admin/").status_code == 200
+    # /rq/ is django-rq's, behind staff_member_required like /admin/.
+    from django.contrib.auth import get_user_model
+
+    assert get_user_model().objects.get(username=username).is_staff
+    maintainer = Client()
+    assert maintainer.login(username="maintainer", password="maintainer-demo")
+    assert maintainer.get("/admin/").status_code == 302  # the maintainer is not staff
+
+
+def test_first_run_summary_names_url_logins_and_what_is_built() -> None:
+    demo_load()
+    demo_users_ensure()
+    _demo_runs(GenerationRun.Status.RUNNING)
+    text = first_run_summary("http://127.0.0.1:8000/", building=demo_build_status(cached=False))
+    assert "HardTests is running at http://127.0.0.1:8000/" in text
+    for username, password, _ in DEMO_USERS:
+        assert username in text and password in text
+    assert "http://127.0.0.1:8000/admin/" in text and "/rq/" in text
+    n = Problem.objects.filter(source="demo").count()
+    assert f"0 of {n} problems ready, {n} running, 0 queued" in text
+
+
+def test_first_run_summary_names_no_login_that_does_not_exist(settings) -> None:
+    demo_load()
+    text = first_run_summary("http://127.0.0.1:8000/", building=demo_build_status(cached=False))
+    assert "Demo logins" not in text and all(password not in text for _, password, _ in DEMO_USERS)
+    demo_users_ensure()
+    settings.HARDTESTS_DEMO = False
+    assert "Demo logins" not in first_run_summary("http://127.0.0.1:8000/")
