@@ -282,18 +282,34 @@ def _check_while_running(
         shutil.rmtree(source_dir, ignore_errors=True)
 
 
+class _FirstFailure:
+    """The lowest test position known to fail, shared by the lanes of one verification.
+
+    A lane stops before a test past it, but still runs the tests before it: judging one
+    test after another would have run them, and one of them may fail first.
+    """
+
+    def __init__(self) -> None:
+        self.position = 1 << 62
+        self._lock = threading.Lock()
+
+    def record(self, position: int) -> None:
+        with self._lock:
+            self.position = min(self.position, position)
+
+
 def _run_lanes(sb: Sandbox, program: CompiledProgram, loaded: LoadedSuite, limits: Limits,
                fail_fast: bool) -> list[Outcome]:
     tests = loaded.tests
     lanes = _lane_count(len(tests))
-    stop = threading.Event()
+    first = _FirstFailure()
     if lanes == 1:
-        return _run_lane(sb, program, loaded, list(enumerate(tests)), limits, fail_fast, stop)
+        return _run_lane(sb, program, loaded, list(enumerate(tests)), limits, fail_fast, first)
     # Test i goes to lane i mod n, so every lane starts on the hacking tests; each lane is
     # a batch of its own (a fresh sandbox), and the first failure stops the others.
     with ThreadPoolExecutor(max_workers=lanes, thread_name_prefix="judge-lane") as pool:
         futures = [
-            pool.submit(_run_lane, sb, program, loaded, list(enumerate(tests))[k::lanes], limits, fail_fast, stop)
+            pool.submit(_run_lane, sb, program, loaded, list(enumerate(tests))[k::lanes], limits, fail_fast, first)
             for k in range(lanes)
         ]
         return [item for future in futures for item in future.result()]
@@ -315,23 +331,29 @@ def _run_lane(
     items: list[tuple[int, LoadedTest]],
     limits: Limits,
     fail_fast: bool,
-    stop: threading.Event,
+    first: _FirstFailure,
 ) -> list[Outcome]:
-    """Run one lane's tests (position, test) in order; in fail-fast mode stop at a failure here or elsewhere."""
+    """Run one lane's tests (position, test) in order; in fail-fast mode stop at a failure, here or
+    at an earlier position in another lane."""
     out: list[Outcome] = []
     if loaded.judge_code is None:
-        # The default comparator runs as each output is read, so one batch holds the whole lane
-        # and a wrong answer stops it (and the other lanes) at once.
+        # The problem's comparison runs as each output is read, so one batch holds the whole
+        # lane and a wrong answer stops it (and the later tests of the other lanes) at once.
+        done = [0]
+
         def failed(run: RunResult) -> bool:
+            position = items[done[0]][0]
+            done[0] += 1
             if fail_fast and (not run.ok or run.matched is False):
-                stop.set()
+                first.record(position)
                 return True
             return False
 
         runs = sb.run(
             program, [t.input for _, t in items], limits, expected=[t.output for _, t in items],
             checker=lambda expected, out: compare_outputs(expected, out, loaded.comparison),
-            keep_stdout_kb=FAILURE_OUTPUT_KEPT // 1024, cancel=stop if fail_fast else None, stop_when=failed,
+            keep_stdout_kb=FAILURE_OUTPUT_KEPT // 1024, stop_when=failed,
+            stop_before=(lambda index: items[index][0] > first.position) if fail_fast else None,
         )
         for (position, test), run in zip(items, runs, strict=False):
             verdict = ("AC" if run.matched else "WA") if run.ok else str(run.verdict)
@@ -341,10 +363,10 @@ def _run_lane(
     # program stops early and a right one pays for few judging batches.
     chunk = FAIL_FAST_FIRST_CHUNK if fail_fast else max(1, len(items))
     index = 0
-    while index < len(items) and not (fail_fast and stop.is_set()):
+    while index < len(items) and not (fail_fast and items[index][0] > first.position):
         part = items[index : index + chunk]
         runs = sb.run(program, [t.input for _, t in part], limits, stop_on_failure=fail_fast,
-                      cancel=stop if fail_fast else None)
+                      stop_before=(lambda i, part=part: part[i][0] > first.position) if fail_fast else None)
         ok_pairs = [(t, r) for (_, t), r in zip(part, runs, strict=False) if r.verdict == Verdict.OK]
         accepted = iter(_accepts(sb, loaded.judge_code, [t for t, _ in ok_pairs], [r for _, r in ok_pairs],
                                  loaded.comparison))
@@ -355,7 +377,7 @@ def _run_lane(
                 verdict = "AC" if good else "WA"
             out.append((position, test, verdict, run, reason))
             if fail_fast and verdict != "AC":
-                stop.set()
+                first.record(position)
                 return out
         index += len(part)
         chunk = min(chunk * 2, FAIL_FAST_MAX_CHUNK)

@@ -8,7 +8,6 @@ import hashlib
 import os
 import shutil
 import signal
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -315,11 +314,11 @@ class Sandbox(abc.ABC):
     def run(self, prog: CompiledProgram, inputs: Sequence[bytes | str], limits: Limits, *,
             stop_on_failure: bool = False, expected: Sequence[bytes | str] | None = None,
             checker: Callable[[bytes, bytes], bool] | None = None,
-            keep_stdout_kb: int | None = None, cancel: threading.Event | None = None,
+            keep_stdout_kb: int | None = None, stop_before: Callable[[int], bool] | None = None,
             stop_when: Callable[[RunResult], bool] | None = None) -> list[RunResult]:
         """Run `prog` on each input.
 
-        `cancel` (checked before each test) and `stop_when(result)` (after each) end the batch
+        `stop_before(index)` (asked before each test) and `stop_when(result)` (after each) end the batch
         early, returning the results so far: how parallel fail-fast judging stops its other lanes.
 
         With `expected` (one output per input), each OK result's stdout is compared as soon
@@ -344,7 +343,7 @@ class Sandbox(abc.ABC):
             batch = self.open_batch(spec)
             try:
                 for index in range(len(inputs)):
-                    if cancel is not None and cancel.is_set():
+                    if stop_before is not None and stop_before(index):
                         break
                     result = self._judged(batch, index, limits, prog.language)
                     if _near_limit(result, limits) or result.verdict == Verdict.SE:

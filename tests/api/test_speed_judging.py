@@ -169,17 +169,30 @@ def test_python_runs_while_its_syntax_check_does_and_a_syntax_error_is_still_ce(
     assert "SyntaxError" in broken.message or "never closed" in broken.message, broken.message
 
 
-def test_sandbox_run_stops_on_cancel_and_on_stop_when():
+def test_sandbox_run_stops_on_stop_before_and_on_stop_when():
     from sandbox import Limits, get_sandbox
 
     sb = get_sandbox()
     prog = sb.compile("python3", ADD)
     inputs = [f"{a} 1\n" for a in range(5)]
     limits = Limits(time_s=2, memory_mb=256)
-    cancelled = threading.Event()
-    cancelled.set()
-    assert sb.run(prog, inputs, limits, cancel=cancelled) == []
+    assert len(sb.run(prog, inputs, limits, stop_before=lambda index: index >= 2)) == 2
     seen = []
     runs = sb.run(prog, inputs, limits, expected=[f"{a + 1}\n" if a != 2 else "0\n" for a in range(5)],
                   stop_when=lambda r: seen.append(r.matched) or r.matched is False)
     assert [r.matched for r in runs] == [True, True, False] and seen == [True, True, False]
+
+
+def test_a_lane_still_runs_its_tests_before_another_lanes_failure(settings):
+    # Lane 0 holds positions 0 and 2, lane 1 positions 1 and 3. Position 0 sleeps, so lane 1
+    # fails at position 3 first; lane 0 must still run position 2, as sequential judging would.
+    problem = ProblemFactory(time_limit_ms=2000)
+    suite = _suite(problem, _tests(8))
+    code = ("import time\na, b = map(int, input().split())\nif a == 0: time.sleep(1.5)\n"
+            "print(a + b + (a == 3))\n")
+    answers = {}
+    for lanes in (1, 2):
+        settings.HARDTESTS_JUDGE_PARALLEL = lanes
+        answers[lanes] = judge_code(problem=problem, suite=suite, language="python3", code=code, mode="fail_fast")
+    for result in answers.values():
+        assert [t.verdict for t in result.tests] == ["AC", "AC", "AC", "WA"], result.tests
