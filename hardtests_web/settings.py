@@ -308,6 +308,8 @@ HARDTESTS_SANDBOX_BACKEND = env_str("HARDTESTS_SANDBOX_BACKEND", "bwrap")
 # read by sandbox/cache.py from the environment (the sandbox imports no Django); listed here to be typed
 HARDTESTS_COMPILE_CACHE_MAX_MB = env_int("HARDTESTS_COMPILE_CACHE_MAX_MB", 2048)
 HARDTESTS_COMPILE_MAX_ARTIFACT_MB = env_int("HARDTESTS_COMPILE_MAX_ARTIFACT_MB", 256)
+# Sandbox batches one verification's tests are split across (1: one after another).
+HARDTESTS_JUDGE_PARALLEL = env_int("HARDTESTS_JUDGE_PARALLEL", os.cpu_count() or 1)
 
 LOGGING = {
     "version": 1,

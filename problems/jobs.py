@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from core.queues import get_queue, redis_connection
 from problems.judging import judge_code, solution_judge
-from problems.models import JudgingTask, Problem, Solution, TestSuite
+from problems.models import JudgingTask, Solution, TestSuite
 
 log = logging.getLogger(__name__)
 SANDBOX_QUEUE = "sandbox"
@@ -38,9 +38,9 @@ def judge_solution_job(task_id: int) -> str:
 
 def judge_code_job(problem_id: int, suite_id: int, language: str, code: str, mode: str) -> dict[str, Any]:
     """Judge submitted code without storing it (the verification API); returns the result."""
-    problem = Problem.objects.get(pk=problem_id)
-    suite = TestSuite.objects.select_related("output_judge").get(pk=suite_id)
-    return judge_code(problem=problem, suite=suite, language=language, code=code, mode=mode).to_dict()
+    # One query: the judging reads the suite's problem (limits, comparison) and judge.
+    suite = TestSuite.objects.select_related("output_judge", "problem").get(pk=suite_id, problem_id=problem_id)
+    return judge_code(problem=suite.problem, suite=suite, language=language, code=code, mode=mode).to_dict()
 
 
 def _enqueue_tasks(task_ids: list[int]) -> None:

@@ -9,9 +9,11 @@ API serves the same suites thousands of times.
 
 from __future__ import annotations
 
+import shutil
 import threading
 import time
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -20,7 +22,8 @@ from django.conf import settings
 from problems.blobs import blob_pairs, blobs_put
 from problems.models import SUPPORTED_LANGUAGES, OutputJudge, Problem, Solution, TestSuite
 from problems.services import verdict_record
-from sandbox import Limits, RunResult, Sandbox, Verdict, call_python, compare_outputs, get_sandbox
+from sandbox import Limits, RunResult, Sandbox, Verdict, cache, call_python, compare_outputs, get_sandbox
+from sandbox.types import CompiledProgram
 
 # Run order of test kinds: hacking first.
 KIND_ORDER = {"hacking": 0, "stratified": 1, "regular": 2, "direct": 3, "imported": 4, "public": 5}
@@ -33,6 +36,8 @@ ORIGIN_PREFERENCE = (
 )
 FAIL_FAST_FIRST_CHUNK = 4
 FAIL_FAST_MAX_CHUNK = 32
+# a lane (a sandbox batch of its own) per HARDTESTS_JUDGE_PARALLEL, with at least this many tests each
+MIN_TESTS_PER_LANE = 4
 CACHE_MAX_BYTES = 512 * 1024 * 1024
 # How much of a failing program's output a stored verdict keeps for the matrix's cell view.
 FAILURE_OUTPUT_KEPT = 1024 * 1024
@@ -225,46 +230,158 @@ def judge_code(
         result.verdict, result.message = "CE", f"unsupported language {language!r}"
         return _finish(result, started)
     sb = sandbox or get_sandbox()
-    program = sb.compile(language, code)
+    limits = limits_for(problem)
+    fail_fast = mode != "all"
+    if language == "python3":
+        program, outcomes = _check_while_running(sb, code, loaded, limits, fail_fast)
+    else:
+        program = sb.compile(language, code)
+        outcomes = _run_lanes(sb, program, loaded, limits, fail_fast) if program.ok else []
     if not program.ok:
         result.verdict, result.message = str(program.verdict), program.message[-4000:]
         return _finish(result, started)
-    limits = limits_for(problem)
-    fail_fast = mode != "all"
-    position = 0
-    chunk = FAIL_FAST_FIRST_CHUNK if fail_fast else max(1, len(tests))
-    while position < len(tests):
-        batch = tests[position : position + chunk]
-        runs = sb.run(program, [t.input for t in batch], limits, stop_on_failure=fail_fast)
-        ok_pairs = [(t, r) for t, r in zip(batch, runs, strict=False) if r.verdict == Verdict.OK]
+    outcomes.sort(key=lambda item: item[0])
+    for _position, test, verdict, run, reason in outcomes:
+        if reason and not result.message:
+            result.message = reason
+        result.tests.append(
+            TestOutcome(len(result.tests), test.ordinal, test.kind, verdict, run.time_ms, run.wall_ms, run.memory_kb)
+        )
+        if verdict == "AC":
+            result.passed += 1
+        else:
+            note = reason if run.verdict == Verdict.OK else (run.stderr or "")[-2000:]
+            result.failures[test.ordinal] = (run.stdout or b"", note)
+            if result.verdict == "AC":
+                result.verdict = verdict
+                if not result.message and run.stderr:
+                    result.message = run.stderr[-2000:]
+        if fail_fast and verdict != "AC":
+            # Lanes may have run tests past the first failure before they heard of it; the
+            # answer is the same as judging one test after another would give.
+            return _finish(result, started)
+    result.complete = len(result.tests) == len(tests)
+    return _finish(result, started)
+
+
+def _check_while_running(
+    sb: Sandbox, code: str, loaded: LoadedSuite, limits: Limits, fail_fast: bool
+) -> tuple[CompiledProgram, list[Outcome]]:
+    """Python's "compile" is a syntax check in a sandbox of its own (one interpreter start-up):
+    run the tests from the source meanwhile, rather than after it. A program the check refuses
+    is CE whatever its runs gave, exactly as if it had never run."""
+    source_dir = cache.make_private_dir()
+    try:
+        (source_dir / "main.py").write_text(code)
+        as_is = CompiledProgram("python3", Verdict.OK, path=str(source_dir))
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="judge-check") as pool:
+            checked = pool.submit(sb.compile, "python3", code)
+            outcomes = _run_lanes(sb, as_is, loaded, limits, fail_fast)
+            return checked.result(), outcomes
+    finally:
+        shutil.rmtree(source_dir, ignore_errors=True)
+
+
+class _FirstFailure:
+    """The lowest test position known to fail, shared by the lanes of one verification.
+
+    A lane stops before a test past it, but still runs the tests before it: judging one
+    test after another would have run them, and one of them may fail first.
+    """
+
+    def __init__(self) -> None:
+        self.position = 1 << 62
+        self._lock = threading.Lock()
+
+    def record(self, position: int) -> None:
+        with self._lock:
+            self.position = min(self.position, position)
+
+
+def _run_lanes(sb: Sandbox, program: CompiledProgram, loaded: LoadedSuite, limits: Limits,
+               fail_fast: bool) -> list[Outcome]:
+    tests = loaded.tests
+    lanes = _lane_count(len(tests))
+    first = _FirstFailure()
+    if lanes == 1:
+        return _run_lane(sb, program, loaded, list(enumerate(tests)), limits, fail_fast, first)
+    # Test i goes to lane i mod n, so every lane starts on the hacking tests; each lane is
+    # a batch of its own (a fresh sandbox), and the first failure stops the others.
+    with ThreadPoolExecutor(max_workers=lanes, thread_name_prefix="judge-lane") as pool:
+        futures = [
+            pool.submit(_run_lane, sb, program, loaded, list(enumerate(tests))[k::lanes], limits, fail_fast, first)
+            for k in range(lanes)
+        ]
+        return [item for future in futures for item in future.result()]
+
+
+def _lane_count(tests: int) -> int:
+    wanted = getattr(settings, "HARDTESTS_JUDGE_PARALLEL", 1) or 1
+    # Each lane costs one sandbox start-up: not worth it for a handful of tests.
+    return max(1, min(wanted, tests // MIN_TESTS_PER_LANE))
+
+
+Outcome = tuple[int, LoadedTest, str, RunResult, str]
+
+
+def _run_lane(
+    sb: Sandbox,
+    program: CompiledProgram,
+    loaded: LoadedSuite,
+    items: list[tuple[int, LoadedTest]],
+    limits: Limits,
+    fail_fast: bool,
+    first: _FirstFailure,
+) -> list[Outcome]:
+    """Run one lane's tests (position, test) in order; in fail-fast mode stop at a failure, here or
+    at an earlier position in another lane."""
+    out: list[Outcome] = []
+    if loaded.judge_code is None:
+        # The problem's comparison runs as each output is read, so one batch holds the whole
+        # lane and a wrong answer stops it (and the later tests of the other lanes) at once.
+        done = [0]
+
+        def failed(run: RunResult) -> bool:
+            position = items[done[0]][0]
+            done[0] += 1
+            if fail_fast and (not run.ok or run.matched is False):
+                first.record(position)
+                return True
+            return False
+
+        runs = sb.run(
+            program, [t.input for _, t in items], limits, expected=[t.output for _, t in items],
+            checker=lambda expected, out: compare_outputs(expected, out, loaded.comparison),
+            keep_stdout_kb=FAILURE_OUTPUT_KEPT // 1024, stop_when=failed,
+            stop_before=(lambda index: items[index][0] > first.position) if fail_fast else None,
+        )
+        for (position, test), run in zip(items, runs, strict=False):
+            verdict = ("AC" if run.matched else "WA") if run.ok else str(run.verdict)
+            out.append((position, test, verdict, run, ""))
+        return out
+    # A judging function runs in a sandbox of its own per chunk; chunks grow so that a wrong
+    # program stops early and a right one pays for few judging batches.
+    chunk = FAIL_FAST_FIRST_CHUNK if fail_fast else max(1, len(items))
+    index = 0
+    while index < len(items) and not (fail_fast and items[index][0] > first.position):
+        part = items[index : index + chunk]
+        runs = sb.run(program, [t.input for _, t in part], limits, stop_on_failure=fail_fast,
+                      stop_before=(lambda i, part=part: part[i][0] > first.position) if fail_fast else None)
+        ok_pairs = [(t, r) for (_, t), r in zip(part, runs, strict=False) if r.verdict == Verdict.OK]
         accepted = iter(_accepts(sb, loaded.judge_code, [t for t, _ in ok_pairs], [r for _, r in ok_pairs],
                                  loaded.comparison))
-        for test, run in zip(batch, runs, strict=False):
-            verdict = str(run.verdict)
-            reason = ""
+        for (position, test), run in zip(part, runs, strict=False):
+            verdict, reason = str(run.verdict), ""
             if run.verdict == Verdict.OK:
                 good, reason = next(accepted)
                 verdict = "AC" if good else "WA"
-                if reason and not result.message:
-                    result.message = reason
-            result.tests.append(
-                TestOutcome(len(result.tests), test.ordinal, test.kind, verdict, run.time_ms, run.wall_ms, run.memory_kb)
-            )
-            if verdict == "AC":
-                result.passed += 1
-            else:
-                note = reason if run.verdict == Verdict.OK else (run.stderr or "")[-2000:]
-                result.failures[test.ordinal] = (run.stdout or b"", note)
-                if result.verdict == "AC":
-                    result.verdict = verdict
-                    if not result.message and run.stderr:
-                        result.message = run.stderr[-2000:]
+            out.append((position, test, verdict, run, reason))
             if fail_fast and verdict != "AC":
-                return _finish(result, started)
-        position += len(batch)
+                first.record(position)
+                return out
+        index += len(part)
         chunk = min(chunk * 2, FAIL_FAST_MAX_CHUNK)
-    result.complete = True
-    return _finish(result, started)
+    return out
 
 
 def _finish(result: JudgeResult, started: float) -> JudgeResult:

@@ -314,8 +314,12 @@ class Sandbox(abc.ABC):
     def run(self, prog: CompiledProgram, inputs: Sequence[bytes | str], limits: Limits, *,
             stop_on_failure: bool = False, expected: Sequence[bytes | str] | None = None,
             checker: Callable[[bytes, bytes], bool] | None = None,
-            keep_stdout_kb: int | None = None) -> list[RunResult]:
+            keep_stdout_kb: int | None = None, stop_before: Callable[[int], bool] | None = None,
+            stop_when: Callable[[RunResult], bool] | None = None) -> list[RunResult]:
         """Run `prog` on each input.
+
+        `stop_before(index)` (asked before each test) and `stop_when(result)` (after each) end the batch
+        early, returning the results so far: how parallel fail-fast judging stops its other lanes.
 
         With `expected` (one output per input), each OK result's stdout is compared as soon
         as it is read (`checker(expected, stdout)`, compare_default by default) into
@@ -339,6 +343,8 @@ class Sandbox(abc.ABC):
             batch = self.open_batch(spec)
             try:
                 for index in range(len(inputs)):
+                    if stop_before is not None and stop_before(index):
+                        break
                     result = self._judged(batch, index, limits, prog.language)
                     if _near_limit(result, limits) or result.verdict == Verdict.SE:
                         # noisy machines: a borderline run, or one the wall clock stopped while it
@@ -352,6 +358,8 @@ class Sandbox(abc.ABC):
                                 keep_stdout_kb if keep_stdout_kb is not None else 64)
                     results.append(result)
                     if stop_on_failure and not result.ok:
+                        break
+                    if stop_when is not None and stop_when(result):
                         break
             finally:
                 batch.close()

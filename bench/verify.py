@@ -1,0 +1,313 @@
+"""One verification, four ways, side by side in one run, on the same 40-test suites.
+
+    .venv/bin/python bench/verify.py [--rounds 15] [--concurrent 8] [--workers 2] [--per-client 6]
+
+For a Python and a C++ program, accepted and wrong (wrong on the hacking tests, which run
+first), the same 40-test suite (bench/api.py's: 10 each of hacking, stratified, regular,
+direct) is run:
+
+- **bare**: the compiled program (or `python3 -I main.py`) as a plain subprocess, one test
+  after another, no sandbox, stopping at the first wrong answer like fail-fast judging;
+- **in-process**: problems.judging.judge_code in this process (the sandbox called directly);
+- **API x1**: POST /api/v1/verify end to end (gunicorn, Redis, an RQ sandbox worker), one
+  request at a time, each paired with an in-process call of the same program so the
+  machine's drifting load hits both alike; the median of the differences is the API's
+  added cost ("API-inproc"); "API-judge" is the median of each call's latency minus the
+  judge_ms the worker reported for it (HTTP, auth, Redis, RQ, the worker's job handling);
+- **API x8**: 8 concurrent clients.
+
+Programs are compiled once (the compile cache is warm, as the bare run excludes
+compiling too). Then `mode=all` for the wrong programs, and Python sandbox throughput
+with two worker processes (bench/sandbox.py's measure, the README's 143-147 tests/s
+before this change) beside the tests/s the API sustained with 8 clients.
+
+The API is called through hardtests_client (the project's client) when it is importable,
+else through a small urllib adapter with the same verify(problem, code, language) shape.
+Every answer is checked (reward 1 for accepted, 0 for wrong); any other answer is an error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import secrets
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+
+def _load(name: str, path: Path) -> Any:
+    # bench/ is not a package, and bench/api.py's module name would shadow the `api` app.
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+bench_api = _load("bench_api", REPO / "bench" / "api.py")
+bench_sandbox = _load("bench_sandbox", REPO / "bench" / "sandbox.py")
+
+PROGRAMS = {
+    (lang, kind): bench_api.PROGRAMS[lang][src]
+    for lang in ("python3", "cpp")
+    for kind, src in (("accepted", "good"), ("wrong", "wrong_early"))
+}
+ORDER = {"hacking": 0, "stratified": 1, "regular": 2, "direct": 3}
+
+
+class UrllibClient:
+    """The shape of hardtests_client.HardTestsClient.verify, over urllib (used when the client is absent)."""
+
+    def __init__(self, base_url: str, token: str) -> None:
+        self.url = f"{base_url}/api/v1/verify"
+        self.token = token
+
+    def verify(self, problem: str, code: str, language: str = "python3", *, mode: str = "fail_fast") -> Any:
+        status, data = bench_api.post(self.url, self.token, {"problem": problem, "language": language,
+                                                              "code": code, "mode": mode})
+        if status != 200:
+            raise RuntimeError(f"HTTP {status}: {data.get('code')} {data.get('detail')}")
+        return type("Verification", (), {"reward": data["reward"], "verdict": data["verdict"],
+                                          "raw": data})()
+
+    def close(self) -> None:
+        pass
+
+
+def make_client(base_url: str, token: str) -> Any:
+    try:
+        from hardtests_client import HardTestsClient
+    except ImportError:
+        return UrllibClient(base_url, token)
+    return HardTestsClient(base_url, token)
+
+
+def _sandbox_worker(args: tuple[str, str, int, int]) -> int:
+    # module level of __main__, so that multiprocessing's spawn can find it
+    return bench_sandbox.worker(args)
+
+
+def sandbox_throughput(workers: int, count: int, batches: int) -> float:
+    """bench/sandbox.py's measure: `workers` processes each running batches of `count` a+b tests."""
+    import multiprocessing
+
+    job = ("bwrap", "python3", count, batches)
+    with multiprocessing.get_context("spawn").Pool(workers) as pool:
+        pool.map(_sandbox_worker, [("bwrap", "python3", count, 1)] * workers)  # warm-up
+        started = time.perf_counter()
+        done = sum(pool.map(_sandbox_worker, [job] * workers))
+        return done / (time.perf_counter() - started)
+
+
+def p50(values: list[float]) -> float:
+    return statistics.median(values) * 1000
+
+
+def bare_run(argv: list[str], tests: list[tuple[str, str, str]]) -> float:
+    started = time.perf_counter()
+    for _, given, wanted in tests:
+        out = subprocess.run(argv, input=given.encode(), capture_output=True, check=False)
+        if out.returncode != 0 or out.stdout.split() != wanted.encode().split():
+            break
+    return time.perf_counter() - started
+
+
+def load() -> str:
+    return f"load {os.getloadavg()[0]:.1f}"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=15, help="samples per program for bare, in-process, API x1")
+    parser.add_argument("--concurrent", type=int, default=8, help="concurrent API clients")
+    parser.add_argument("--per-client", type=int, default=6, help="requests per concurrent client")
+    parser.add_argument("--workers", type=int, default=2, help="sandbox RQ workers")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary directory (logs)")
+    args = parser.parse_args()
+
+    var = Path(tempfile.mkdtemp(prefix="hardtests-bench-verify-"))
+    redis_dir = var / "redis"
+    os.environ.update(
+        HARDTESTS_VAR_DIR=str(var), REDIS_URL=f"unix://{redis_dir / 'redis.sock'}?db=0", DEBUG="0",
+        SECRET_KEY=secrets.token_urlsafe(40), HARDTESTS_DEMO="0", HARDTESTS_API_RATE_LIMIT="1000000",
+        LOG_LEVEL="WARNING",
+    )
+    os.environ.pop("DATABASE_URL", None)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hardtests_web.settings")
+    import django
+
+    django.setup()
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+    from rq.worker import Worker
+
+    from api.connection import sandbox_queue
+    from api.tokens import token_create
+    from core.embedded import start_redis_server
+    from problems.judging import judge_code
+    from problems.models import Problem, TestSuite
+    from problems.services import NewTest, suite_activate, suite_add_tests, suite_create
+    from sandbox import get_sandbox
+
+    redis_child = start_redis_server(redis_dir, daemonize=False)
+    stack = bench_api.Stack(dict(os.environ, PYTHONUNBUFFERED="1"), var)
+    errors: list[str] = []
+    try:
+        call_command("migrate", verbosity=0)
+        user = get_user_model().objects.create_user("bench", password=secrets.token_urlsafe(16))
+        token = token_create(user=user, name="bench").secret
+        problem = Problem.objects.create(source="bench", pid="sum-n", title="Sum of n integers",
+                                         statement="Print the sum.", time_limit_ms=2000, memory_limit_mb=256)
+        suite = suite_create(problem=problem, origin=TestSuite.Origin.GENERATED)
+        tests = bench_api.suite_tests()
+        suite_add_tests(suite=suite, tests=[NewTest(input=i, output=o, kind=k) for k, i, o in tests])
+        suite = suite_activate(suite=suite)
+        ordered = sorted(tests, key=lambda t: ORDER[t[0]])  # judging order, hacking first (stable)
+
+        port = bench_api.free_port()
+        manage = [sys.executable, str(REPO / "manage.py")]
+        for i in range(args.workers):
+            stack.start(f"worker-{i}", [*manage, "rqworker", "api", "sandbox", "--worker-class",
+                                        "rq.worker.SimpleWorker"])
+        threads = max(8, args.concurrent * 2)
+        stack.start("gunicorn", [str(Path(sys.executable).parent / "gunicorn"), "hardtests_web.wsgi:application",
+                                 "--bind", f"127.0.0.1:{port}", "--workers", "2", "--worker-class", "gthread",
+                                 "--threads", str(threads), "--timeout", "180"])
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                with urllib.request.urlopen(f"{base}/healthz", timeout=2):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"gunicorn did not answer; see {var / 'gunicorn.log'}") from None
+                time.sleep(0.2)
+        while Worker.count(queue=sandbox_queue(), connection=sandbox_queue().connection) < args.workers:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"workers did not register; see {var}/worker-*.log")
+            time.sleep(0.2)
+        client = make_client(base, token)
+        print(f"suite: {len(tests)} tests; {os.cpu_count()} CPUs; {args.workers} sandbox workers (SimpleWorker); "
+              f"client: {type(client).__module__}.{type(client).__name__}; "
+              f"HARDTESTS_JUDGE_PARALLEL={os.environ.get('HARDTESTS_JUDGE_PARALLEL', '(default)')}; {load()}\n")
+
+        transport: list[float] = []  # of the last api_call: client latency - the worker's judge_ms
+
+        def api_call(language: str, code: str, expected: int, mode: str = "fail_fast") -> float:
+            started = time.perf_counter()
+            try:
+                got = client.verify("sum-n", code, language, mode=mode)
+                elapsed = time.perf_counter() - started
+                transport.append(elapsed - got.raw["judge_ms"] / 1000)
+                if got.reward != expected:
+                    errors.append(f"API {language}: reward {got.reward} ({got.verdict}), expected {expected}")
+            except Exception as exc:  # noqa: BLE001 - a bench counts every failure as an error
+                errors.append(f"API {language}: {exc}")
+            return time.perf_counter() - started
+
+        def direct_call(language: str, code: str, expected: int, mode: str = "fail_fast") -> float:
+            started = time.perf_counter()
+            result = judge_code(problem=problem, suite=suite, language=language, code=code, mode=mode)
+            if result.reward != expected:
+                errors.append(f"in-process {language}: reward {result.reward} ({result.verdict}), expected {expected}")
+            return time.perf_counter() - started
+
+        sb = get_sandbox()
+        header = (f"{'program':<18} {'bare seq':>9} {'in-process':>11} {'API x1':>8} {'API-inproc':>11} {'API-judge':>10} "
+                  f"{'API/bare':>9} {'API x8 p50':>11} {'API x8 /s':>10}  (ms, p50)")
+        print(header)
+        rows: dict[tuple[str, str], dict[str, float]] = {}
+        for (language, kind), code in PROGRAMS.items():
+            expected = 1 if kind == "accepted" else 0
+            prog = sb.compile(language, code)
+            assert prog.ok, prog.message
+            argv = bench_sandbox.bare_argv(language, prog.path)
+            for _ in range(2):  # warm-up: caches on every path
+                api_call(language, code, expected)
+                direct_call(language, code, expected)
+            bare, direct, api, diff = [], [], [], []
+            transport.clear()
+            for _ in range(args.rounds):
+                bare.append(bare_run(argv, ordered))
+                a = api_call(language, code, expected)
+                d = direct_call(language, code, expected)
+                api.append(a)
+                direct.append(d)
+                diff.append(a - d)
+            around_judge = p50(transport)
+            conc: list[float] = []
+            lock = threading.Lock()
+
+            def one_client(language: str = language, code: str = code, expected: int = expected,
+                           conc: list[float] = conc, lock: threading.Lock = lock) -> None:
+                for _ in range(args.per_client):
+                    elapsed = api_call(language, code, expected)
+                    with lock:
+                        conc.append(elapsed)
+
+            workers = [threading.Thread(target=one_client) for _ in range(args.concurrent)]
+            started = time.perf_counter()
+            for t in workers:
+                t.start()
+            for t in workers:
+                t.join()
+            rate = len(conc) / (time.perf_counter() - started)
+            row = {"bare": p50(bare), "direct": p50(direct), "api": p50(api), "diff": p50(diff),
+                   "conc": p50(conc), "rate": rate, "around": around_judge}
+            rows[(language, kind)] = row
+            print(f"{language + ' ' + kind:<18} {row['bare']:>9.0f} {row['direct']:>11.0f} {row['api']:>8.0f} "
+                  f"{row['diff']:>11.0f} {row['around']:>10.0f} {row['api'] / row['bare']:>9.2f} {row['conc']:>11.0f} {rate:>10.1f}  "
+                  f"[{load()}]")
+
+        print("\nmode=all, wrong programs (every test run; fail-fast beside it):")
+        for language in ("python3", "cpp"):
+            code = PROGRAMS[(language, "wrong")]
+            every = [direct_call(language, code, 0, mode="all") for _ in range(max(3, args.rounds // 3))]
+            api_every = [api_call(language, code, 0, mode="all") for _ in range(max(3, args.rounds // 3))]
+            print(f"  {language:<8} in-process all {p50(every):6.0f} ms, API all {p50(api_every):6.0f} ms, "
+                  f"fail-fast in-process {rows[(language, 'wrong')]['direct']:6.0f} ms  [{load()}]")
+
+        accepted = rows[("python3", "accepted")]
+        api_tests_s = accepted["rate"] * len(tests)
+        print("\nPython throughput with two workers:")
+        print(f"  API, {args.concurrent} clients, accepted program: {api_tests_s:6.0f} tests/s  [{load()}]")
+        sandbox_tests_s = sandbox_throughput(2, len(tests), 3)
+        print(f"  sandbox, 2 processes x 40-test batches (bench/sandbox.py): {sandbox_tests_s:6.0f} tests/s "
+              f"(README before: 143-147; target >= 3 x)  [{load()}]")
+        added = ", ".join(f"{lang} {kind} {v['diff']:.0f} / {v['around']:.0f}" for (lang, kind), v in rows.items())
+        print("\ntargets: API x1 p50 <= 0.7 x bare for Python accepted "
+              f"({accepted['api'] / accepted['bare']:.2f}), <= 1.5 x for C++ accepted "
+              f"({rows[('cpp', 'accepted')]['api'] / rows[('cpp', 'accepted')]['bare']:.2f}); "
+              f"API adds <= 15 ms median (API-inproc / API-judge: {added})")
+        if errors:
+            print(f"\n{len(errors)} errors:")
+            for error in sorted(set(errors))[:10]:
+                print(f"  {error}")
+        client.close()
+        return 1 if errors else 0
+    finally:
+        stack.stop()
+        if redis_child is not None:
+            redis_child.terminate()
+            redis_child.wait(timeout=10)
+        if args.keep:
+            print(f"kept {var}")
+        else:
+            shutil.rmtree(var, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,198 @@
+"""One verification uses every core: its tests split across sandbox lanes (HARDTESTS_JUDGE_PARALLEL).
+
+Asserted on order and counts, never on wall time: lanes really overlap (a barrier both must
+reach), the first failure stops the other lane, and the answer equals the one-after-another one.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from problems import judging
+from problems.judging import judge_code
+from problems.models import TestSuite
+from problems.services import NewTest, judge_create, suite_activate, suite_add_tests, suite_create
+from tests.factories import ProblemFactory
+
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
+
+ADD = "a, b = map(int, input().split())\nprint(a + b)\n"
+# Right except on a few inputs, where it is wrong, crashes, or prints nothing.
+MIXED = (
+    "a, b = map(int, input().split())\n"
+    "if a == 3: print(a + b + 1)\n"
+    "elif a == 5: raise SystemExit(3)\n"
+    "elif a == 6: pass\n"
+    "else: print(a + b)\n"
+)
+
+
+def _suite(problem, tests, judge=None):
+    suite = suite_create(problem=problem, origin=TestSuite.Origin.GENERATED, output_judge=judge)
+    suite_add_tests(suite=suite, tests=tests)
+    return suite_activate(suite=suite)
+
+
+def _tests(count: int) -> list[NewTest]:
+    return [NewTest(input=f"{a} {a * 10}\n", output=f"{a * 11}\n", kind="regular") for a in range(count)]
+
+
+class Recorder:
+    """Wraps the sandbox's run: counts tests per call, and with `meet` makes the first two calls
+    wait for each other (a barrier only concurrent lanes can pass)."""
+
+    def __init__(self, monkeypatch, meet: bool = False) -> None:
+        self.calls: list[int] = []
+        self.met: list[bool] = []
+        self.barrier = threading.Barrier(2) if meet else None
+        self.lock = threading.Lock()
+        sb = judging.get_sandbox()
+        real = sb.run
+
+        def run(prog, inputs, limits, **kwargs):
+            if self.barrier is not None and len(self.met) < 2:
+                try:
+                    self.barrier.wait(timeout=60)
+                    self.met.append(True)
+                except threading.BrokenBarrierError:
+                    self.met.append(False)
+            results = real(prog, inputs, limits, **kwargs)
+            with self.lock:
+                self.calls.append(len(results))
+            return results
+
+        monkeypatch.setattr(sb, "run", run)
+        monkeypatch.setattr(judging, "get_sandbox", lambda: sb)
+
+
+def test_lanes_of_one_verification_run_at_the_same_time(settings, monkeypatch):
+    settings.HARDTESTS_JUDGE_PARALLEL = 2
+    problem = ProblemFactory()
+    suite = _suite(problem, _tests(8))
+    rec = Recorder(monkeypatch, meet=True)
+    result = judge_code(problem=problem, suite=suite, language="python3", code=ADD, mode="all")
+    assert (result.verdict, result.passed, result.complete) == ("AC", 8, True)
+    # two sandbox batches of 4 tests, inside one another in time: every test once
+    assert sorted(rec.calls) == [4, 4] and rec.met == [True, True]
+
+
+def test_parallel_answers_equal_sequential_ones(settings):
+    problem = ProblemFactory()
+    suite = _suite(problem, _tests(10))
+    answers = {}
+    for lanes in (1, 2):
+        settings.HARDTESTS_JUDGE_PARALLEL = lanes
+        answers[lanes] = [
+            judge_code(problem=problem, suite=suite, language="python3", code=MIXED, mode=mode)
+            for mode in ("all", "fail_fast")
+        ]
+    for one, two in zip(answers[1], answers[2], strict=True):
+        assert [(t.ordinal, t.verdict) for t in one.tests] == [(t.ordinal, t.verdict) for t in two.tests]
+        assert (one.verdict, one.passed, one.complete) == (two.verdict, two.passed, two.complete)
+    full, fast = answers[2]
+    assert [t.verdict for t in full.tests] == ["AC", "AC", "AC", "WA", "AC", "RE", "WA", "AC", "AC", "AC"]
+    assert (full.verdict, full.passed, full.complete) == ("WA", 7, True)
+    assert (fast.verdict, len(fast.tests), fast.complete) == ("WA", 4, False)
+
+
+def test_the_first_failure_stops_the_other_lane(settings, monkeypatch):
+    settings.HARDTESTS_JUDGE_PARALLEL = 2
+    problem = ProblemFactory()
+    # The hacking test (run first, lane 0) is the only one it fails; every other test sleeps
+    # 0.3 s, so an unstopped lane 1 would run all its 20 tests.
+    tests = [NewTest(input="0 0\n", output="1\n", kind="hacking"), *_tests(40)[1:]]
+    suite = _suite(problem, tests)
+    code = "import time\na, b = map(int, input().split())\nif a: time.sleep(0.3)\nprint(a + b)\n"
+    rec = Recorder(monkeypatch)
+    result = judge_code(problem=problem, suite=suite, language="python3", code=code, mode="fail_fast")
+    assert (result.verdict, len(result.tests), result.passed) == ("WA", 1, 0)
+    assert len(rec.calls) == 2 and max(rec.calls) < 10, rec.calls
+
+
+def test_a_judging_function_is_applied_in_every_lane(settings):
+    problem = ProblemFactory()
+    judge = judge_create(
+        problem=problem, origin="imported",
+        code="def output_judging_function(input_str, candidate_output, reference_output):\n"
+        "    return candidate_output.split() == reference_output.split()\n",
+    )
+    suite = _suite(problem, _tests(9), judge=judge)
+    answers = {}
+    for lanes in (1, 2):
+        settings.HARDTESTS_JUDGE_PARALLEL = lanes
+        answers[lanes] = [
+            judge_code(problem=problem, suite=suite, language="python3", code=MIXED, mode=mode)
+            for mode in ("all", "fail_fast")
+        ]
+    for one, two in zip(answers[1], answers[2], strict=True):
+        assert [(t.ordinal, t.verdict) for t in one.tests] == [(t.ordinal, t.verdict) for t in two.tests]
+    assert [t.verdict for t in answers[2][0].tests] == ["AC", "AC", "AC", "WA", "AC", "RE", "WA", "AC", "AC"]
+
+
+def test_python_runs_while_its_syntax_check_does_and_a_syntax_error_is_still_ce(settings, monkeypatch):
+    settings.HARDTESTS_JUDGE_PARALLEL = 1
+    problem = ProblemFactory()
+    suite = _suite(problem, _tests(4))
+    sb = judging.get_sandbox()
+    barrier = threading.Barrier(2)
+    met: list[bool] = []
+    real_compile, real_run = sb.compile, sb.run
+
+    def meet() -> None:
+        try:
+            barrier.wait(timeout=60)
+            met.append(True)
+        except threading.BrokenBarrierError:
+            met.append(False)
+
+    def compile_(*args, **kwargs):
+        meet()
+        return real_compile(*args, **kwargs)
+
+    def run(*args, **kwargs):
+        meet()
+        return real_run(*args, **kwargs)
+
+    monkeypatch.setattr(sb, "compile", compile_)
+    monkeypatch.setattr(sb, "run", run)
+    monkeypatch.setattr(judging, "get_sandbox", lambda: sb)
+    # a text of its own: the check is not in the compile cache
+    code = ADD + f"# {threading.get_ident()} {id(met)}\n"
+    result = judge_code(problem=problem, suite=suite, language="python3", code=code, mode="all")
+    assert (result.verdict, result.passed) == ("AC", 4) and met == [True, True]
+    monkeypatch.setattr(sb, "compile", real_compile)
+    monkeypatch.setattr(sb, "run", real_run)
+    broken = judge_code(problem=problem, suite=suite, language="python3", code="print(1\n", mode="all")
+    assert (broken.verdict, broken.passed, broken.tests) == ("CE", 0, [])
+    assert "SyntaxError" in broken.message or "never closed" in broken.message, broken.message
+
+
+def test_sandbox_run_stops_on_stop_before_and_on_stop_when():
+    from sandbox import Limits, get_sandbox
+
+    sb = get_sandbox()
+    prog = sb.compile("python3", ADD)
+    inputs = [f"{a} 1\n" for a in range(5)]
+    limits = Limits(time_s=2, memory_mb=256)
+    assert len(sb.run(prog, inputs, limits, stop_before=lambda index: index >= 2)) == 2
+    seen = []
+    runs = sb.run(prog, inputs, limits, expected=[f"{a + 1}\n" if a != 2 else "0\n" for a in range(5)],
+                  stop_when=lambda r: seen.append(r.matched) or r.matched is False)
+    assert [r.matched for r in runs] == [True, True, False] and seen == [True, True, False]
+
+
+def test_a_lane_still_runs_its_tests_before_another_lanes_failure(settings):
+    # Lane 0 holds positions 0 and 2, lane 1 positions 1 and 3. Position 0 sleeps, so lane 1
+    # fails at position 3 first; lane 0 must still run position 2, as sequential judging would.
+    problem = ProblemFactory(time_limit_ms=2000)
+    suite = _suite(problem, _tests(8))
+    code = ("import time\na, b = map(int, input().split())\nif a == 0: time.sleep(1.5)\n"
+            "print(a + b + (a == 3))\n")
+    answers = {}
+    for lanes in (1, 2):
+        settings.HARDTESTS_JUDGE_PARALLEL = lanes
+        answers[lanes] = judge_code(problem=problem, suite=suite, language="python3", code=code, mode="fail_fast")
+    for result in answers.values():
+        assert [t.verdict for t in result.tests] == ["AC", "AC", "AC", "WA"], result.tests
