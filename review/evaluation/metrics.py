@@ -280,12 +280,11 @@ def subsample_curve(
 
 
 def percentile_nearest_rank(values: Sequence[float], q: float) -> float | None:
-    """The nearest-rank percentile: the smallest value with at least q% of values <= it."""
+    """The nearest-rank percentile: the smallest value with at least q% of values <= it
+    (numpy's inverted_cdf method)."""
     if not values:
         return None
-    ordered = sorted(values)
-    rank = max(1, math.ceil(q / 100 * len(ordered) - 1e-9))
-    return ordered[rank - 1]
+    return float(np.percentile(values, q, method="inverted_cdf"))
 
 
 def verification_seconds(outcome: Outcome, mode: str, kind_order: Mapping[str, int]) -> float:
