@@ -120,7 +120,7 @@ def test_search_stays_correct_after_edits(user_client: Client, world: World) -> 
 
 
 def test_search_falls_back_to_a_scan_without_the_index(user_client: Client, world: World, monkeypatch) -> None:
-    import problems.selectors as selectors
+    import problems.selectors.search as selectors
 
     monkeypatch.setattr(selectors, "_sqlite_fts_ready", lambda: False)
     assert "cf/1A" in user_client.get("/problems/?q=numb").content.decode()

@@ -1,0 +1,138 @@
+"""One problem's page: its suites, their statistics and differences, kits, code versions, solutions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db.models import Count, Sum
+
+from problems.models import (
+    InputValidator,
+    OutputJudge,
+    Problem,
+    Solution,
+    TestCase,
+    TestKit,
+    TestSuite,
+    Verdict,
+)
+from problems.selectors.common import ORIGIN_PREFERENCE
+
+
+def problem_get(pk: int) -> Problem:
+    from django.shortcuts import get_object_or_404
+
+    return get_object_or_404(Problem.objects.prefetch_related("tags", "difficulties"), pk=pk)
+
+
+def problem_suites(problem: Problem) -> list[TestSuite]:
+    return list(
+        problem.suites.order_by("-version").only(
+            "id", "problem_id", "version", "status", "origin", "test_count", "total_bytes",
+            "counts_by_kind", "created_at", "activated_at", "note", "kit_id", "validator_id", "output_judge_id",
+        )
+    )
+
+
+def suite_default(suites: list[TestSuite]) -> TestSuite | None:
+    """The suite pages show first: the active one judging would use, else the newest."""
+    active = {s.origin: s for s in suites if s.status == TestSuite.Status.ACTIVE}
+    for origin in ORIGIN_PREFERENCE:
+        if origin in active:
+            return active[origin]
+    return suites[0] if suites else None
+
+
+def suite_pick(suites: list[TestSuite], suite_id: Any) -> TestSuite | None:
+    try:
+        wanted = int(suite_id)
+    except (TypeError, ValueError):
+        return suite_default(suites)
+    return next((s for s in suites if s.pk == wanted), None) or suite_default(suites)
+
+
+@dataclass
+class KindStats:
+    kind: str
+    label: str
+    count: int
+    input_bytes: int
+    output_bytes: int
+
+
+def suite_kind_stats(suite: TestSuite) -> list[KindStats]:
+    labels = dict(TestCase.Kind.choices)
+    rows = (
+        suite.tests.order_by().values("kind")
+        .annotate(n=Count("id"), i=Sum("input_size"), o=Sum("output_size"))
+    )
+    order = {k: i for i, k in enumerate(["hacking", "stratified", "regular", "direct", "imported", "public"])}
+    stats = [KindStats(r["kind"], labels.get(r["kind"], r["kind"]), r["n"], r["i"] or 0, r["o"] or 0) for r in rows]
+    return sorted(stats, key=lambda s: order.get(s.kind, 9))
+
+
+@dataclass
+class SuiteDiff:
+    a: TestSuite
+    b: TestSuite
+    added: int
+    removed: int
+    output_changed: int
+    unchanged: int
+    added_tests: list[TestCase]
+    removed_tests: list[TestCase]
+    verdicts: list[dict[str, Any]] = field(default_factory=list)
+
+
+def suite_diff(a: TestSuite, b: TestSuite, *, show: int = 50) -> SuiteDiff:
+    """What changed from suite a to suite b: tests by input content hash, and verdicts per solution."""
+    in_a = dict(a.tests.values_list("input_sha256", "output_sha256"))
+    in_b = dict(b.tests.values_list("input_sha256", "output_sha256"))
+    added = sorted(set(in_b) - set(in_a))
+    removed = sorted(set(in_a) - set(in_b))
+    common = set(in_a) & set(in_b)
+    changed = sum(1 for key in common if in_a[key] != in_b[key])
+    fields = ("id", "suite_id", "ordinal", "kind", "generator", "input_size", "input_preview", "output_size")
+    added_tests = list(b.tests.filter(input_sha256__in=added[:show]).only(*fields).order_by("ordinal"))
+    removed_tests = list(a.tests.filter(input_sha256__in=removed[:show]).only(*fields).order_by("ordinal"))
+    by_solution: dict[int, dict[str, Any]] = {}
+    for v in Verdict.objects.filter(suite__in=[a, b]).select_related("solution").only(
+        "suite_id", "verdict", "passed", "total", "solution__id", "solution__name", "solution__role",
+        "solution__language", "solution__gold_verdict",
+    ):
+        entry = by_solution.setdefault(v.solution_id, {"solution": v.solution, "a": None, "b": None})
+        entry["a" if v.suite_id == a.pk else "b"] = v
+    verdicts = []
+    for entry in by_solution.values():
+        va, vb = entry["a"], entry["b"]
+        entry["changed"] = (va.verdict if va else None) != (vb.verdict if vb else None)
+        verdicts.append(entry)
+    verdicts.sort(key=lambda e: (not e["changed"], e["solution"].role, e["solution"].pk))
+    return SuiteDiff(a, b, len(added), len(removed), changed, len(common) - changed, added_tests, removed_tests,
+                     verdicts)
+
+
+def kit_versions(problem: Problem) -> list[TestKit]:
+    return list(
+        problem.kits.select_related("validator__edited_by", "output_judge__edited_by", "created_by")
+        .order_by("-version")[:100]
+    )
+
+
+def code_versions(problem: Problem) -> dict[str, list[Any]]:
+    """Every validator and judge version with who wrote it (code bodies deferred)."""
+    return {
+        "validators": list(
+            InputValidator.objects.filter(problem=problem).select_related("edited_by").defer("code", "regression_inputs")
+            .order_by("-version")[:100]
+        ),
+        "judges": list(
+            OutputJudge.objects.filter(problem=problem).select_related("edited_by").defer("code")
+            .order_by("-version")[:100]
+        ),
+    }
+
+
+def problem_solutions(problem: Problem) -> list[Solution]:
+    return list(problem.solutions.defer("code").order_by("role", "reliability", "id"))
