@@ -156,3 +156,11 @@ def samples_missing_from_statement(problem: Any) -> bool:
         if isinstance(text, str) and text.strip() and " ".join(text.split()) not in statement:
             return True
     return False
+
+
+@register.simple_tag
+def page_link(name: str, *args: Any) -> str:
+    """The address of a page another app owns (problems.page_links), or "" without that app."""
+    from problems.page_links import page_link as build
+
+    return build(name, *args)
