@@ -116,3 +116,13 @@ def demo_runs(django_db_setup: Any, django_db_blocker: Any) -> Iterator[dict[str
         finally:
             transaction.set_rollback(True)
             outer.__exit__(None, None, None)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The sandbox's own tests measure what a program can do to its verdict (CPU time, memory,
+    the worker's peak memory, what a hostile program reaches in a few seconds of CPU): they run
+    alone, in the `serial` pass of scripts/test.sh, not beside another test process."""
+    sandbox_dir = REPO / "tests" / "sandbox"
+    for item in items:
+        if sandbox_dir in Path(str(item.path)).parents:
+            item.add_marker(pytest.mark.serial)
