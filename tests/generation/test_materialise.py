@@ -53,7 +53,9 @@ def test_a_buggy_most_reliable_oracle_is_outvoted() -> None:
     rank2 = problem.solutions.get(reliability=2)
     assert set(run.suite.tests.values_list("oracle_id", flat=True)) == {rank2.pk}
     big = run.suite.tests.get(generator="gen_hacking_input_big", call_number=1)
-    assert big.output_preview.startswith("19999")
+    # the honest oracle's answer, not the buggy top one's (which adds 1 whenever a > 1000)
+    a, b = map(int, big.input_preview.split())
+    assert a > 1000 and big.output_preview == f"{a + b}\n"
     assert "agree on" in run.log and "oracle1" in run.log
 
 
