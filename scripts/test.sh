@@ -14,7 +14,11 @@ parallel=(-n "$procs" --dist loadfile)
 [[ "$procs" == 1 ]] && parallel=()
 # Exit 5 (no tests collected) is not a failure here: arguments may select nothing in a pass.
 run() { "$@" || { rc=$?; [[ $rc -eq 5 ]] || exit $rc; }; }
-run .venv/bin/pytest -q -p no:cacheprovider "${parallel[@]}" --durations=15 -m "not serial" "$@"
+run .venv/bin/pytest -q -p no:cacheprovider "${parallel[@]}" --durations=15 -m "not serial and not alone" "$@"
 # The sandbox's own tests measure CPU time and memory: one process, nothing beside them.
 run .venv/bin/pytest -q -p no:cacheprovider --durations=5 -m serial "$@"
+# Tests that measure their own process (peak memory, a program's CPU) each get a fresh one.
+for test in $(.venv/bin/pytest -q -p no:cacheprovider --collect-only -m alone "$@" | grep '::'); do
+  run .venv/bin/pytest -q -p no:cacheprovider "$test"
+done
 run .venv/bin/python scripts/with_postgres.py -- .venv/bin/pytest -q -p no:cacheprovider "${parallel[@]}" -m postgres "$@"

@@ -124,5 +124,5 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     alone, in the `serial` pass of scripts/test.sh, not beside another test process."""
     sandbox_dir = REPO / "tests" / "sandbox"
     for item in items:
-        if sandbox_dir in Path(str(item.path)).parents:
+        if sandbox_dir in Path(str(item.path)).parents and not item.get_closest_marker("alone"):
             item.add_marker(pytest.mark.serial)

@@ -211,6 +211,7 @@ PRINT_MB = ("#include <cstdio>\n#include <cstring>\nint main(){int mb; scanf(\"%
 
 
 @pytest.mark.slow
+@pytest.mark.alone
 def test_the_worker_stays_under_300_mb_judging_20_tests_of_60_mb_output() -> None:
     # the sandbox keeps one test's output at a time (a 64 KB prefix, size and SHA-256 after
     # the comparison with the default comparator, which byte-identical outputs skip)

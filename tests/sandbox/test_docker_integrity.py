@@ -84,6 +84,7 @@ while True:
 
 
 @pytest.mark.slow
+@pytest.mark.alone
 def test_a_program_cannot_forge_its_result(backend: Sandbox) -> None:
     prog = backend.compile("python3", FORGER)
     assert prog.ok, prog.message
