@@ -241,7 +241,7 @@ HARDTESTS_VALIDATOR_ERROR_SHARE = env_float("HARDTESTS_VALIDATOR_ERROR_SHARE", 0
 # Refinement (generation.refine): generator repair rounds, the CodeContests-O feedback loop
 # (stop when TPR >= alpha and TNR >= beta, or after max rounds) and the tuning/held-out split.
 HARDTESTS_REPAIR_ROUNDS = env_int("HARDTESTS_REPAIR_ROUNDS", 3)
-# Second stage of call 1: the LLM reviews its validator and judge against concrete cases.
+# After call 2: the LLM reviews its validator and judge against concrete cases (samples, oracle outputs, inputs).
 HARDTESTS_CHECKER_REVIEW = env_bool("HARDTESTS_CHECKER_REVIEW", True)
 HARDTESTS_REPAIR_PROBE_CALLS = env_int("HARDTESTS_REPAIR_PROBE_CALLS", 2)
 HARDTESTS_REFINE_ALPHA = env_float("HARDTESTS_REFINE_ALPHA", 0.95)

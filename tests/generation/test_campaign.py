@@ -28,7 +28,6 @@ def campaign_llm(settings: Any) -> Iterator[CampaignLLM]:
     settings.OPENAI_BASE_URL = fake.url
     settings.OPENAI_API_KEY = "test-key"
     settings.HARDTESTS_LLM_MODEL = "fake-model"
-    settings.HARDTESTS_LLM_BACKOFF_S = 0.01
     settings.HARDTESTS_LLM_MAX_RETRIES = 0
     settings.HARDTESTS_LLM_PRICES = ["fake-model=1000:2000"]
     try:
