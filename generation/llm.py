@@ -33,8 +33,10 @@ from generation.ratelimit import llm_rate_wait
 log = logging.getLogger(__name__)
 
 _SEMAPHORE_KEY = "hardtests:llm:semaphore"
-# Atomically drop holders that outlived any possible call (a killed worker never
-# releases), then take a slot if one is free.
+# A slot is a lease: its holder's process renews it at least every _LEASE_S / 3 while the call runs,
+# so a killed worker (which never releases) frees its slots within _LEASE_S, not after the
+# longest possible call. Acquiring atomically drops expired leases, then takes a free slot.
+_LEASE_S = 30.0
 _ACQUIRE_LUA = """
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[2])
 if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[3]) then
@@ -45,6 +47,9 @@ return 0
 """
 _local_semaphores: dict[int, threading.BoundedSemaphore] = {}
 _local_lock = threading.Lock()
+_held: dict[str, Any] = {}  # token -> Redis connection, for the renewing thread
+_held_lock = threading.Lock()
+_renewer: threading.Thread | None = None
 
 
 class LLMUnavailable(RuntimeError):
@@ -145,20 +150,45 @@ def _concurrency_slot() -> Iterator[None]:
             yield
         return
     token = uuid.uuid4().hex
-    stale_s = settings.HARDTESTS_LLM_TIMEOUT_S + 60
     acquire = conn.register_script(_ACQUIRE_LUA)
     while True:
         now = time.time()
-        if acquire(keys=[_SEMAPHORE_KEY], args=[now, now - stale_s, limit, token]):
+        if acquire(keys=[_SEMAPHORE_KEY], args=[now, now - _LEASE_S, limit, token]):
             break
         time.sleep(0.1 + random.random() * 0.2)
+    _hold(token, conn)
     try:
         yield
     finally:
+        with _held_lock:
+            _held.pop(token, None)
         try:
             conn.zrem(_SEMAPHORE_KEY, token)
-        except Exception:  # noqa: BLE001 - the slot expires by itself after stale_s
+        except Exception:  # noqa: BLE001 - the lease expires by itself after _LEASE_S
             log.warning("could not release the LLM concurrency slot %s", token)
+
+
+def _hold(token: str, conn: Any) -> None:
+    global _renewer
+    with _held_lock:
+        _held[token] = conn
+        if _renewer is None or not _renewer.is_alive():
+            _renewer = threading.Thread(target=_renew_leases, name="llm-lease-renewer", daemon=True)
+            _renewer.start()
+
+
+def _renew_leases() -> None:
+    """Renew the leases this process holds (ZADD XX: a released slot is not re-created),
+    every second or third of a lease, whichever is shorter."""
+    while True:
+        time.sleep(min(1.0, _LEASE_S / 3))
+        with _held_lock:
+            held = list(_held.items())
+        for token, conn in held:
+            try:
+                conn.zadd(_SEMAPHORE_KEY, {token: time.time()}, xx=True)
+            except Exception:  # noqa: BLE001 - Redis away: the next round tries again
+                log.warning("could not renew the LLM concurrency slot %s", token)
 
 
 @contextmanager

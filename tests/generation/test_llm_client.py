@@ -7,7 +7,9 @@ import time
 
 import pytest
 
+from generation import llm
 from generation.llm import LLMUnavailable, chat
+from generation.queues import redis_connection
 from generation.models import GenerationRun
 from tests.generation.conftest import FakeLLM, make_problem
 
@@ -47,6 +49,7 @@ def test_client_errors_are_not_retried(fake_llm: FakeLLM) -> None:
 @pytest.mark.django_db(transaction=True)
 def test_the_concurrency_limit_holds_across_threads(fake_llm: FakeLLM, settings) -> None:
     settings.HARDTESTS_LLM_CONCURRENCY = 1
+    redis_connection().delete(llm._SEMAPHORE_KEY)  # slots another test's killed worker left
     run = _run()
     fake_llm.slow(0.4, "a", times=3)
     spans: list[tuple[float, float]] = []
@@ -70,3 +73,31 @@ def test_the_concurrency_limit_holds_across_threads(fake_llm: FakeLLM, settings)
     assert len(spans) == 3 and run.llm_calls.count() == 3
     # one at a time: three 0.4 s replies take at least 1.2 s
     assert time.monotonic() - started >= 1.2
+
+
+@pytest.mark.django_db
+def test_a_killed_holders_slot_frees_when_its_lease_ends(fake_llm: FakeLLM, settings) -> None:
+    # A worker killed mid-call never releases; its lease (not renewed any more) ends.
+    settings.HARDTESTS_LLM_CONCURRENCY = 1
+    conn = redis_connection()
+    conn.delete(llm._SEMAPHORE_KEY)
+    conn.zadd(llm._SEMAPHORE_KEY, {"killed-worker": time.time() - llm._LEASE_S - 1})
+    fake_llm.reply("a")
+    reply, _ = chat(run=_run(), purpose="validator", messages=MESSAGES)
+    assert reply == "a" and conn.zcard(llm._SEMAPHORE_KEY) == 0
+
+
+def test_a_held_slot_is_renewed_and_a_fresh_one_blocks(monkeypatch, settings) -> None:
+    settings.HARDTESTS_LLM_CONCURRENCY = 1
+    monkeypatch.setattr(llm, "_LEASE_S", 0.6)
+    conn = redis_connection()
+    conn.delete(llm._SEMAPHORE_KEY)
+    with llm._concurrency_slot():
+        (token,) = conn.zrange(llm._SEMAPHORE_KEY, 0, -1)
+        first = conn.zscore(llm._SEMAPHORE_KEY, token)
+        time.sleep(1.5)  # more than the lease: without renewal the slot would be free
+        assert conn.zscore(llm._SEMAPHORE_KEY, token) > first
+        acquire = conn.register_script(llm._ACQUIRE_LUA)
+        now = time.time()
+        assert acquire(keys=[llm._SEMAPHORE_KEY], args=[now, now - llm._LEASE_S, 1, "other"]) == 0
+    assert conn.zcard(llm._SEMAPHORE_KEY) == 0
