@@ -28,6 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from sandbox import Limits, cgroups, get_sandbox  # noqa: E402
+from sandbox.base import ZYGOTE_ENV  # noqa: E402
 from sandbox.languages import run_argv  # noqa: E402
 
 PROGRAMS = {
@@ -35,6 +36,14 @@ PROGRAMS = {
     "python3": "a, b = map(int, input().split())\nprint(a + b)\n",
 }
 LIMITS = Limits(time_s=2, memory_mb=256)
+# (row label, language, HARDTESTS_SANDBOX_ZYGOTE): Python with its tests forked from a started
+# interpreter (the default) and with an interpreter started per test
+VARIANTS = [("cpp", "cpp", None), ("python3", "python3", "1"), ("py3 exec", "python3", "0")]
+
+
+def use_zygote(value: str | None) -> None:
+    if value is not None:
+        os.environ[ZYGOTE_ENV] = value
 
 
 def inputs_for(count: int) -> list[bytes]:
@@ -140,7 +149,8 @@ def bench(args: argparse.Namespace) -> int:
     print(f"load average {os.getloadavg()[0]:.1f}")
     print(f"{'language':<9} {'bare ms/test':>13} {'sandbox ms/test':>16} {'overhead ms':>12} {'ratio':>7}"
           f" {'bare cpu ms':>12} {'sandbox cpu ms':>15} {'cpu overhead':>13}")
-    for language in PROGRAMS:
+    for label, language, zygote in VARIANTS:
+        use_zygote(zygote)
         prog = sb.compile(language, PROGRAMS[language])
         assert prog.ok, prog.message
         argv = bare_argv(language, prog.path)
@@ -153,17 +163,18 @@ def bench(args: argparse.Namespace) -> int:
             sandboxed, sandbox_cpu = min(sandboxed, wall), min(sandbox_cpu, cpu)
         per = 1000 / args.tests
         bare_ms, sandbox_ms = bare * per, sandboxed * per
-        print(f"{language:<9} {bare_ms:>13.2f} {sandbox_ms:>16.2f} {sandbox_ms - bare_ms:>12.2f} "
+        print(f"{label:<9} {bare_ms:>13.2f} {sandbox_ms:>16.2f} {sandbox_ms - bare_ms:>12.2f} "
               f"{sandbox_ms / bare_ms:>7.2f} {bare_cpu * per:>12.2f} {sandbox_cpu * per:>15.2f} "
               f"{(sandbox_cpu - bare_cpu) * per:>13.2f}")
     print(f"load average {os.getloadavg()[0]:.1f}")
     if args.no_throughput:
         return 0
     print()
-    for language in PROGRAMS:
+    for label, language, zygote in VARIANTS:
+        use_zygote(zygote)  # the pool's processes inherit it
         one = throughput(args.backend, language, 1, args.tests, 3)
         two = throughput(args.backend, language, 2, args.tests, 3)
-        print(f"{language:<9} sandbox tests/s: 1 worker {one:7.1f}   2 workers {two:7.1f}")
+        print(f"{label:<9} sandbox tests/s: 1 worker {one:7.1f}   2 workers {two:7.1f}")
     return 0
 
 

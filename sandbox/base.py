@@ -24,6 +24,7 @@ COMPILE_LIMITS = Limits(time_s=20.0, memory_mb=2048, output_kb=64 * 1024, proces
 PCH_LIMITS = Limits(time_s=60.0, memory_mb=2048, output_kb=1024 * 1024, processes=64, wall_s=120.0)
 MB = 1024 * 1024
 ALLOW_RUSAGE_ENV = "HARDTESTS_SANDBOX_ALLOW_RUSAGE"
+ZYGOTE_ENV = "HARDTESTS_SANDBOX_ZYGOTE"
 # how long past the wall-clock backstop a starved (not idle) program may go on
 STARVED_FACTOR = 3
 STARVED_EXTRA_S = 5.0
@@ -62,6 +63,8 @@ class BatchSpec:
     build_dir: Path | None = None
     pch_dir: Path | None = None
     workdir: str = "/tmp"
+    # a Python program's tests forked from a started interpreter (backends that can)
+    zygote: bool = False
 
     @property
     def is_java(self) -> bool:
@@ -86,6 +89,11 @@ class BatchSpec:
     def nproc(self) -> int:
         # the JVM's own threads count against both the rlimit and pids.max
         return max(self.limits.processes, 256) if self.is_java else self.limits.processes
+
+
+def zygote_enabled() -> bool:
+    """HARDTESTS_SANDBOX_ZYGOTE (default on): fork Python tests from a started interpreter."""
+    return os.environ.get(ZYGOTE_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
 
 
 def rusage_allowed() -> bool:
@@ -333,13 +341,14 @@ class Sandbox(abc.ABC):
         if not inputs:
             return []
         argv = languages.run_argv(prog.language, main_class=prog.main_class, memory_mb=limits.memory_mb)
-        inputs_dir = cache.make_private_dir()
+        raw = [data.encode() if isinstance(data, str) else data for data in inputs]
+        inputs_dir = cache.make_private_dir(cache.inputs_parent(sum(map(len, raw))))
         results: list[RunResult] = []
         try:
-            for index, data in enumerate(inputs):
-                (inputs_dir / str(index)).write_bytes(data.encode() if isinstance(data, str) else data)
+            for index, data in enumerate(raw):
+                (inputs_dir / str(index)).write_bytes(data)
             spec = BatchSpec(argv=argv, language=prog.language, limits=limits, inputs_dir=inputs_dir,
-                             prog_dir=Path(prog.path))
+                             prog_dir=Path(prog.path), zygote=prog.language == "python3" and zygote_enabled())
             batch = self.open_batch(spec)
             try:
                 for index in range(len(inputs)):

@@ -130,7 +130,12 @@ class BwrapBatch(Batch):
             argv += ["--ro-bind", str(spec.pch_dir), languages.PCH_DIR]
         if spec.build_dir is not None:
             argv += ["--bind", str(spec.build_dir), languages.BUILD_DIR]
-        argv += ["--remount-ro", "/", "--chdir", "/", *runner, "--", *spec.argv]
+        program = spec.argv
+        if spec.zygote:
+            # python3 -I zygote.py -- main.py: the runner starts it once and forks each test from it
+            runner.append("-Z")
+            program = [spec.argv[0], "-I", f"{BIN_DIR}/zygote.py", "--", *spec.argv[2:]]
+        argv += ["--remount-ro", "/", "--chdir", "/", *runner, "--", *program]
         uid = cache.sandbox_uid()
         self.errors = tempfile.TemporaryFile()
         try:

@@ -252,6 +252,8 @@ static void drop_capabilities(void) {
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die("no_new_privs");
 }
 
+#include "runner_zygote.h"
+
 static void exec_program(int in_fd, int out_fd, int err_fd) {
     if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0) die("dup2");
     if (flat_mode) cg_join(); /* there is no init of our own to do it */
@@ -476,12 +478,15 @@ static void run_one(const char *input) {
     if (pipe2(rep, O_CLOEXEC) != 0) die("pipe");
     long long t0 = now_us();
     pid_t init;
+    int init_pidfd = -1;
     if (flat_mode) {
         init = fork();
         if (init == 0) {
             close(rep[0]);
             exec_program(in_fd, out_p[1], err_p[1]);
         }
+    } else if (zygote_mode) {
+        init = zygote_fork(in_fd, out_p[1], err_p[1], rep[1], &init_pidfd);
     } else {
         /* no network namespace per test (5 ms each on a loaded machine): the batch's
          * is empty, programs get no socket but AF_UNIX (the filter), and an abstract
@@ -558,7 +563,16 @@ static void run_one(const char *input) {
     if (flat_mode) close(watch);
     int st;
     struct rusage ru;
-    while (wait4(init, &st, 0, &ru) < 0 && errno == EINTR) {}
+    if (zygote_mode) {
+        /* the zygote is the init's parent and reaps it: its pidfd says when the init, and
+         * with it the whole PID namespace, is gone */
+        memset(&ru, 0, sizeof ru);
+        struct pollfd gone = {init_pidfd, POLLIN, 0};
+        while (poll(&gone, 1, -1) < 0 && errno == EINTR) {}
+        close(init_pidfd);
+    } else {
+        while (wait4(init, &st, 0, &ru) < 0 && errno == EINTR) {}
+    }
     if (flat_mode) {
         r.status = st;
         r.cpu_us = (long long)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec +
@@ -613,7 +627,7 @@ static void run_one(const char *input) {
 int main(int argc, char **argv) {
     int opt;
     for (int i = 0; i < CG_N; i++) cg[i] = -1;
-    while ((opt = getopt(argc, argv, "+t:w:W:m:f:p:n:s:z:d:o:i:g:G:NI:R:")) != -1) {
+    while ((opt = getopt(argc, argv, "+t:w:W:m:f:p:n:s:z:d:o:i:g:G:NZI:R:")) != -1) {
         switch (opt) {
         case 't': cpu_kill_us = atoll(optarg); break;
         case 'w': wall_kill_us = atoll(optarg); break;
@@ -628,6 +642,7 @@ int main(int argc, char **argv) {
         case 'o': iodir = optarg; break;
         case 'i': indir = optarg; break;
         case 'N': flat_mode = 1; break;
+        case 'Z': zygote_mode = 1; break;
         case 'I':
             if (!freopen(optarg, "r", stdin)) die("commands file");
             break;
@@ -657,6 +672,7 @@ int main(int argc, char **argv) {
     }
     prog_argv = argv + optind;
     build_filter();
+    if (zygote_mode && !flat_mode) start_zygote();
     signal(SIGPIPE, SIG_IGN);
     /* a program running under the same uid must not be able to ptrace us */
     prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
