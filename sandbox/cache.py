@@ -342,6 +342,14 @@ def runner_dir() -> Path:
             capture_output=True,
             text=True,
         )
+        if proc.returncode == 0:
+            # the same code as a library, for the Python zygote's program processes
+            proc = subprocess.run(
+                [cc, "-O2", "-Wall", "-Wno-unused-function", "-Wno-unused-const-variable", "-shared", "-fPIC",
+                 "-DHTS_LIBRARY", "-o", str(staging / "hts-zygote.so"), str(RUNNER_SOURCE)],
+                capture_output=True,
+                text=True,
+            )
         if proc.returncode != 0:
             shutil.rmtree(staging, ignore_errors=True)
             raise SandboxUnavailable(f"cannot build the sandbox runner: {proc.stderr.strip()}")

@@ -252,14 +252,16 @@ static void drop_capabilities(void) {
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die("no_new_privs");
 }
 
-#include "runner_zygote.h"
-
-static void exec_program(int in_fd, int out_fd, int err_fd) {
+/* Everything between the fork of a program's process and the program: its standard
+ * streams, a session of its own, its limits, no capabilities and the filter.  Shared by
+ * exec_program and the Python zygote's program processes (hts_zygote_program). */
+static void program_setup(int in_fd, int out_fd, int err_fd) {
     if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0) die("dup2");
     if (flat_mode) cg_join(); /* there is no init of our own to do it */
     syscall(SYS_close_range, 3, ~0U, 0);
     if (chdir(workdir) != 0) die("chdir");
-    if (flat_mode) setsid();
+    /* a session of its own: kill(0, ...) or killpg on its group must not reach the runner's */
+    if (setsid() < 0) die("setsid");
     int fd = open("/proc/self/oom_score_adj", O_WRONLY);
     if (fd >= 0) {
         /* so that the kernel's OOM killer picks the program, not its init */
@@ -278,6 +280,10 @@ static void exec_program(int in_fd, int out_fd, int err_fd) {
     set_limit(RLIMIT_MSGQUEUE, 0, 0);
     drop_capabilities();
     install_filter();
+}
+
+static void exec_program(int in_fd, int out_fd, int err_fd) {
+    program_setup(in_fd, out_fd, err_fd);
     signal(SIGPIPE, SIG_DFL);
     char *envp[] = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp", "LANG=C.UTF-8", "TMPDIR=/tmp", NULL};
     execve(prog_argv[0], prog_argv, envp);
@@ -290,8 +296,8 @@ static void hide_dir(const char *path) {
         die("hide the runner's directories");
 }
 
-/* pid 1 of the test's PID namespace. */
-static void test_init(int in_fd, int out_fd, int err_fd, int rep_fd) {
+/* The test's own mounts, in the new mount namespace of its init (pid 1 of its PID namespace). */
+static void test_mounts(void) {
     char opts[64];
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) die("mount private");
     snprintf(opts, sizeof opts, "size=%lld,mode=1777", tmpfs_bytes);
@@ -303,6 +309,11 @@ static void test_init(int in_fd, int out_fd, int err_fd, int rep_fd) {
      * Without it a program reads every other test's input and writes files a later test sees. */
     hide_dir(iodir);
     hide_dir(indir);
+}
+
+/* pid 1 of the test's PID namespace. */
+static void test_init(int in_fd, int out_fd, int err_fd, int rep_fd) {
+    test_mounts();
     /* join the test cgroup before forking so every descendant is accounted */
     int cg_err = cg_join();
     pid_t child = fork();
@@ -451,6 +462,8 @@ static long long runnable_us(int *active, long long *on_cpu_us) {
     return total;
 }
 
+#include "runner_zygote.h"
+
 static void run_one(const char *input) {
     char out_path[256];
     snprintf(out_path, sizeof out_path, "%s/out", iodir);
@@ -478,7 +491,6 @@ static void run_one(const char *input) {
     if (pipe2(rep, O_CLOEXEC) != 0) die("pipe");
     long long t0 = now_us();
     pid_t init;
-    int init_pidfd = -1;
     if (flat_mode) {
         init = fork();
         if (init == 0) {
@@ -486,7 +498,7 @@ static void run_one(const char *input) {
             exec_program(in_fd, out_p[1], err_p[1]);
         }
     } else if (zygote_mode) {
-        init = zygote_fork(in_fd, out_p[1], err_p[1], rep[1], &init_pidfd);
+        init = zygote_test(in_fd, out_p[1], err_p[1], rep[1]);
     } else {
         /* no network namespace per test (5 ms each on a loaded machine): the batch's
          * is empty, programs get no socket but AF_UNIX (the filter), and an abstract
@@ -559,20 +571,19 @@ static void run_one(const char *input) {
     }
     /* leftovers of the test die now; the PID namespace would take them with its init anyway */
     if (!flat_mode) cg_write(cg[CG_KILL], "1");
-    close(rep[0]);
     if (flat_mode) close(watch);
     int st;
     struct rusage ru;
     if (zygote_mode) {
-        /* the zygote is the init's parent and reaps it: its pidfd says when the init, and
-         * with it the whole PID namespace, is gone */
+        /* the init only holds the namespaces: its end takes the program and whatever it left */
+        kill(init, SIGKILL);
+        while (wait4(init, &st, 0, &ru) < 0 && errno == EINTR) {}
         memset(&ru, 0, sizeof ru);
-        struct pollfd gone = {init_pidfd, POLLIN, 0};
-        while (poll(&gone, 1, -1) < 0 && errno == EINTR) {}
-        close(init_pidfd);
+        if (!got) got = zygote_report(rep[0], &r);
     } else {
         while (wait4(init, &st, 0, &ru) < 0 && errno == EINTR) {}
     }
+    close(rep[0]);
     if (flat_mode) {
         r.status = st;
         r.cpu_us = (long long)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec +
@@ -624,6 +635,7 @@ static void run_one(const char *input) {
     close(out_file);
 }
 
+#ifndef HTS_LIBRARY
 int main(int argc, char **argv) {
     int opt;
     for (int i = 0; i < CG_N; i++) cg[i] = -1;
@@ -689,3 +701,4 @@ int main(int argc, char **argv) {
     }
     return 0;
 }
+#endif

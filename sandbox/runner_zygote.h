@@ -9,13 +9,17 @@
  *   fd 5+ the test cgroup's cgroup.procs descriptors, for the test init to join;
  * its stdin and stdout on /dev/null and its stderr shared with the runner, the program's
  * environment and RLIMIT_STACK (so the address-space layout matches an exec'd program).
- * Per test the runner sends "T" with the test's stdin, stdout, stderr and report
- * descriptors and gets back the test init's pid and a pidfd of it: the init reports
- * over the report pipe exactly as test_init does, and the pidfd becomes readable once
- * the init, and so its whole PID namespace, is gone.
+ * Per test the runner clones the test's init as usual (new PID, mount, IPC and UTS
+ * namespaces, the test's mounts) but that init only holds the namespaces; the runner sends
+ * the zygote "T" with the test's stdin, stdout, stderr and report descriptors and a pidfd
+ * of the init.  The zygote forks the program into the init's PID namespace (setns for
+ * its children), the program enters the init's other namespaces and the test cgroup, and
+ * the zygote writes the program's report (status and rusage, as test_init would) once it
+ * has reaped it.  The runner then kills the init, which takes whatever the program left.
  */
 
 static int zygote_mode = 0, zsock = -1;
+static pid_t zpid = -1;
 
 static void send_fds(int sock, const char *msg, const int *fds, int n) {
     char control[CMSG_SPACE(sizeof(int) * 8)];
@@ -36,26 +40,6 @@ static void send_fds(int sock, const char *msg, const int *fds, int n) {
     }
 }
 
-/* One message with an int payload (*value) and one descriptor (*fd, -1 if none). */
-static ssize_t recv_int(int sock, int *value, int *fd) {
-    char control[CMSG_SPACE(sizeof(int))];
-    char buf[16];
-    struct iovec iov = {buf, sizeof buf};
-    struct msghdr mh = {0};
-    mh.msg_iov = &iov;
-    mh.msg_iovlen = 1;
-    mh.msg_control = control;
-    mh.msg_controllen = sizeof control;
-    ssize_t n;
-    while ((n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {}
-    *fd = -1;
-    if (n < (ssize_t)sizeof *value) return -1;
-    memcpy(value, buf, sizeof *value);
-    struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-    if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) memcpy(fd, CMSG_DATA(cm), sizeof(int));
-    return n;
-}
-
 static void start_zygote(void) {
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) die("socketpair");
@@ -69,7 +53,7 @@ static void start_zygote(void) {
         fprintf(stderr, "hts-runner: -Z wants: python3 -I zygote.py -- main.py [args]\n");
         exit(2);
     }
-    char opts[13][96], cgs[64] = "";
+    char opts[10][96], cgs[64] = "";
     int procs[3], nprocs = 0;
     for (int i = CG_PROCS_1; i <= CG_PROCS_3; i++) if (cg[i] >= 0) procs[nprocs++] = cg[i];
     for (int i = 0; i < nprocs; i++) snprintf(cgs + strlen(cgs), sizeof cgs - strlen(cgs), "%s%d", i ? "," : "", 5 + i);
@@ -77,20 +61,17 @@ static void start_zygote(void) {
     snprintf(opts[1], 96, "4");
     snprintf(opts[2], 96, "%s", cgs);
     snprintf(opts[3], 96, "%s", workdir);
-    snprintf(opts[4], 96, "%s", iodir);
-    snprintf(opts[5], 96, "%s", indir);
-    snprintf(opts[6], 96, "%lld", tmpfs_bytes);
-    snprintf(opts[7], 96, "%lld", (cpu_kill_us + 999999) / 1000000);
-    snprintf(opts[8], 96, "%lld", as_bytes);
-    snprintf(opts[9], 96, "%lld", fsize_bytes);
-    snprintf(opts[10], 96, "%ld", nproc);
-    snprintf(opts[11], 96, "%ld", nofile);
-    snprintf(opts[12], 96, "%lld", stack_bytes);
-    char **argv = calloc(argc + 14, sizeof(char *));
+    snprintf(opts[4], 96, "%lld", cpu_kill_us);
+    snprintf(opts[5], 96, "%lld", as_bytes);
+    snprintf(opts[6], 96, "%lld", fsize_bytes);
+    snprintf(opts[7], 96, "%ld", nproc);
+    snprintf(opts[8], 96, "%ld", nofile);
+    snprintf(opts[9], 96, "%lld", stack_bytes);
+    char **argv = calloc(argc + 11, sizeof(char *));
     if (!argv) die("calloc");
     int k = 0;
     for (int i = 0; i < 3; i++) argv[k++] = prog_argv[i];
-    for (int i = 0; i < 13; i++) argv[k++] = opts[i];
+    for (int i = 0; i < 10; i++) argv[k++] = opts[i];
     for (int i = 3; i < argc; i++) argv[k++] = prog_argv[i];
     pid_t pid = fork();
     if (pid < 0) die("fork");
@@ -112,6 +93,7 @@ static void start_zygote(void) {
         _exit(127);
     }
     free(argv);
+    zpid = pid;
     close(sv[1]);
     close(mem);
     zsock = sv[0];
@@ -127,14 +109,92 @@ static void start_zygote(void) {
     }
 }
 
-/* Ask the zygote for the test's init; its pid, and a pidfd of it in *pidfd. */
-static pid_t zygote_fork(int in_fd, int out_fd, int err_fd, int rep_fd, int *pidfd) {
-    int fds[4] = {in_fd, out_fd, err_fd, rep_fd};
-    send_fds(zsock, "T", fds, 4);
-    int pid = -1;
-    if (recv_int(zsock, &pid, pidfd) <= 0 || pid <= 0 || *pidfd < 0) {
-        errno = EPROTO;
-        die("the python zygote did not fork the test");
-    }
-    return (pid_t)pid;
+/* The test's init in zygote mode: pid 1 of the test's new PID, mount, IPC and UTS
+ * namespaces, with the test's mounts, holding them (and reaping orphans) until the runner
+ * kills it after the test.  It is not the program's parent: the zygote forks the program
+ * into these namespaces. */
+static void zygote_holder(int ready_fd) {
+    test_mounts();
+    signal(SIGCHLD, SIG_IGN); /* orphans reparented to us are reaped by the kernel */
+    if (write(ready_fd, "1", 1) != 1) _exit(3);
+    syscall(SYS_close_range, 0, ~0U, 0);
+    for (;;) pause();
 }
+
+/* Start the test: its init here, then the program forked by the zygote into the init's
+ * namespaces.  The zygote writes the program's report to rep_fd once it has reaped it. */
+static pid_t zygote_test(int in_fd, int out_fd, int err_fd, int rep_fd) {
+    int ready[2];
+    if (pipe2(ready, O_CLOEXEC) != 0) die("pipe");
+    pid_t init = (pid_t)syscall(SYS_clone, CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD, 0, 0, 0, 0);
+    if (init < 0) die("clone");
+    if (init == 0) {
+        close(ready[0]);
+        zygote_holder(ready[1]);
+    }
+    close(ready[1]);
+    char c;
+    ssize_t n;
+    while ((n = read(ready[0], &c, 1)) < 0 && errno == EINTR) {}
+    close(ready[0]);
+    if (n != 1) {
+        errno = EPROTO;
+        die("the test init did not start");
+    }
+    int pidfd = (int)syscall(SYS_pidfd_open, init, 0);
+    if (pidfd < 0) die("pidfd_open");
+    int fds[5] = {in_fd, out_fd, err_fd, rep_fd, pidfd};
+    send_fds(zsock, "T", fds, 5);
+    close(pidfd);
+    return init;
+}
+
+/* The report of a test that was stopped before it came (the program is dead by now: its
+ * PID namespace is gone), so that the next test starts with the zygote idle. */
+static int zygote_report(int rep_fd, struct report *r) {
+    ssize_t n;
+    while ((n = read(rep_fd, r, sizeof *r)) < 0 && errno == EINTR) {}
+    if (n == (ssize_t)sizeof *r) return 1;
+    if (waitpid(zpid, NULL, WNOHANG) == zpid) {
+        errno = EPIPE;
+        die("the python zygote died");
+    }
+    return 0;
+}
+
+#ifdef HTS_LIBRARY
+/* ---- hts-zygote.so: this file compiled with -DHTS_LIBRARY -shared, loaded by zygote.py,
+ * so that a program process is set up by the very code of exec_program (one call instead
+ * of a hundred from Python, each touching pages of the forked interpreter). */
+
+/* Once, in the zygote: the batch's limits, filter and test cgroup. */
+int hts_zygote_configure(long long cpu_us, long long as, long long fsize, long nprocs, long nfiles, long long stack,
+                         const char *dir, const void *bpf, int bpf_len, const int *procs, int nprocs_fds) {
+    cpu_kill_us = cpu_us;
+    as_bytes = as;
+    fsize_bytes = fsize;
+    nproc = nprocs;
+    nofile = nfiles;
+    stack_bytes = stack;
+    workdir = strdup(dir);
+    filter.len = (unsigned short)(bpf_len / sizeof(struct sock_filter));
+    filter.filter = malloc(bpf_len);
+    if (!workdir || !filter.filter) return -1;
+    memcpy(filter.filter, bpf, bpf_len);
+    for (int i = 0; i < CG_N; i++) cg[i] = -1;
+    for (int i = 0; i < nprocs_fds && i < 3; i++) cg[CG_PROCS_1 + i] = procs[i];
+    return 0;
+}
+
+/* In a program process forked into the test init's PID namespace: into the init's other
+ * namespaces and the test cgroup (whose outcome goes to joined_fd), then program_setup.
+ * Failures end the process (exit 2), as in exec_program. */
+void hts_zygote_program(int init_pidfd, int joined_fd, int in_fd, int out_fd, int err_fd) {
+    if (setns(init_pidfd, CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS) != 0) die("setns");
+    int cg_err = cg_join();
+    if (write(joined_fd, &cg_err, sizeof cg_err) != (ssize_t)sizeof cg_err) die("report the cgroup");
+    /* dumpable again, as after execve (the zygote is not, so that no program reaches it) */
+    if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) != 0) die("dumpable");
+    program_setup(in_fd, out_fd, err_fd);
+}
+#endif

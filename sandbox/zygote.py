@@ -1,27 +1,33 @@
-"""hts-zygote: a started Python interpreter that forks each test of a batch (issue: bare
-Python spends ~6.5 ms of its ~9 ms a test starting the interpreter).
+"""hts-zygote: a started Python interpreter that forks each test of a batch (bare Python
+spends most of a short test starting the interpreter).
 
 hts-runner (-Z) starts this file inside the batch's sandbox, in place of the program, with
-the environment the program would get, and talks to it over a SEQPACKET socket (fd 3):
-for each test it sends the test's stdin, stdout, stderr and report descriptors; the zygote
-forks a test init into a new PID namespace and answers with its pid and a pidfd.  The init
-(pid 1 there) gives itself new mount, IPC and UTS namespaces, mounts a fresh /tmp,
-/dev/shm and /proc, hides the runner's directories, joins the test cgroup and forks the
-program process, which sets the same limits as hts-runner's exec path, drops every
-capability, installs the batch's seccomp filter (fd 4, built by the runner with
-libseccomp) and only then runs the program's code as `__main__`.  So a test gets exactly
-the isolation of a test started with execve: only the interpreter start is shared.
+the environment the program would get, and talks to it over a SEQPACKET socket (fd 3).
+For each test the runner creates the test's init as it always does (pid 1 of new PID,
+mount, IPC and UTS namespaces, with a fresh /tmp, /dev/shm and /proc and the runner's
+directories hidden) and sends us the test's stdin, stdout, stderr and report descriptors
+and a pidfd of that init.  We fork the program process into the init's PID namespace; it
+enters the init's other namespaces and the test cgroup, sets the limits of hts-runner's
+exec path, drops every capability, installs the batch's seccomp filter (fd 4, built by
+the runner with libseccomp) and only then runs the program's code as `__main__`.  We reap
+it and write its report (wait status, CPU time, peak RSS) as the runner's own init would.
+So a test gets the isolation of a test started with execve: only the interpreter's start
+is shared.
 
-The zygote runs only this file: it never reads a test's data, and a test cannot reach it
-(it lives outside the test's PID namespace, and the program runs without capabilities,
-under the filter, in a forked copy).  Nothing a test does to its copy of the interpreter
-reaches the next test, which is forked from the untouched zygote again.
+The zygote runs only this file and never enters a test's namespaces: no program can see
+it (it is outside the program's PID namespace), and the program runs without
+capabilities, under the filter, in a forked copy.  Nothing a test does to its copy of
+the interpreter reaches the next test, which is forked from the untouched zygote again.
 
 What a program can tell apart from a fresh `python3 -I main.py`: modules this file
-imported are already in sys.modules, the string hash seed is the batch's (one per batch,
-not one per test), and the interpreter's pages shared with the zygote are not charged to
-the test's memory cgroup (about 8 MB less than a fresh interpreter).  The recursion limit
-counts as in a fresh interpreter (the levels this file adds are discounted).
+imported are already in sys.modules, /proc/self/cmdline is the zygote's, its parent pid
+below os.getppid (libc, /proc/self/stat) is 0 (the zygote, outside its PID namespace;
+os.getppid answers 1, the init, as in an exec'd test), the string hash
+seed is the batch's (one per batch, not one per test), and the interpreter's pages shared
+with the zygote are not charged to the test's memory cgroup (about 8 MB less than a
+fresh interpreter).  The recursion limit counts as in a fresh interpreter (the levels
+this file adds are discounted), and shutdown does what the interpreter's does that a
+program can observe (threads joined, atexit run, output flushed, the exit status).
 """
 
 import atexit
@@ -30,35 +36,18 @@ import gc
 import importlib.machinery
 import io
 import os
-import resource
 import signal
 import socket
 import struct
 import sys
 
-CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWPID = 0x20000, 0x4000000, 0x8000000, 0x20000000
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 1, 2, 4, 8, 0x4000, 0x40000
-PR_CAPBSET_DROP, PR_SET_SECCOMP, PR_SET_NO_NEW_PRIVS, PR_SET_SECUREBITS, PR_CAP_AMBIENT = 24, 22, 38, 28, 47
-PR_CAP_AMBIENT_CLEAR_ALL, SECCOMP_MODE_FILTER, PR_SET_DUMPABLE = 4, 2, 4
-# NOROOT, NOROOT_LOCKED, NO_SETUID_FIXUP, NO_SETUID_FIXUP_LOCKED, KEEP_CAPS_LOCKED
-SECUREBITS = 0x01 | 0x02 | 0x04 | 0x08 | 0x20
-SYS_CAPSET = 126  # x86_64
-REPORT = struct.Struct("iiqq")
+CLONE_NEWPID, PR_SET_DUMPABLE = 0x20000000, 4
+REPORT = struct.Struct("iiqq")  # hts-runner's struct report: status, cg_err, cpu_us, maxrss_kb
 # recursion levels under the program's module frame that a fresh interpreter does not have:
 # this file's module frame and the exec() call
-OWN_FRAMES = 2  # hts-runner's struct report: status, cg_err, cpu_us, maxrss_kb
+OWN_FRAMES = 2
 
 libc = ctypes.CDLL(None, use_errno=True)
-# clone(2) with the GIL held, wrapped like os.fork: a new PID namespace for the child alone,
-# where unshare + setns back would not do (bubblewrap's --disable-userns puts us in a nested
-# user namespace, which may make PID namespaces but not re-enter the one it was born in)
-_syscall = ctypes.PyDLL(None, use_errno=True).syscall
-_syscall.restype = ctypes.c_long
-SYS_CLONE, SIGCHLD = 56, 17  # x86_64
-
-
-class _Fprog(ctypes.Structure):
-    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
 def _check(rc, what):
@@ -69,22 +58,21 @@ def _check(rc, what):
 
 class Zygote:
     def __init__(self, argv):
-        (sock_fd, filter_fd, cg_fds, self.workdir, self.iodir, self.indir, tmpfs, cpu_s, as_bytes, fsize, nproc,
-         nofile, stack, sep, *self.prog_argv) = argv
+        (sock_fd, filter_fd, cg_fds, workdir, cpu_us, as_bytes, fsize, nproc, nofile, stack, sep,
+         *self.prog_argv) = argv
         assert sep == "--" and self.prog_argv, "usage: zygote.py <options> -- main.py [args]"
         self.sock = socket.socket(fileno=int(sock_fd))
-        self.cg_fds = [int(fd) for fd in cg_fds.split(",") if fd]
-        self.tmpfs_opts = f"size={int(tmpfs)},mode=1777".encode()
-        self.limits = [(resource.RLIMIT_CPU, int(cpu_s), int(cpu_s) + 1), (resource.RLIMIT_FSIZE, int(fsize), int(fsize)),
-                       (resource.RLIMIT_NPROC, int(nproc), int(nproc)), (resource.RLIMIT_NOFILE, int(nofile), int(nofile)),
-                       (resource.RLIMIT_CORE, 0, 0), (resource.RLIMIT_MEMLOCK, 0, 0), (resource.RLIMIT_MSGQUEUE, 0, 0)]
-        if int(as_bytes) > 0:
-            self.limits.append((resource.RLIMIT_AS, int(as_bytes), int(as_bytes)))
-        if int(stack) > 0:
-            self.limits.append((resource.RLIMIT_STACK, int(stack), int(stack)))
         with os.fdopen(int(filter_fd), "rb") as handle:
-            self.filter_bytes = ctypes.create_string_buffer(handle.read())
-        self.fprog = _Fprog(len(self.filter_bytes.raw) // 8, ctypes.addressof(self.filter_bytes))
+            bpf = handle.read()
+        procs = [int(fd) for fd in cg_fds.split(",") if fd]
+        # the runner's own code sets up each program process (hts-zygote.so is runner.c)
+        self.lib = ctypes.CDLL(os.path.join(os.path.dirname(__file__), "hts-zygote.so"), use_errno=True)
+        ll, c_long = ctypes.c_longlong, ctypes.c_long
+        rc = self.lib.hts_zygote_configure(
+            ll(int(cpu_us)), ll(int(as_bytes)), ll(int(fsize)), c_long(int(nproc)), c_long(int(nofile)),
+            ll(int(stack)), workdir.encode(), bpf, len(bpf), (ctypes.c_int * 3)(*procs), len(procs))
+        if rc != 0:
+            raise OSError("hts_zygote_configure failed")
         path = self.prog_argv[0]
         with open(path, "rb") as handle:
             source = handle.read()
@@ -92,143 +80,102 @@ class Zygote:
             self.code, self.error = compile(source, path, "exec", dont_inherit=True), None
         except (SyntaxError, ValueError) as exc:  # raised in each test, as a fresh interpreter would
             self.code, self.error = None, exc
-        # the program's standard streams are made like the interpreter made ours
-        self.stdio = [(stream.encoding, stream.errors, stream.line_buffering, stream.write_through)
-                      for stream in (sys.stdin, sys.stdout, sys.stderr)]
+        self.main = _program_view(self.prog_argv)
 
     def serve(self):
-        """Fork a test init per request; return only in a test's program process."""
+        """Fork each test's program into its init's namespaces; return only in a program."""
         # the interpreter's own objects leave the collector's sight: a test's collections then
         # scan only its program's objects instead of copying every page of the zygote
         gc.freeze()
-        # not dumpable: a program must never open its test init's /proc/1/mem (same uid) to
-        # write a report of its choosing (the init's capabilities already refuse it; this holds
-        # without them); the program process sets it back, as execve would
+        # not dumpable (no program may write into a process of ours through /proc, same uid);
+        # the program process sets it back, as execve would
         _check(libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0), "dumpable")
         self.sock.send(b"ready")
         while True:
             try:
-                msg, fds, _flags, _addr = socket.recv_fds(self.sock, 16, 4)
+                msg, fds, _flags, _addr = socket.recv_fds(self.sock, 16, 5)
             except ConnectionError:
                 msg, fds = b"", []
-            if msg != b"T" or len(fds) != 4:
+            if msg != b"T" or len(fds) != 5:
                 os._exit(0)  # the runner is done (or gone)
-            self._reap()
-            pid = _fork_new_pid_ns()
+            in_fd, out_fd, err_fd, rep_fd, init_fd = fds
+            # our children are born in the init's PID namespace (we stay in ours)
+            _check(libc.setns(init_fd, CLONE_NEWPID), "setns")
+            joined_r, joined_w = os.pipe()
+            pid = os.fork()
             if pid == 0:
-                self.sock.close()
-                return self._test_init(*fds)
-            pidfd = os.pidfd_open(pid)
-            socket.send_fds(self.sock, [struct.pack("i", pid)], [pidfd])
-            for fd in (*fds, pidfd):
+                return self._program(in_fd, out_fd, err_fd, init_fd, joined_w)
+            for fd in (in_fd, out_fd, err_fd, init_fd, joined_w):
                 os.close(fd)
-
-    @staticmethod
-    def _reap():
-        try:
-            while os.waitpid(-1, os.WNOHANG)[0] > 0:
-                pass
-        except ChildProcessError:
-            pass
-
-    def _mount(self, source, target, fstype, flags, data):
-        _check(libc.mount(source, target.encode(), fstype, flags, data), f"mount {target}")
-
-    def _test_init(self, in_fd, out_fd, err_fd, rep_fd):
-        """pid 1 of the test's PID namespace, as hts-runner's test_init."""
-        try:
-            # pid 1 ignores signals it has no handler for; Python's SIGINT handler would
-            # let the program end its init with a KeyboardInterrupt
-            signal.signal(signal.SIGINT, signal.SIG_DFL)
-            _check(libc.unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS), "unshare")
-            self._mount(None, "/", None, MS_REC | MS_PRIVATE, None)
-            self._mount(b"tmpfs", "/tmp", b"tmpfs", MS_NOSUID | MS_NODEV, self.tmpfs_opts)
-            self._mount(b"tmpfs", "/dev/shm", b"tmpfs", MS_NOSUID | MS_NODEV, self.tmpfs_opts)
-            self._mount(b"proc", "/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None)
-            for hidden in (self.iodir, self.indir):
-                self._mount(b"tmpfs", hidden, b"tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                            b"size=4k,mode=0555")
-            cg_err = 0
-            for fd in self.cg_fds:
-                try:
-                    os.pwrite(fd, b"0", 0)
-                except OSError as exc:
-                    cg_err = cg_err or exc.errno
-            child = os.fork()
-            if child == 0:
-                os.close(rep_fd)
-                return self._program(in_fd, out_fd, err_fd)
-            for fd in (in_fd, out_fd, err_fd, *self.cg_fds):
-                os.close(fd)
-            _pid, status, usage = os.wait4(child, 0)
+            joined = os.read(joined_r, 4)
+            os.close(joined_r)
+            cg_err = struct.unpack("i", joined)[0] if len(joined) == 4 else 5  # EIO: it died first
+            _pid, status, usage = os.wait4(pid, 0)
             cpu_us = round((usage.ru_utime + usage.ru_stime) * 1e6)
-            os.write(rep_fd, REPORT.pack(status, cg_err, cpu_us, usage.ru_maxrss))
-        except BaseException as exc:  # noqa: BLE001 - no report: the runner sees the init die
-            os.write(2, f"hts-zygote: test init: {exc}\n".encode())
-            os._exit(3)
-        os._exit(0)  # the kernel now kills whatever else lives in this namespace
-
-    def _program(self, in_fd, out_fd, err_fd):
-        try:
-            for fd, target in ((in_fd, 0), (out_fd, 1), (err_fd, 2)):
-                os.dup2(fd, target)
-            os.closerange(3, 1 << 20)
-            os.chdir(self.workdir)
             try:
-                with open("/proc/self/oom_score_adj", "w") as handle:
-                    handle.write("1000")  # the kernel's OOM killer picks the program, not its init
+                os.write(rep_fd, REPORT.pack(status, cg_err, cpu_us, usage.ru_maxrss))
             except OSError:
-                pass
-            for which, soft, hard in self.limits:
-                resource.setrlimit(which, (soft, hard))
-            _check(libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0), "dumpable")
-            _check(libc.prctl(PR_SET_SECUREBITS, SECUREBITS, 0, 0, 0), "securebits")
-            for cap in range(64):
-                if libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 and ctypes.get_errno() != 22:
-                    _check(-1, "capbset")
-            libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
-            header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3
-            data = (ctypes.c_uint32 * 6)()
-            _check(libc.syscall(SYS_CAPSET, header, data), "capset")
-            _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
-            _check(libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(self.fprog), 0, 0), "seccomp")
-        except BaseException as exc:  # noqa: BLE001 - exit 127, as hts-runner when execve fails
-            os.write(2, f"hts-runner: cannot start the program: {exc}\n".encode())
-            os._exit(127)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        streams = []
-        for fd, (encoding, errors, line_buffering, write_through) in enumerate(self.stdio):
-            mode = "rb" if fd == 0 else "wb"
-            buffer = open(fd, mode, -1, closefd=False)
-            stream = io.TextIOWrapper(buffer, encoding=encoding, errors=errors, newline="\n",
-                                      line_buffering=line_buffering, write_through=write_through)
-            stream.mode = mode[0]
-            streams.append(stream)
-        sys.stdin, sys.stdout, sys.stderr = sys.__stdin__, sys.__stdout__, sys.__stderr__ = streams
-        sys.argv = list(self.prog_argv)
-        sys.orig_argv = [sys.executable, "-I", *self.prog_argv]
-        main = type(sys)("__main__")
-        main.__dict__.update(__file__=self.prog_argv[0], __builtins__=__builtins__, __cached__=None)
-        main.__loader__ = importlib.machinery.SourceFileLoader("__main__", self.prog_argv[0])
-        sys.modules["__main__"] = main
-        _discount_own_frame()
+                pass  # the runner gave up on this test
+            os.close(rep_fd)
+
+    def _program(self, in_fd, out_fd, err_fd, init_fd, joined_fd):
+        """The test's program process, forked into the init's PID namespace: hts-runner's own
+        code takes it into the init's other namespaces and the test cgroup and sets its
+        streams, session, limits, capabilities and filter (exec_program's setup); the rest of
+        what the program sees was made ready before the fork (_program_view)."""
+        self.sock.detach()  # closed with every other descriptor by the setup
+        self.lib.hts_zygote_program(init_fd, joined_fd, in_fd, out_fd, err_fd)
         if self.error is not None:
             raise self.error
-        return self.code, main.__dict__
+        return self.code, self.main.__dict__
 
 
-def _fork_new_pid_ns():
-    ctypes.pythonapi.PyOS_BeforeFork()
-    pid = _syscall(ctypes.c_long(SYS_CLONE), ctypes.c_long(CLONE_NEWPID | SIGCHLD), ctypes.c_long(0),
-                   ctypes.c_long(0), ctypes.c_long(0), ctypes.c_long(0))
-    if pid == 0:
-        ctypes.pythonapi.PyOS_AfterFork_Child()
-        return 0
-    err = ctypes.get_errno()
-    ctypes.pythonapi.PyOS_AfterFork_Parent()
-    if pid < 0:
-        raise OSError(err, f"clone: {os.strerror(err)}")
-    return pid
+def _program_view(prog_argv):
+    """What a program finds at its start, made once here and copied into each program
+    process by the fork: its standard streams (made as the interpreter makes them, on
+    descriptors of the kinds the test's will be: a file for stdin, pipes for stdout and
+    stderr, whose seekability the streams remember), sys.argv, and a fresh `__main__`."""
+    settings = [(stream.encoding, stream.errors, stream.line_buffering, stream.write_through)
+                for stream in (sys.stdin, sys.stdout, sys.stderr)]
+    saved = [os.dup(1), os.dup(2)]
+    pipe_r, pipe_w = os.pipe()
+    os.dup2(pipe_w, 1)
+    os.dup2(pipe_w, 2)
+    streams = []
+    try:
+        for fd, (encoding, errors, line_buffering, write_through) in enumerate(settings):
+            mode = "rb" if fd == 0 else "wb"
+            stream = io.TextIOWrapper(open(fd, mode, -1, closefd=False), encoding=encoding, errors=errors,
+                                      newline="\n", line_buffering=line_buffering, write_through=write_through)
+            stream.mode = mode[0]
+            streams.append(stream)
+    finally:
+        for fd, original in zip((1, 2), saved, strict=True):
+            os.dup2(original, fd)
+        for fd in (*saved, pipe_r, pipe_w):
+            os.close(fd)
+    sys.stdin, sys.stdout, sys.stderr = sys.__stdin__, sys.__stdout__, sys.__stderr__ = streams
+    sys.argv = list(prog_argv)
+    sys.orig_argv = [sys.executable, "-I", *prog_argv]
+    main = type(sys)("__main__")
+    main.__dict__.update(__file__=prog_argv[0], __builtins__=__builtins__, __cached__=None)
+    main.__loader__ = importlib.machinery.SourceFileLoader("__main__", prog_argv[0])
+    sys.modules["__main__"] = main
+    _discount_own_frame()
+    _parent_is_the_init()
+    return main
+
+
+def _parent_is_the_init():
+    """A program's parent is the zygote, outside the program's PID namespace, where the
+    kernel answers getppid() with 0; in an exec'd test it is the namespace's init, pid 1
+    (which ignores the program's signals, as the zygote's init does). os.getppid says 1."""
+    real = os.getppid
+
+    def getppid():
+        return real() or 1
+
+    os.getppid = getppid
 
 
 def _discount_own_frame():

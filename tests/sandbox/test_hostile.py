@@ -185,9 +185,14 @@ def test_writes_outside_scratch_fail(sb: Sandbox, language: str) -> None:
 
 
 KILLER = {
+    # the parent, the PID namespace's init, everything visible, and the program's own process
+    # group (0) after leaving it, which would be the runner's if the program were still in it
     "cpp": "#include <signal.h>\n#include <unistd.h>\n#include <cstdio>\n"
-           "int main(){kill(getppid(),SIGKILL); kill(1,SIGKILL); kill(-1,SIGKILL); puts(\"survived\");}\n",
+           "int main(){kill(getppid(),SIGKILL); kill(1,SIGKILL); kill(-1,SIGKILL);\n"
+           "signal(SIGTERM,SIG_IGN); kill(0,SIGTERM); kill(-getpgrp(),SIGTERM); puts(\"survived\");}\n",
     "python3": "import os, signal\nfor pid in (os.getppid(), 1, -1):\n    try:\n        os.kill(pid, signal.SIGKILL)\n"
+               "    except OSError:\n        pass\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+               "for pid in (0, -os.getpgrp()):\n    try:\n        os.kill(pid, signal.SIGTERM)\n"
                "    except OSError:\n        pass\nprint('survived')\n",
     "java": "public class Main { public static void main(String[] a) throws Exception {\n"
             "new ProcessBuilder(\"/usr/bin/kill\", \"-9\", \"-1\").start().waitFor();\n"
