@@ -9,8 +9,8 @@ import pytest
 
 from generation import llm
 from generation.llm import LLMUnavailable, chat
-from generation.queues import redis_connection
 from generation.models import GenerationRun
+from generation.queues import redis_connection
 from tests.generation.conftest import FakeLLM, make_problem
 
 MESSAGES = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hello"}]
