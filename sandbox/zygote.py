@@ -30,14 +30,15 @@ this file adds are discounted), and shutdown does what the interpreter's does th
 program can observe (threads joined, atexit run, output flushed, the exit status).
 """
 
+# the C modules under socket and signal: their Python wrappers import enum, selectors and
+# collections, a third of the zygote's start-up, for nothing used here
+import _signal
+import _socket
 import atexit
 import ctypes
 import gc
-import importlib.machinery
 import io
 import os
-import signal
-import socket
 import struct
 import sys
 
@@ -48,6 +49,17 @@ REPORT = struct.Struct("iiqq")  # hts-runner's struct report: status, cg_err, cp
 OWN_FRAMES = 2
 
 libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _recv_fds(sock, maxfds):
+    """One message and the descriptors it carries (socket.recv_fds, on the C module)."""
+    size = struct.calcsize("i") * maxfds
+    msg, ancdata, _flags, _addr = sock.recvmsg(16, _socket.CMSG_LEN(size))
+    fds = []
+    for level, kind, data in ancdata:
+        if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
+            fds += struct.unpack(f"{len(data) // 4}i", data[: len(data) - len(data) % 4])
+    return msg, fds
 
 
 def _check(rc, what):
@@ -61,7 +73,7 @@ class Zygote:
         (sock_fd, filter_fd, cg_fds, workdir, cpu_us, as_bytes, fsize, nproc, nofile, stack, sep,
          *self.prog_argv) = argv
         assert sep == "--" and self.prog_argv, "usage: zygote.py <options> -- main.py [args]"
-        self.sock = socket.socket(fileno=int(sock_fd))
+        self.sock = _socket.socket(fileno=int(sock_fd))
         with os.fdopen(int(filter_fd), "rb") as handle:
             bpf = handle.read()
         procs = [int(fd) for fd in cg_fds.split(",") if fd]
@@ -93,7 +105,7 @@ class Zygote:
         self.sock.send(b"ready")
         while True:
             try:
-                msg, fds, _flags, _addr = socket.recv_fds(self.sock, 16, 5)
+                msg, fds = _recv_fds(self.sock, 5)
             except ConnectionError:
                 msg, fds = b"", []
             if msg != b"T" or len(fds) != 5:
@@ -159,7 +171,8 @@ def _program_view(prog_argv):
     sys.orig_argv = [sys.executable, "-I", *prog_argv]
     main = type(sys)("__main__")
     main.__dict__.update(__file__=prog_argv[0], __builtins__=__builtins__, __cached__=None)
-    main.__loader__ = importlib.machinery.SourceFileLoader("__main__", prog_argv[0])
+    # the interpreter's own importlib, loaded at start-up (importlib.machinery re-exports it)
+    main.__loader__ = sys.modules["_frozen_importlib_external"].SourceFileLoader("__main__", prog_argv[0])
     sys.modules["__main__"] = main
     _discount_own_frame()
     _parent_is_the_init()
@@ -246,8 +259,8 @@ def _finish(status, interrupted, main_globals):
     gc.collect()
     status = _flush_stdout(status)
     if interrupted:
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        os.kill(os.getpid(), signal.SIGINT)
+        _signal.signal(_signal.SIGINT, _signal.SIG_DFL)
+        os.kill(os.getpid(), _signal.SIGINT)
     os._exit(status)
 
 
