@@ -572,16 +572,17 @@ static void run_one(const char *input) {
     /* leftovers of the test die now; the PID namespace would take them with its init anyway */
     if (!flat_mode) cg_write(cg[CG_KILL], "1");
     if (flat_mode) close(watch);
-    int st;
+    int st, reaped = 0;
     struct rusage ru;
+    memset(&ru, 0, sizeof ru);
     if (zygote_mode) {
         /* the init only holds the namespaces: its end takes the program and whatever it left */
         kill(init, SIGKILL);
-        while (wait4(init, &st, 0, &ru) < 0 && errno == EINTR) {}
-        memset(&ru, 0, sizeof ru);
         if (!got) got = zygote_report(rep[0], &r);
-    } else {
+    } else if (flat_mode || !got) {
+        /* flat: the init is the program; no report: the init's own rusage stands in */
         while (wait4(init, &st, 0, &ru) < 0 && errno == EINTR) {}
+        reaped = 1;
     }
     close(rep[0]);
     if (flat_mode) {
@@ -592,8 +593,9 @@ static void run_one(const char *input) {
         got = 1;
         flat_cleanup(init);
     }
-    /* every writer is gone now (the PID namespace is torn down before its init
-     * can be reaped; flat_cleanup killed and reaped the rest): read to EOF */
+    /* read to EOF: the program has ended, the cgroup's kill (or, without one, the PID
+     * namespace's end, which follows the init's report) takes what it left, and
+     * flat_cleanup killed and reaped the rest */
     while (out.fd >= 0 || err.fd >= 0) {
         struct pollfd p[2] = {{out.fd, POLLIN, 0}, {err.fd, POLLIN, 0}};
         if (poll(p, 2, 1000) <= 0) break;
@@ -633,6 +635,11 @@ static void run_one(const char *input) {
     /* the output file is the runner's memory (tmpfs): give it back before the next test */
     if (ftruncate(out_file, 0) < 0) { /* best effort */ }
     close(out_file);
+    /* the init's end (its namespaces torn down, RCU grace periods included) overlaps the
+     * caller's reading of this result, and is over before the next test starts */
+    if (!reaped) {
+        while (wait4(init, &st, 0, &ru) < 0 && errno == EINTR) {}
+    }
 }
 
 #ifndef HTS_LIBRARY
