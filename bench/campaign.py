@@ -1,7 +1,7 @@
 """Bench: a campaign over synthetic problems against a loopback LLM with latency and 429s.
 
     .venv/bin/python bench/campaign.py [--problems 5000] [--latency 1.0] [--refuse 0.05]
-        [--in-flight 32] [--sandbox-workers 2] [--llm-only] [--database-url URL]
+        [--in-flight 32] [--llm-workers 1] [--sandbox-workers 2] [--llm-only] [--database-url URL]
 
 Uses a throwaway HARDTESTS_VAR_DIR (its own SQLite database, media and embedded Redis)
 unless --database-url names a database to use. Prints:
@@ -127,7 +127,8 @@ def main() -> int:
     parser.add_argument("--problems", type=int, default=5000)
     parser.add_argument("--latency", type=float, default=1.0, help="mean seconds per LLM call")
     parser.add_argument("--refuse", type=float, default=0.05, help="share of calls answered 429")
-    parser.add_argument("--in-flight", type=int, default=32)
+    parser.add_argument("--in-flight", type=int, default=32, help="LLM calls in flight in all (split between the LLM workers)")
+    parser.add_argument("--llm-workers", type=int, default=1, help="llm_worker processes")
     parser.add_argument("--sandbox-workers", type=int, default=2)
     parser.add_argument("--llm-only", action="store_true", help="no sandbox workers (LLM stage only)")
     parser.add_argument("--database-url", default=None)
@@ -157,7 +158,7 @@ def main() -> int:
 
     ensure_redis()
     results: dict[str, object] = {"problems": args.problems, "latency_s": args.latency, "refuse_share": args.refuse,
-                                  "in_flight": args.in_flight, "sandbox_workers": 0 if args.llm_only
+                                  "in_flight": args.in_flight, "llm_workers": args.llm_workers, "sandbox_workers": 0 if args.llm_only
                                   else args.sandbox_workers}
     fake, server = start_campaign_llm(latency_s=args.latency, refuse_share=args.refuse)
     procs: list[tuple[str, subprocess.Popen[bytes]]] = []
@@ -180,31 +181,39 @@ def main() -> int:
                 return 0
         ids = make_campaign_problems(args.problems, source="bench")
         env = dict(os.environ, OPENAI_BASE_URL=fake.url, OPENAI_API_KEY="bench", HARDTESTS_LLM_MODEL="fake-model",
-                   HARDTESTS_LLM_IN_FLIGHT=str(args.in_flight), HARDTESTS_LLM_CONCURRENCY=str(args.in_flight * 4),
-                   HARDTESTS_LLM_MAX_RETRIES="0", HARDTESTS_CAMPAIGN_BACKOFF_S="2", PYTHONUNBUFFERED="1")
+                   HARDTESTS_LLM_IN_FLIGHT=str(max(1, args.in_flight // args.llm_workers)),
+                   HARDTESTS_LLM_CONCURRENCY=str(args.in_flight * 4),
+                   HARDTESTS_LLM_MAX_RETRIES="0", HARDTESTS_CAMPAIGN_BACKOFF_S="2", PYTHONUNBUFFERED="1",
+                   # Workers as deployed: with DEBUG Django also formats and keeps every query (about
+                   # 15% of the LLM stage's CPU here).
+                   DEBUG="0", SECRET_KEY="bench-only-not-a-secret")
         manage = [sys.executable, str(REPO / "manage.py")]
-        procs.append(("llm_worker", subprocess.Popen([*manage, "llm_worker"], env=env, cwd=REPO,
-                                                     start_new_session=True, stdout=subprocess.DEVNULL,
-                                                     stderr=subprocess.DEVNULL)))
+        for i in range(args.llm_workers):
+            procs.append((f"llm_worker_{i + 1}" if args.llm_workers > 1 else "llm_worker", subprocess.Popen(
+                [*manage, "llm_worker"], env=env, cwd=REPO, start_new_session=True, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL)))
         for i in range(0 if args.llm_only else args.sandbox_workers):
             procs.append((f"sandbox_worker_{i + 1}", subprocess.Popen(
                 [*manage, "rqworker", "sandbox"], env=env, cwd=REPO, start_new_session=True,
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)))
         peak = {name: 0 for name, _ in procs}
         stop = threading.Event()
+        loads: list[float] = []  # the machine's 1-minute load average, each second of the LLM stage
 
         def sample() -> None:
             while not stop.wait(1.0):
+                if llm_done_at is None:
+                    loads.append(os.getloadavg()[0])
                 for name, proc in procs:
                     peak[name] = max(peak[name], rss_of_group(proc.pid))
 
+        llm_done_at: float | None = None
         threading.Thread(target=sample, daemon=True).start()
         time.sleep(3)  # let the workers import Django before the clock starts
         fake.reset_meter()
         started = time.monotonic()
         campaign = campaign_create(name="bench", problem_ids=ids).campaign
         runs = GenerationRun.objects.filter(campaign=campaign)
-        llm_done_at = None
         in_flight_llm = 0.0
         while True:
             time.sleep(5)
@@ -227,6 +236,8 @@ def main() -> int:
             for stage, value in (seconds or {}).items():
                 stage_totals[stage] = stage_totals.get(stage, 0.0) + value
         results.update({
+            "load_average_llm_stage": {"mean": round(sum(loads) / max(1, len(loads)), 1),
+                                       "max": round(max(loads, default=0.0), 1)},
             "llm_stage_s": round(llm_done_at or elapsed, 1),
             "llm_stage_problems_per_hour": round(args.problems * 3600 / (llm_done_at or elapsed)),
             "end_to_end_s": None if args.llm_only else round(elapsed, 1),

@@ -50,6 +50,9 @@ _local_lock = threading.Lock()
 _held: dict[str, Any] = {}  # token -> Redis connection, for the renewing thread
 _held_lock = threading.Lock()
 _renewer: threading.Thread | None = None
+# The LLM stage runs more threads than calls in flight (the rest parse, review and write); this
+# bounds the calls of this process on the network, set by llm_in_flight_limit().
+_in_flight_gate: threading.BoundedSemaphore | None = None
 
 
 class LLMUnavailable(RuntimeError):
@@ -191,6 +194,22 @@ def _renew_leases() -> None:
                 log.warning("could not renew the LLM concurrency slot %s", token)
 
 
+def llm_in_flight_limit(limit: int | None) -> None:
+    """Allow at most `limit` calls of this process in flight at once (None: no bound of its own)."""
+    global _in_flight_gate
+    _in_flight_gate = threading.BoundedSemaphore(limit) if limit else None
+
+
+@contextmanager
+def _in_flight() -> Iterator[None]:
+    gate = _in_flight_gate
+    if gate is None:
+        yield
+        return
+    with gate:
+        yield
+
+
 @contextmanager
 def _local_semaphore(limit: int) -> Iterator[None]:
     with _local_lock:
@@ -253,7 +272,7 @@ def chat(
     response: Any = None
     token = _current_call.set(_Call(model=model, messages=messages, attempts=attempts))
     try:
-        with _concurrency_slot():
+        with _in_flight(), _concurrency_slot():
             response = client.chat.completions.create(**_request_options(model, messages, temperature))
     except openai.OpenAIError as exc:
         error = exc

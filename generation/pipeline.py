@@ -206,6 +206,6 @@ def _record_failure(rec: RunRecorder, run_id: int, reason: str, message: str) ->
         rec.log(("cancelled: " if cancelled else f"failed ({reason}): ") + message.splitlines()[0][:1000])
     except Exception:  # noqa: BLE001 - the failure itself matters more than its log line
         log.warning("run %s: could not write the log", run_id, exc_info=True)
-    GenerationRun.objects.filter(pk=run_id).update(stage_seconds=rec.finish_stages())
+    GenerationRun.objects.filter(pk=run_id).update(stage_seconds=rec.finish_stages(), **rec.pending())
     run_fail(run_id=run_id, reason=reason, error=message,
              status=GenerationRun.Status.CANCELLED if cancelled else GenerationRun.Status.FAILED)

@@ -17,12 +17,12 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
-from generation.materialise.oracles import Checker, supported_oracles
+from generation.materialise.oracles import Checker, oracles_in_order
 from generation.materialise.types import MaterialiseError, Progress
 from generation.models import FailureReason
 from problems.blobs import blob_pairs
 from problems.judging import oracle_limits
-from problems.models import Problem, Solution, TestSuite
+from problems.models import SUPPORTED_LANGUAGES, Problem, Solution, TestSuite
 from sandbox import Sandbox
 
 MAX_OFFICIAL_TESTS = 20
@@ -54,8 +54,10 @@ def preflight(*, problem: Problem, sb: Sandbox, progress: Progress) -> Preflight
     samples = [(s["input"], s["output"]) for s in problem.samples or []
                if isinstance(s, dict) and isinstance(s.get("input"), str) and isinstance(s.get("output"), str)]
     tests = samples + _official_tests(problem)
-    candidates = supported_oracles(problem)[: max(need, settings.HARDTESTS_MAX_ORACLES)]
-    skipped = problem.solutions.filter(role=Solution.Role.ORACLE).count() - len(supported_oracles(problem))
+    every = oracles_in_order(problem)
+    supported = [s for s in every if s.language in SUPPORTED_LANGUAGES]
+    candidates = supported[: max(need, settings.HARDTESTS_MAX_ORACLES)]
+    skipped = len(every) - len(supported)
     checker = Checker(_latest_judge_code(problem), problem.comparison)
     limits = oracle_limits(problem)
 

@@ -152,6 +152,8 @@ RQ_QUEUES = {
 RQ_SHOW_ADMIN_LINK = True
 HARDTESTS_SANDBOX_WORKERS = env_int("HARDTESTS_SANDBOX_WORKERS", 2)
 HARDTESTS_GENERATION_WORKERS = env_int("HARDTESTS_GENERATION_WORKERS", 1)
+# `llm_worker` processes (the LLM stage of campaigns) that `serve` starts; 0: none.
+HARDTESTS_LLM_WORKERS = env_int("HARDTESTS_LLM_WORKERS", 1)
 # Seconds between the janitor's passes (dead runs and judging tasks, expired jobs).
 HARDTESTS_JANITOR_PERIOD_S = env_float("HARDTESTS_JANITOR_PERIOD_S", 60.0)
 # Seconds between a sandbox worker's checks that it can reach the database and read the
@@ -269,6 +271,9 @@ HARDTESTS_RUN_STALE_S = env_float("HARDTESTS_RUN_STALE_S", 120.0)
 # Campaigns (generation over a whole dataset; README "Campaigns").
 # LLM calls in flight per `llm_worker` process (threads waiting on the network).
 HARDTESTS_LLM_IN_FLIGHT = env_int("HARDTESTS_LLM_IN_FLIGHT", 32)
+# Threads per `llm_worker` (0: twice HARDTESTS_LLM_IN_FLIGHT): the extra ones do a run's CPU work
+# (pre-flight, validator review, saving) while the others' calls wait on the network.
+HARDTESTS_LLM_STAGE_THREADS = env_int("HARDTESTS_LLM_STAGE_THREADS", 0)
 # Shared token buckets in Redis, per model: requests and tokens per minute (0: no limit);
 # HARDTESTS_LLM_RATE_LIMITS overrides per model as MODEL=RPM:TPM,...
 HARDTESTS_LLM_RPM = env_int("HARDTESTS_LLM_RPM", 0)

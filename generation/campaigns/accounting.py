@@ -9,7 +9,7 @@ from django.db import transaction
 from django.db.models import F
 
 from generation.models import Campaign, GenerationRun, LLMCall
-from generation.ratelimit import estimate_tokens, llm_rate_settle
+from generation.ratelimit import estimate_tokens, llm_rate_settle, rate_limits
 
 log = logging.getLogger(__name__)
 
@@ -42,8 +42,9 @@ def run_account_calls(*, run_id: int) -> int:
     row = GenerationRun.objects.filter(pk=run_id).values("campaign_id", "accounted_call_id").first()
     if row is None or row["campaign_id"] is None:
         return 0
+    # Without "messages" (tens of kB a call, only needed to settle a tokens-per-minute bucket).
     calls = list(LLMCall.objects.filter(run_id=run_id, pk__gt=row["accounted_call_id"]).order_by("pk")
-                 .values("pk", "model_name", "prompt_tokens", "completion_tokens", "messages", "error"))
+                 .values("pk", "model_name", "prompt_tokens", "completion_tokens", "error"))
     if not calls:
         return 0
     prompt = sum(c["prompt_tokens"] or 0 for c in calls)
@@ -62,8 +63,12 @@ def run_account_calls(*, run_id: int) -> int:
             status=Campaign.Status.PAUSED, pause_reason="cost cap reached")
     if capped:
         log.warning("campaign %s paused: cost cap reached", row["campaign_id"])
+    limited = [c["pk"] for c in calls if rate_limits(c["model_name"])[1] > 0]
+    messages = dict(LLMCall.objects.filter(pk__in=limited).values_list("pk", "messages")) if limited else {}
     for call in calls:
+        if call["pk"] not in messages:
+            continue  # no tokens-per-minute limit for this model: nothing to settle
         # A refused call (429, 5xx) used nothing: its estimate goes back to the bucket.
         actual = 0 if call["error"] else (call["prompt_tokens"] or 0) + (call["completion_tokens"] or 0)
-        llm_rate_settle(model=call["model_name"], estimated=estimate_tokens(call["messages"] or []), actual=actual)
+        llm_rate_settle(model=call["model_name"], estimated=estimate_tokens(messages[call["pk"]] or []), actual=actual)
     return len(calls)

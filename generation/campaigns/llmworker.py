@@ -1,7 +1,11 @@
 """The LLM-stage worker: many campaign runs in flight in one process (`manage.py llm_worker`).
 
 LLM calls mostly wait on the network, so one process keeps HARDTESTS_LLM_IN_FLIGHT of them
-going on threads. Its queue is the table: it claims QUEUED runs (two queries, whatever the
+going on threads. A run also needs CPU between its calls (the pre-flight and the validator
+review in the sandbox, parsing, saving the kit), so the worker runs more threads than calls
+(HARDTESTS_LLM_STAGE_THREADS, by default twice as many) and a semaphore in generation.llm
+holds only the calls themselves to the limit: while some runs compute, others wait on the
+network. Its queue is the table: it claims QUEUED runs (two queries, whatever the
 queue length), beats one heartbeat for all of them every few seconds, keeps a liveness key
 in Redis (the sweep sees a killed worker within seconds) and, under a Redis lock so that
 one worker of the fleet does it, runs the periodic sweep of dead runs.
@@ -15,7 +19,7 @@ import time
 import uuid
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 
-from django.db import close_old_connections
+from django.db import close_old_connections, connection
 from django.utils import timezone
 
 from generation.campaigns.stages import llm_stage_claim, llm_stage_execute
@@ -44,9 +48,23 @@ def periodic_sweep() -> int:
     return swept
 
 
+def _tidy_connection() -> None:
+    """After a run: drop a broken connection. On SQLite a thread keeps its connection between
+    runs (reconnecting after each, as CONN_MAX_AGE=0 would, was a visible share of the stage's
+    CPU); other databases follow CONN_MAX_AGE, so that idle threads hold no server connections."""
+    if connection.vendor != "sqlite":
+        close_old_connections()
+    elif connection.errors_occurred:
+        if connection.connection is not None and connection.is_usable():
+            connection.errors_occurred = False
+        else:
+            connection.close()
+
+
 class LLMStageWorker:
-    def __init__(self, *, in_flight: int, poll_s: float = 0.5, sweep_every_s: float = 15.0) -> None:
+    def __init__(self, *, in_flight: int, threads: int = 0, poll_s: float = 0.5, sweep_every_s: float = 15.0) -> None:
         self.in_flight = max(1, in_flight)
+        self.threads = max(self.in_flight, threads or 2 * self.in_flight)
         self.poll_s = poll_s
         self.sweep_every_s = sweep_every_s
         self.token = uuid.uuid4().hex[:16]
@@ -70,7 +88,7 @@ class LLMStageWorker:
             log.exception("run %s: LLM stage failed outside the run's own handling", run_id)
             outcome = "error"
         finally:
-            close_old_connections()
+            _tidy_connection()
         with self._lock:
             self.done[outcome] = self.done.get(outcome, 0) + 1
 
@@ -88,15 +106,18 @@ class LLMStageWorker:
 
     def run(self, *, burst: bool = False) -> dict[str, int]:
         """Work until stop is set (or, with burst, until no campaign run waits for the LLM)."""
+        from generation.llm import llm_in_flight_limit
+
         self._alive()
-        pool = ThreadPoolExecutor(self.in_flight, thread_name_prefix="llm-stage")
+        llm_in_flight_limit(self.in_flight)
+        pool = ThreadPoolExecutor(self.threads, thread_name_prefix="llm-stage")
         futures: dict[Future[None], int] = {}
         last_beat = last_sweep = 0.0
         try:
             while not self.stop.is_set():
                 for future in [f for f in futures if f.done()]:
                     futures.pop(future)
-                claimed = llm_stage_claim(claim=self.claim, limit=self.in_flight - len(futures))
+                claimed = llm_stage_claim(claim=self.claim, limit=self.threads - len(futures))
                 for run_id in claimed:
                     futures[pool.submit(self._one, run_id)] = run_id
                 now = time.monotonic()
@@ -116,7 +137,7 @@ class LLMStageWorker:
                         wait(list(futures), timeout=self.poll_s, return_when=FIRST_COMPLETED)
                     else:
                         self.stop.wait(self.poll_s)
-                close_old_connections()
+                _tidy_connection()
         finally:
             # Warm stop: the calls in flight finish and hand their runs on; a SIGKILL instead
             # leaves them to the sweep, which queues them again.
@@ -126,6 +147,7 @@ class LLMStageWorker:
                 for future in done:
                     futures.pop(future)
             pool.shutdown(wait=True)
+            llm_in_flight_limit(None)
             try:
                 from core.queues import redis_connection
 

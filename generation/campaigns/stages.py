@@ -70,28 +70,34 @@ def _append_log(run_id: int, note: str) -> None:
     GenerationRun.objects.filter(pk=run_id).update(log=(run + f"{stamp} {note}\n")[-MAX_LOG_CHARS:])
 
 
-def _campaign_status(run_id: int) -> str | None:
-    return GenerationRun.objects.filter(pk=run_id).values_list("campaign__status", flat=True).first()
-
-
 def run_to_materialise(*, run_id: int, from_status: str = GenerationRun.Status.RUNNING, note: str = "",
-                       **still: str) -> bool:
-    """Move a run whose kit is saved to the sandbox queue (parked, no job, while its campaign is paused)."""
-    status = _campaign_status(run_id)
+                       rec: RunRecorder | None = None, **still: str) -> bool:
+    """Move a run whose kit is saved to the sandbox queue (parked, no job, while its campaign is paused).
+
+    With `rec` (the LLM stage), its buffered log and stage timings go in the same update.
+    """
+    row = GenerationRun.objects.filter(pk=run_id).values("campaign__status", "requeues").first() or {}
+    status = row.get("campaign__status")
     if status == Campaign.Status.CANCELLED:
+        if rec is not None:
+            rec.flush()
         return run_fail(run_id=run_id, reason=FailureReason.CANCELLED, error="the campaign was cancelled",
                         from_status=(from_status,), status=GenerationRun.Status.CANCELLED)
-    requeues = GenerationRun.objects.filter(pk=run_id).values_list("requeues", flat=True).first() or 0
-    job_id = materialise_job_id(run_id, requeues) if status in (None, Campaign.Status.RUNNING) else ""
-    with transaction.atomic():
-        moved = GenerationRun.objects.filter(pk=run_id, status=from_status, **still).update(
-            status=GenerationRun.Status.QUEUED, stage=GenerationRun.Stage.QUEUED, job_id=job_id,
-            heartbeat_at=timezone.now(), not_before=None, llm_wait_since=None)
-        if moved and job_id:
-            transaction.on_commit(lambda: enqueue_materialise([(run_id, job_id)]))
-    if moved:
-        _append_log(run_id, note or ("queued for materialisation on the sandbox queue" if job_id
-                                     else "kit saved; materialisation waits for the campaign to resume"))
+    job_id = materialise_job_id(run_id, row.get("requeues") or 0) if status in (None, Campaign.Status.RUNNING) else ""
+    note = note or ("queued for materialisation on the sandbox queue" if job_id
+                    else "kit saved; materialisation waits for the campaign to resume")
+    extra: dict[str, object] = {}
+    if rec is not None:
+        rec.log(note)
+        extra = {**rec.pending(), "stage_seconds": rec.finish_stages()}
+    moved = GenerationRun.objects.filter(pk=run_id, status=from_status, **still).update(
+        status=GenerationRun.Status.QUEUED, stage=GenerationRun.Stage.QUEUED, job_id=job_id,
+        heartbeat_at=timezone.now(), not_before=None, llm_wait_since=None, **extra)
+    if moved and job_id:
+        # Inside a caller's transaction (the sweep) the job is queued once the move is committed.
+        transaction.on_commit(lambda: enqueue_materialise([(run_id, job_id)]))
+    if moved and rec is None:
+        _append_log(run_id, note)
     return bool(moved)
 
 
@@ -181,7 +187,7 @@ def _backoff(run: GenerationRun, rec: RunRecorder, message: str, claim: str) -> 
     moved = GenerationRun.objects.filter(pk=run.pk, status=GenerationRun.Status.RUNNING, job_id=claim).update(
         status=GenerationRun.Status.QUEUED, stage=GenerationRun.Stage.QUEUED, job_id="",
         not_before=now + timezone.timedelta(seconds=delay), llm_wait_since=since,
-        requeues=F("requeues") + 1, heartbeat_at=now, stage_seconds=rec.finish_stages())
+        requeues=F("requeues") + 1, heartbeat_at=now, stage_seconds=rec.finish_stages(), **rec.pending())
     return "backoff" if moved else "lost"
 
 
@@ -197,7 +203,7 @@ def llm_stage_execute(*, run_id: int, claim: str) -> str:
     run = GenerationRun.objects.select_related("problem", "kit", "campaign").get(pk=run_id)
     if run.status != GenerationRun.Status.RUNNING or run.job_id != claim:
         return "not ours"
-    rec = RunRecorder(run)
+    rec = RunRecorder(run, buffered=True)
     outcome = "materialise"
     try:
         if run.kit_id is None:
@@ -226,10 +232,8 @@ def llm_stage_execute(*, run_id: int, claim: str) -> str:
         outcome = "failed"
     finally:
         run_account_calls(run_id=run_id)
-    if outcome == "materialise":
-        GenerationRun.objects.filter(pk=run_id).update(stage_seconds=rec.finish_stages())
-        if not run_to_materialise(run_id=run_id, job_id=claim):
-            outcome = "lost"
+    if outcome == "materialise" and not run_to_materialise(run_id=run_id, rec=rec, job_id=claim):
+        outcome = "lost"
     return outcome
 
 

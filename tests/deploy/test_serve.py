@@ -84,8 +84,8 @@ def test_failed_start_stops_every_child_and_the_embedded_redis(tmp_path: Path, d
     assert f"port {port} is already in use" in err.read_text()
     assert f"redis: embedded at {var / 'redis' / 'redis.sock'}" in output
     children = _started_pids(output)
-    # The failure came after the workers and the janitor were running.
-    assert {"generation-worker-0", "sandbox-worker-0", "janitor"} <= set(children), output
+    # The failure came after the workers, the LLM stage and the janitor were running.
+    assert {"generation-worker-0", "sandbox-worker-0", "llm-worker-0", "janitor"} <= set(children), output
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and processes_mentioning(var):
         time.sleep(0.2)
@@ -93,3 +93,43 @@ def test_failed_start_stops_every_child_and_the_embedded_redis(tmp_path: Path, d
     assert not [name for name, pid in children.items() if pid_alive(pid)]
     redis_pid = int((var / "redis" / "redis.pid").read_text()) if (var / "redis" / "redis.pid").exists() else None
     assert redis_pid is None or not pid_alive(redis_pid)
+
+
+def test_serve_starts_the_llm_stage_of_campaigns(tmp_path: Path) -> None:
+    from generation.campaigns.services import campaign_create
+    from generation.models import GenerationRun, LLMCall
+    from tests.generation.campaign_fake import make_campaign_problems, start_campaign_llm
+
+    fake, server = start_campaign_llm()
+    ids = make_campaign_problems(2, source="serve")
+    campaign = campaign_create(name="serve", problem_ids=ids).campaign
+    # No RQ worker at all: only serve's llm_worker can take the runs through the LLM stage.
+    env = dict(worker_env(), OPENAI_BASE_URL=fake.url, OPENAI_API_KEY="test", HARDTESTS_LLM_MODEL="fake-model",
+               HARDTESTS_SANDBOX_WORKERS="0", HARDTESTS_GENERATION_WORKERS="0")
+    env.pop("HARDTESTS_LLM_WORKERS", None)  # the default starts one
+    log = tmp_path / "serve.log"
+    serve = subprocess.Popen([sys.executable, str(REPO / "manage.py"), "serve", "--no-web"], env=env, cwd=REPO,
+                             stdout=log.open("wb"), stderr=subprocess.STDOUT, start_new_session=True)
+    runs = GenerationRun.objects.filter(campaign=campaign)
+    try:
+        deadline = time.monotonic() + 120
+        while runs.filter(kit__isnull=False).count() < 2:
+            assert serve.poll() is None, log.read_text()[-3000:]
+            assert time.monotonic() < deadline, f"the LLM stage never ran: {log.read_text()[-3000:]}"
+            time.sleep(0.3)
+    finally:
+        if serve.poll() is None:
+            serve.send_signal(signal.SIGTERM)
+        code = serve.wait(timeout=60)
+        server.shutdown()
+        server.server_close()
+    output = log.read_text()
+    assert code == 0, output[-3000:]
+    children = _started_pids(output)
+    assert "llm-worker-0" in children, output[-3000:]
+    assert not [name for name, pid in children.items() if pid_alive(pid)]
+    # Both problems asked the fake LLM for both calls; the kits wait for the sandbox queue.
+    assert sorted({pid for pid, kind, status, _ in fake.log if status == 200}) == ["c000000", "c000001"]
+    assert LLMCall.objects.filter(run__campaign=campaign, error="").count() == 4
+    assert sorted(runs.values_list("status", flat=True)) == ["queued", "queued"]
+    assert all(job.startswith("generation-run-") for job in runs.values_list("job_id", flat=True))

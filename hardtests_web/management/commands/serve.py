@@ -1,7 +1,7 @@
 """Start everything `make run` needs in one foreground process tree.
 
 The embedded Redis (unless REDIS_URL is set), RQ workers for the generation, sandbox and
-default queues, the janitor, and the web server. Ctrl-C (or SIGTERM) stops all of it:
+default queues, the LLM stage of campaigns (`llm_worker`), the janitor, and the web server. Ctrl-C (or SIGTERM) stops all of it:
 workers get a warm shutdown so a running job finishes its bookkeeping, then Redis shuts
 down. A failure while starting stops whatever was already started, then exits non-zero
 with the reason: nothing is left running that nobody will stop.
@@ -27,7 +27,7 @@ STOP_GRACE_S = 15
 
 
 class Command(BaseCommand):
-    help = "Run Redis (embedded), the RQ workers, the janitor and the web server until Ctrl-C."
+    help = "Run Redis (embedded), the RQ workers, the LLM worker, the janitor and the web server until Ctrl-C."
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--port", type=int, default=None, help="web port (default: $PORT or 8000)")
@@ -82,6 +82,9 @@ class Command(BaseCommand):
             # No fork per job (a warm suite cache), and no job while it cannot read the storage.
             self._spawn(f"sandbox-worker-{i}", ["rqworker", "--worker-class", "hardtests_web.ops.worker.CheckedWorker",
                                                 "api", "sandbox", "default"])
+        for i in range(settings.HARDTESTS_LLM_WORKERS):
+            # Without one, a campaign started from this deployment never leaves the LLM stage.
+            self._spawn(f"llm-worker-{i}", ["llm_worker"])
         self._spawn("janitor", ["janitor"])
         self._queue_demo(load=options["load_demo"], skip=options["no_demo"])
         if not options["no_web"]:
