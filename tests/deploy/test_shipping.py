@@ -15,7 +15,7 @@ import yaml
 from tests.conftest import REPO
 
 COMPOSE_ENV = {"SECRET_KEY": "k", "POSTGRES_PASSWORD": "p", "REDIS_PASSWORD": "r", "MINIO_ROOT_PASSWORD": "m"}
-APP_SERVICES = {"migrate", "web", "janitor", "sandbox-worker", "generation-worker"}
+APP_SERVICES = {"migrate", "web", "janitor", "sandbox-worker", "generation-worker", "llm-worker"}
 
 
 def _compose_command() -> list[str] | None:
@@ -56,6 +56,7 @@ def test_compose_file_passes_compose_config(compose: list[str]) -> None:
         assert env["REDIS_URL"] == "redis://:r@redis:6379/0", name
         assert env["AWS_S3_ENDPOINT_URL"] == "http://minio:9000", name
     assert services["janitor"]["command"][-1] == "janitor"
+    assert services["llm-worker"]["command"][-1] == "llm_worker"  # the LLM stage of campaigns
     assert "hardtests_web.ops.worker.CheckedWorker" in services["sandbox-worker"]["command"]
     assert "SYS_ADMIN" in services["sandbox-worker"]["cap_add"]
     assert services["web"]["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
@@ -99,7 +100,8 @@ def test_systemd_units_verify(tmp_path: Path) -> None:
 
     units = sorted((REPO / "deploy" / "systemd").glob("*.service"))
     assert {u.name for u in units} >= {"hardtests-web.service", "hardtests-janitor.service",
-                                       "hardtests-sandbox-worker@.service", "hardtests-generation-worker@.service"}
+                                       "hardtests-sandbox-worker@.service", "hardtests-generation-worker@.service",
+                                       "hardtests-llm-worker@.service"}
     checked = []
     for unit in units:
         # This checkout stands in for /opt/hardtests, so systemd can check every executable.
