@@ -74,6 +74,8 @@ static char **prog_argv;
  * pid 1 of the container's PID namespace and kills everything else after each
  * test instead) */
 static int flat_mode = 0;
+/* -Z: the Python zygote (runner_zygote.h), a process of the batch that is no test's */
+static pid_t zpid = -1;
 
 /* cg_err: why the init could not join the test cgroup (errno), 0 if it did or there is none */
 struct report { int status, cg_err; long long cpu_us, maxrss_kb; };
@@ -409,8 +411,9 @@ static void drain(struct sink *k) {
  * fields 1 and 2, ns), in microseconds, and whether any of them is running,
  * runnable, in uninterruptible sleep or exiting right now (*active): together
  * they tell a program that chose to sleep from one the machine did not run.
- * Every process in our /proc other than us and our ancestors (pid 1: bwrap's
- * init, or ourselves in a container) belongs to the current test. */
+ * Every process in our /proc other than us, our ancestors (pid 1: bwrap's init,
+ * or ourselves in a container) and the Python zygote belongs to the current test
+ * (the zygote waits on the program: its lifetime's CPU would make a sleeper look busy). */
 static long long runnable_us(int *active, long long *on_cpu_us) {
     long long total = 0, on_cpu = 0;
     *active = 0;
@@ -420,7 +423,7 @@ static long long runnable_us(int *active, long long *on_cpu_us) {
     pid_t self = getpid();
     while ((e = readdir(d)) != NULL) {
         pid_t pid = atoi(e->d_name);
-        if (pid <= 1 || pid == self) continue;
+        if (pid <= 1 || pid == self || pid == zpid) continue;
         char path[64];
         snprintf(path, sizeof path, "/proc/%d/task", pid);
         DIR *t = opendir(path);

@@ -19,7 +19,6 @@
  */
 
 static int zygote_mode = 0, zsock = -1;
-static pid_t zpid = -1;
 
 static void send_fds(int sock, const char *msg, const int *fds, int n) {
     char control[CMSG_SPACE(sizeof(int) * 8)];

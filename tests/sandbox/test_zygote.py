@@ -199,3 +199,19 @@ def test_the_zygote_is_off_when_the_setting_says_so(sb: Sandbox, zygote) -> None
     [result] = sb.run(prog, [b""], Limits(time_s=2))
     assert result.stdout == b"[]\n"
     assert Path(prog.path).exists()
+
+
+def test_a_sleeper_is_tle_however_much_cpu_the_zygote_has_had(sb: Sandbox, zygote) -> None:
+    # The wall-clock backstop tells a sleeping program (TLE) from a starved one (re-run, then
+    # SE) by the CPU its test's processes had. The zygote is no process of a test, however
+    # much CPU it has had: here it spends about a second compiling a 3 MB program.
+    zygote(True)
+    source = "data = [" + "7," * 1_500_000 + "]\nimport time\nif input() == 'sleep':\n    time.sleep(60)\n"
+    prog = sb.compile("python3", source)
+    assert prog.ok, prog.message
+    # (compiling it takes most of a GB, here as in a fresh interpreter, hence the memory limit)
+    limits = Limits(time_s=0.5, memory_mb=1536)
+    results = sb.run(prog, [b"go\n", b"sleep\n"], limits)
+    assert [r.verdict for r in results] == [Verdict.OK, Verdict.TLE], results[-1]
+    # killed at the backstop as idle, not carried on as starved (3 x backstop + 5 s)
+    assert results[-1].wall_ms < 2 * limits.wall_limit_s * 1000, results[-1]
