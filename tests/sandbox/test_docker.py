@@ -60,6 +60,8 @@ def _hostile_programs() -> list[tuple[str, str, str]]:
     return found
 
 
+# tables whose verdict is a race between limits, and the verdicts it can give
+RACY = {"FORK_BOMB": {Verdict.TLE, Verdict.MLE, Verdict.RE}}
 # inputs the programs of a table expect; anything else gets empty input
 HOSTILE_INPUTS = {
     "CONNECT": ["1\n"],  # a closed port: BLOCKED either way
@@ -84,4 +86,9 @@ def test_hostile_suite_gives_the_same_verdicts_on_both_backends(
     native = [r.verdict for r in sb.run(prog, inputs, limits)]
     contained = [r.verdict for r in docker_sb.run(prog, inputs, limits)]
     assert Verdict.SE not in native + contained
-    assert native == contained
+    if table in RACY:
+        # which limit a fork bomb reaches first (its processes' memory or the CPU) is a race,
+        # on one backend as on the other: each verdict must be one the race can give
+        assert set(native) | set(contained) <= RACY[table], (native, contained)
+    else:
+        assert native == contained
