@@ -124,6 +124,38 @@ class Stack:
         self.children.append((name, child))
         return child
 
+    def start_api(self, *, workers: int, threads: int, worker_args: list[str], timeout_s: float) -> str:
+        """`workers` RQ sandbox workers and gunicorn (2 processes x `threads`); the base URL once
+        gunicorn answers and every worker has registered."""
+        port = free_port()
+        manage = [sys.executable, str(REPO / "manage.py")]
+        for i in range(workers):
+            self.start(f"worker-{i}", [*manage, "rqworker", "api", "sandbox", *worker_args])
+        self.start("gunicorn", [
+            str(Path(sys.executable).parent / "gunicorn"), "hardtests_web.wsgi:application",
+            "--bind", f"127.0.0.1:{port}", "--workers", "2", "--worker-class", "gthread",
+            "--threads", str(threads), "--timeout", "180",
+        ])
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                with urllib.request.urlopen(f"{base}/healthz", timeout=2):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"gunicorn did not answer; see {self.var / 'gunicorn.log'}") from None
+                time.sleep(0.2)
+        from rq.worker import Worker
+
+        from api.connection import sandbox_queue
+
+        while Worker.count(queue=sandbox_queue(), connection=sandbox_queue().connection) < workers:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"workers did not register; see {self.var}/worker-*.log")
+            time.sleep(0.2)
+        return base
+
     def stop(self) -> None:
         for _, child in reversed(self.children):
             if child.poll() is None:
@@ -243,35 +275,9 @@ def main() -> int:
         print(f"suite: {suite.test_count} tests ({', '.join(f'{k} {v}' for k, v in suite.counts_by_kind.items())}); "
               f"language {args.language}; {os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.1f} at start")
 
-        port = free_port()
-        manage = [sys.executable, str(REPO / "manage.py")]
-        for i in range(args.workers):
-            extra = ["--worker-class", "rq.worker.SimpleWorker"] if not args.forking_workers else []
-            stack.start(f"worker-{i}", [*manage, "rqworker", "api", "sandbox", *extra])
         threads = max(8, args.clients * 2)
-        stack.start("gunicorn", [
-            str(Path(sys.executable).parent / "gunicorn"), "hardtests_web.wsgi:application",
-            "--bind", f"127.0.0.1:{port}", "--workers", "2", "--worker-class", "gthread",
-            "--threads", str(threads), "--timeout", "180",
-        ])
-        base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/healthz", timeout=2):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"gunicorn did not answer; see {var / 'gunicorn.log'}") from None
-                time.sleep(0.2)
-        from rq.worker import Worker
-
-        from api.connection import sandbox_queue
-
-        while Worker.count(queue=sandbox_queue(), connection=sandbox_queue().connection) < args.workers:
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"workers did not register; see {var}/worker-*.log")
-            time.sleep(0.2)
+        extra = ["--worker-class", "rq.worker.SimpleWorker"] if not args.forking_workers else []
+        base = stack.start_api(workers=args.workers, threads=threads, worker_args=extra, timeout_s=60)
         print(f"server: gunicorn 2 processes x {threads} threads; sandbox workers: {args.workers}"
               f"{' (SimpleWorker)' if not args.forking_workers else ' (forking Worker)'}\n")
 

@@ -39,8 +39,6 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -151,9 +149,7 @@ def main() -> int:
     django.setup()
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
-    from rq.worker import Worker
 
-    from api.connection import sandbox_queue
     from api.tokens import token_create
     from core.embedded import start_redis_server
     from problems.judging import judge_code
@@ -176,29 +172,8 @@ def main() -> int:
         suite = suite_activate(suite=suite)
         ordered = sorted(tests, key=lambda t: ORDER[t[0]])  # judging order, hacking first (stable)
 
-        port = bench_api.free_port()
-        manage = [sys.executable, str(REPO / "manage.py")]
-        for i in range(args.workers):
-            stack.start(f"worker-{i}", [*manage, "rqworker", "api", "sandbox", "--worker-class",
-                                        "rq.worker.SimpleWorker"])
-        threads = max(8, args.concurrent * 2)
-        stack.start("gunicorn", [str(Path(sys.executable).parent / "gunicorn"), "hardtests_web.wsgi:application",
-                                 "--bind", f"127.0.0.1:{port}", "--workers", "2", "--worker-class", "gthread",
-                                 "--threads", str(threads), "--timeout", "180"])
-        base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/healthz", timeout=2):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"gunicorn did not answer; see {var / 'gunicorn.log'}") from None
-                time.sleep(0.2)
-        while Worker.count(queue=sandbox_queue(), connection=sandbox_queue().connection) < args.workers:
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"workers did not register; see {var}/worker-*.log")
-            time.sleep(0.2)
+        base = stack.start_api(workers=args.workers, threads=max(8, args.concurrent * 2),
+                               worker_args=["--worker-class", "rq.worker.SimpleWorker"], timeout_s=90)
         client = make_client(base, token)
         print(f"suite: {len(tests)} tests; {os.cpu_count()} CPUs; {args.workers} sandbox workers (SimpleWorker); "
               f"client: {type(client).__module__}.{type(client).__name__}; "
