@@ -5,9 +5,14 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import re
+import signal
 import statistics
+import threading
+import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -214,3 +219,48 @@ def test_a_sleeper_is_tle_however_much_cpu_the_zygote_has_had(sb: Sandbox, zygot
     assert [r.verdict for r in results] == [Verdict.OK, Verdict.TLE], results[-1]
     # killed at the backstop as idle, not carried on as starved (3 x backstop + 5 s)
     assert results[-1].wall_ms < 2 * limits.wall_limit_s * 1000, results[-1]
+
+
+def test_a_dead_zygote_is_a_sandbox_error_not_a_verdict(sb: Sandbox, zygote) -> None:
+    # the zygote killed while a test runs (an out-of-memory kill, a crash): every test of the
+    # batch is SE with the reason, never a verdict on the program
+    zygote(True)
+    prog = sb.compile("python3", "import time\nif input() == 'sleep':\n    time.sleep(3)\nprint('done')\n")
+    results: list[RunResult] = []
+    runner = threading.Thread(target=lambda: results.extend(sb.run(prog, [b"sleep\n", b"go\n"], Limits(time_s=5))))
+    runner.start()
+    killed = None
+    deadline = time.monotonic() + 20
+    while killed is None and time.monotonic() < deadline:
+        killed = _our_zygote()
+        time.sleep(0.05)
+    os.kill(killed, signal.SIGKILL)
+    runner.join(timeout=60)
+    assert killed is not None
+    assert [r.verdict for r in results] == [Verdict.SE, Verdict.SE], results
+    assert all(r.stderr.startswith("sandbox error:") for r in results), results
+
+
+def _parent(pid: int) -> int:
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return int(stat.rsplit(")", 1)[1].split()[1])
+
+
+def _our_zygote() -> int | None:
+    """This process's batch's zygote: the process running zygote.py whose parent is the runner
+    (its forks run zygote.py too) and whose ancestors include us (other tests may run beside)."""
+    for entry in Path("/proc").iterdir():
+        try:
+            if not entry.name.isdigit() or b"/.hts-bin/zygote.py" not in (entry / "cmdline").read_bytes():
+                continue
+            pid = int(entry.name)
+            if b"hts-runner" not in Path(f"/proc/{_parent(pid)}/cmdline").read_bytes():
+                continue
+            ancestor = pid
+            while ancestor > 1:
+                ancestor = _parent(ancestor)
+                if ancestor == os.getpid():
+                    return pid
+        except (OSError, ValueError, IndexError):
+            continue
+    return None
