@@ -194,14 +194,18 @@ def test_validator_timeouts_fail_the_run_with_the_inputs_listed(settings, client
     settings.HARDTESTS_CHECKER_TIME_S = 1.0
     problem = make_problem()
     earlier = previous_suite(problem)
-    make_kit(problem, validator=SLOW_ON_BIG, regular="")
+    # Distinct inputs by construction: the shared HACKING draws from 36 pairs, and the
+    # pipeline drops duplicates, so the count of errors would depend on the draw.
+    distinct = ("import random\n\n\ndef gen_hacking_input_big():\n"
+                "    return f\"{10**9 - random.randrange(10**6)} {random.randrange(10**9)}\\n\"\n")
+    make_kit(problem, validator=SLOW_ON_BIG, regular="", hacking=distinct)
     run = start(problem, GenerationRun.Mode.FROM_KIT)
     assert run.failure_reason == FailureReason.VALIDATOR_ERROR, run.error
     assert "gen_hacking_input_big call 1" in run.error and "hacking input" in run.error
     errors = run.validator_errors
     assert {e["generator"] for e in errors} == {"gen_hacking_input_big"}
     assert len(errors) == settings.HARDTESTS_HACKING_CALLS
-    assert all("time limit" in e["error"] for e in errors) and errors[0]["input"].startswith("99999")
+    assert all("time limit" in e["error"] for e in errors) and errors[0]["input"].startswith("999")
     assert run.counts["hacking"]["validator_error"] == len(errors)
     assert_previous_active(problem, earlier)
     from tests.factories import UserFactory
