@@ -7,7 +7,7 @@ import select
 import shutil
 import subprocess
 import tempfile
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from . import cache, cgroups, languages
 from .base import MB, NO_CPU_ACCOUNTING, Batch, BatchSpec, RawResult, Sandbox, rusage_allowed
@@ -103,6 +103,23 @@ def _system_binds() -> list[str]:
     return args
 
 
+def as_sandbox_user(argv: list[str]) -> tuple[list[str], dict[str, Any]]:
+    """argv and Popen keywords that run it as the sandbox's uid (nobody, with no supplementary
+    groups, when we are root; as we are otherwise).
+
+    setpriv (util-linux) switches the uid after the exec, so Popen can vfork. Asking Popen to
+    switch it (user=, group=) makes _posixsubprocess fork() instead, which copies this
+    process's page tables: 3 ms at 70 MB of RSS and 12 ms at 270 MB, for every batch.
+    """
+    uid = cache.sandbox_uid()
+    if uid is None:
+        return argv, {}
+    setpriv = shutil.which("setpriv", path="/usr/bin:/bin")
+    if setpriv is None:
+        return argv, {"user": uid, "group": uid, "extra_groups": []}
+    return [setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--", *argv], {}
+
+
 class BwrapBatch(Batch):
     def __init__(self, sandbox: BwrapSandbox, spec: BatchSpec) -> None:
         self.spec = spec
@@ -136,14 +153,12 @@ class BwrapBatch(Batch):
             runner.append("-Z")
             program = [spec.argv[0], "-I", f"{BIN_DIR}/zygote.py", "--", *spec.argv[2:]]
         argv += ["--remount-ro", "/", "--chdir", "/", *runner, "--", *program]
-        uid = cache.sandbox_uid()
+        argv, as_user = as_sandbox_user(argv)
         self.errors = tempfile.TemporaryFile()
         try:
-            # no preexec_fn: _posixsubprocess switches uid itself, so the fork stays cheap
             self.proc = subprocess.Popen(
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.errors,
-                pass_fds=self.cgroup.fds if self.cgroup else (), user=uid, group=uid,
-                extra_groups=[] if uid is not None else None, env={}, cwd="/",
+                pass_fds=self.cgroup.fds if self.cgroup else (), env={}, cwd="/", **as_user,
             )
         except OSError:
             self._release()
@@ -213,13 +228,10 @@ class BwrapSandbox(Sandbox):
 
     def _probe(self) -> None:
         """Fail early and clearly where user namespaces are not allowed."""
-        uid = cache.sandbox_uid()
-        proc = subprocess.run(
+        argv, as_user = as_sandbox_user(
             [self.bwrap, "--unshare-all", *self.userns, "--die-with-parent", "--uid", "0", "--cap-add", "ALL",
-             *_system_binds(), "--ro-bind", str(self.runner_dir), BIN_DIR, "--", "/usr/bin/true"],
-            capture_output=True, text=True, user=uid, group=uid,
-            extra_groups=[] if uid is not None else None, env={}, cwd="/",
-        )
+             *_system_binds(), "--ro-bind", str(self.runner_dir), BIN_DIR, "--", "/usr/bin/true"])
+        proc = subprocess.run(argv, capture_output=True, text=True, env={}, cwd="/", **as_user)
         if proc.returncode != 0:
             raise SandboxUnavailable(
                 "bubblewrap cannot create its namespaces here (are unprivileged user namespaces "

@@ -131,6 +131,67 @@ def test_bubblewrap_disables_user_namespaces_where_it_can(sb: Sandbox) -> None:
     assert sb.userns == ["--unshare-user", "--disable-userns"]
 
 
+def _children(pid: int) -> list[int]:
+    from pathlib import Path
+
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+        except OSError:
+            pass
+    return found
+
+
+def _comm(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
+def _ids(pid: int) -> tuple[list[str], list[str], list[str]]:
+    from pathlib import Path
+
+    fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line)
+    return fields["Uid"].split(), fields["Gid"].split(), fields["Groups"].split()
+
+
+def test_programs_run_as_nobody_with_no_groups_on_the_host(sb: Sandbox) -> None:
+    """Started by root, the sandbox (bubblewrap, the runner and the program) is nobody on the host,
+    with no supplementary group: a kernel escape lands with no rights. Read from the host's /proc
+    while a test sleeps (inside, the user namespaces show only their own ids)."""
+    import os
+    import threading
+    import time
+
+    if os.geteuid() != 0:
+        pytest.skip("not root: the sandbox runs as this user")
+    done: list[object] = []
+    worker = threading.Thread(target=lambda: done.append(run_one(sb, "python3", "import time\ntime.sleep(2)\n",
+                                                                  time_s=5)))
+    worker.start()
+    seen: dict[int, tuple[list[str], list[str], list[str]]] = {}
+    deadline = time.monotonic() + 30
+    while worker.is_alive() and time.monotonic() < deadline and len(seen) < 4:
+        # our other children (the tests' Redis) are not the sandbox's
+        stack = [pid for pid in _children(os.getpid()) if _comm(pid) == "bwrap"]
+        while stack:
+            pid = stack.pop()
+            try:
+                seen[pid] = _ids(pid)
+            except OSError:
+                continue
+            stack += _children(pid)
+        time.sleep(0.05)
+    worker.join()
+    assert len(seen) >= 4, seen  # bubblewrap, its init, the runner, the program (and more)
+    for uid, gid, groups in seen.values():
+        assert (uid, gid, groups) == (["65534"] * 4, ["65534"] * 4, []), seen
+
+
 def test_java_cannot_unshare_and_runs_filtered(sb: Sandbox) -> None:
     result = run_one(sb, "java", SYSCALLS_JAVA)
     assert result.verdict == Verdict.OK, result
