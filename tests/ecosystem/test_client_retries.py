@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
+import time
 
 import httpx
 import pytest
@@ -33,9 +35,21 @@ def _script(answers: list[httpx.Response], seen: list[httpx.Request]):
 
 @pytest.fixture
 def waits(monkeypatch) -> list[float]:
+    """The client's sleeps in this test's thread, recorded instead of slept. `time.sleep` is the
+    process's: other threads left by earlier tests (an LLM lease renewer sleeping a second a
+    round) keep sleeping for real, or they would spin and fill the list."""
     slept: list[float] = []
+    test_thread = threading.current_thread()
+    real_sleep = time.sleep
+
+    def sleep(seconds: float) -> None:
+        if threading.current_thread() is test_thread:
+            slept.append(seconds)
+        else:
+            real_sleep(seconds)
+
     monkeypatch.setattr(client_core.random, "uniform", lambda low, high: high)
-    monkeypatch.setattr("hardtests_client.client.time.sleep", slept.append)
+    monkeypatch.setattr("hardtests_client.client.time.sleep", sleep)
     return slept
 
 
