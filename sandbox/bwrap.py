@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import select
 import shutil
@@ -103,6 +104,11 @@ def _system_binds() -> list[str]:
     return args
 
 
+@functools.cache
+def _setpriv() -> str | None:
+    return shutil.which("setpriv", path="/usr/bin:/bin")
+
+
 def as_sandbox_user(argv: list[str]) -> tuple[list[str], dict[str, Any]]:
     """argv and Popen keywords that run it as the sandbox's uid (nobody, with no supplementary
     groups, when we are root; as we are otherwise).
@@ -114,7 +120,7 @@ def as_sandbox_user(argv: list[str]) -> tuple[list[str], dict[str, Any]]:
     uid = cache.sandbox_uid()
     if uid is None:
         return argv, {}
-    setpriv = shutil.which("setpriv", path="/usr/bin:/bin")
+    setpriv = _setpriv()
     if setpriv is None:
         return argv, {"user": uid, "group": uid, "extra_groups": []}
     return [setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--", *argv], {}
