@@ -29,6 +29,12 @@ def sb() -> Sandbox:
         pytest.skip(f"bubblewrap sandbox unavailable: {exc}")
 
 
+def parent_pid(pid: int) -> int:
+    """The parent of a process of this host, from /proc (OSError once it is gone)."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return int(stat.rsplit(")", 1)[1].split()[1])
+
+
 def run_one(sb: Sandbox, language: str, source: str, stdin: str | bytes = "", **limits: object) -> RunResult:
     prog = sb.compile(language, source)
     assert prog.ok, prog.message

@@ -10,12 +10,13 @@ and a fresh /tmp and /dev/shm, and a borderline test is re-run in a new sandbox.
 from __future__ import annotations
 
 import platform
+from pathlib import Path
 
 import pytest
 
 from sandbox import Limits, Sandbox, Verdict
 
-from .conftest import run_one
+from .conftest import parent_pid, run_one
 
 # (name, how to call it) in C++; every call would succeed, or fail otherwise than EPERM, unfiltered
 CPP_CALLS = {
@@ -132,12 +133,10 @@ def test_bubblewrap_disables_user_namespaces_where_it_can(sb: Sandbox) -> None:
 
 
 def _children(pid: int) -> list[int]:
-    from pathlib import Path
-
     found = []
     for entry in Path("/proc").iterdir():
         try:
-            if entry.name.isdigit() and int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+            if entry.name.isdigit() and parent_pid(int(entry.name)) == pid:
                 found.append(int(entry.name))
         except OSError:
             pass
@@ -153,8 +152,6 @@ def _comm(pid: int) -> str:
 
 
 def _ids(pid: int) -> tuple[list[str], list[str], list[str]]:
-    from pathlib import Path
-
     fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line)
     return fields["Uid"].split(), fields["Gid"].split(), fields["Groups"].split()
 

@@ -19,7 +19,7 @@ import pytest
 from sandbox import Limits, RunResult, Sandbox, Verdict
 from sandbox.base import ZYGOTE_ENV
 
-from .conftest import REPO
+from .conftest import REPO, parent_pid
 from .test_hostile import FORK_BOMB_VERDICTS
 
 DEMO = REPO / "problems" / "demo_data"
@@ -234,16 +234,11 @@ def test_a_dead_zygote_is_a_sandbox_error_not_a_verdict(sb: Sandbox, zygote) -> 
     while killed is None and time.monotonic() < deadline:
         killed = _our_zygote()
         time.sleep(0.05)
+    assert killed is not None
     os.kill(killed, signal.SIGKILL)
     runner.join(timeout=60)
-    assert killed is not None
     assert [r.verdict for r in results] == [Verdict.SE, Verdict.SE], results
     assert all(r.stderr.startswith("sandbox error:") for r in results), results
-
-
-def _parent(pid: int) -> int:
-    stat = Path(f"/proc/{pid}/stat").read_text()
-    return int(stat.rsplit(")", 1)[1].split()[1])
 
 
 def _our_zygote() -> int | None:
@@ -254,11 +249,11 @@ def _our_zygote() -> int | None:
             if not entry.name.isdigit() or b"/.hts-bin/zygote.py" not in (entry / "cmdline").read_bytes():
                 continue
             pid = int(entry.name)
-            if b"hts-runner" not in Path(f"/proc/{_parent(pid)}/cmdline").read_bytes():
+            if b"hts-runner" not in Path(f"/proc/{parent_pid(pid)}/cmdline").read_bytes():
                 continue
             ancestor = pid
             while ancestor > 1:
-                ancestor = _parent(ancestor)
+                ancestor = parent_pid(ancestor)
                 if ancestor == os.getpid():
                     return pid
         except (OSError, ValueError, IndexError):
