@@ -173,9 +173,9 @@ def main() -> int:
         ordered = sorted(tests, key=lambda t: ORDER[t[0]])  # judging order, hacking first (stable)
 
         base = stack.start_api(workers=args.workers, threads=max(8, args.concurrent * 2),
-                               worker_args=["--worker-class", "rq.worker.SimpleWorker"], timeout_s=90)
+                               worker_args=["--worker-class", "hardtests_web.ops.worker.CheckedWorker"], timeout_s=90)
         client = make_client(base, token)
-        print(f"suite: {len(tests)} tests; {os.cpu_count()} CPUs; {args.workers} sandbox workers (SimpleWorker); "
+        print(f"suite: {len(tests)} tests; {os.cpu_count()} CPUs; {args.workers} sandbox workers (CheckedWorker, as `make run`: spare sandboxes on); "
               f"client: {type(client).__module__}.{type(client).__name__}; "
               f"HARDTESTS_JUDGE_PARALLEL={os.environ.get('HARDTESTS_JUDGE_PARALLEL', '(default)')}; {load()}\n")
 
@@ -201,6 +201,7 @@ def main() -> int:
             return time.perf_counter() - started
 
         sb = get_sandbox()
+        sb.keep_warm()  # in-process judging keeps spare sandboxes as a sandbox worker does
         header = (f"{'program':<18} {'bare seq':>9} {'in-process':>11} {'API x1':>8} {'API-inproc':>11} {'API-judge':>10} "
                   f"{'API/bare':>9} {'API x8 p50':>11} {'API x8 /s':>10}  (ms, p50)")
         print(header)

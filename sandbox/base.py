@@ -206,6 +206,15 @@ class Sandbox(abc.ABC):
     @abc.abstractmethod
     def open_batch(self, spec: BatchSpec) -> Batch: ...
 
+    def keep_warm(self, count: int | None = None) -> int:
+        """Start sandboxes before batches need them, in a long-lived process (backends that
+        can; `count` per kind of batch, default $HARDTESTS_SANDBOX_WARM); how many it keeps."""
+        return 0
+
+    def settle_warm(self) -> None:
+        """Wait until the sandboxes asked for so far have started (the benches count that
+        work as part of the batch that asked)."""
+
     # -- compiling -------------------------------------------------------
 
     def compile(self, language: str, source: str, *, cpp_std: str = "c++17") -> CompiledProgram:

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import atexit
+import collections
+import contextlib
+import errno
 import functools
 import os
 import select
 import shutil
 import subprocess
 import tempfile
+import threading
+import time
+from pathlib import Path
 from typing import Any, BinaryIO
 
 from . import cache, cgroups, languages
@@ -19,6 +26,10 @@ IN_DIR = "/.hts-in"
 BIN_DIR = "/.hts-bin"
 # read-only pieces of /etc that the toolchains need (the JVM's config is symlinked there)
 ETC_PIECES = ("/etc/alternatives", "/etc/java-17-openjdk", "/etc/ld.so.cache")
+WARM_ENV = "HARDTESTS_SANDBOX_WARM"
+SPARE_PREFIX = "hts-spare-"
+# a spare normally comes up in ~10 ms; one that has not after this is dropped
+SPARE_READY_S = 30.0
 MISSING = "bubblewrap (bwrap) is not installed: apt-get install bubblewrap"
 # A minimal /dev: no terminals (a compile that includes /dev/tty would wait forever), and
 # /dev/random is urandom, which never blocks.  /dev/shm is a fresh tmpfs per test (hts-runner).
@@ -44,6 +55,11 @@ def read_result(stream: BinaryIO) -> RawResult | None:
 
 
 def runner_options(spec: BatchSpec, *, cgroup: bool) -> list[str]:
+    return [*limit_options(spec, cgroup=cgroup), "-o", IO_DIR, "-i", IN_DIR]
+
+
+def limit_options(spec: BatchSpec, *, cgroup: bool) -> list[str]:
+    """The runner's options that depend on the batch (all that a spare learns late, `-C`)."""
     limits = spec.limits
     mem = limits.memory_mb * MB
     if spec.is_java or cgroup:
@@ -62,14 +78,12 @@ def runner_options(spec: BatchSpec, *, cgroup: bool) -> list[str]:
         "-W", str(spec.starved_wall_us()),
         "-m", str(address_space),
         "-f", str(limits.output_kb * 1024 + 1),
-        # the user namespace's uid 0 also owns bwrap's and the runner's processes
-        "-p", str(spec.nproc() + 4),
+        # the user namespace's uid 0 also owns bwrap's, the runner's and its launcher's processes
+        "-p", str(spec.nproc() + 5),
         "-n", "1024" if spec.is_java else "256",
         "-s", str(stack),
         "-z", str(mem),
         "-d", spec.workdir,
-        "-o", IO_DIR,
-        "-i", IN_DIR,
     ]
 
 
@@ -126,50 +140,294 @@ def as_sandbox_user(argv: list[str]) -> tuple[list[str], dict[str, Any]]:
     return [setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--", *argv], {}
 
 
-class BwrapBatch(Batch):
-    def __init__(self, sandbox: BwrapSandbox, spec: BatchSpec) -> None:
+def _cgroup_pids(spec: BatchSpec) -> int:
+    # the test's init, and (cgroup v1, no zygote) the runner's launcher, live in it too
+    return spec.nproc() + 3
+
+
+def _shape(spec: BatchSpec) -> tuple | None:
+    """What a spare sandbox must have been started with to serve `spec` (None: spec is not a
+    run of a compiled program, and always gets a sandbox started for it)."""
+    if spec.prog_dir is None or spec.build_dir is not None or spec.pch_dir is not None:
+        return None
+    return (tuple(spec.argv), spec.zygote, spec.workdir, spec.language, str(spec.inputs_dir.parent))
+
+
+class _Started:
+    """One bubblewrap sandbox with hts-runner inside, from its start to its end.
+
+    Started for a batch (its inputs and program bound where they are), or as a spare for
+    batches of one shape: then it binds directories of its own, which the batch it serves
+    fills (hard links) before it sends the runner its limits (`-C`)."""
+
+    def __init__(self, sandbox: BwrapSandbox, spec: BatchSpec, *, spare: bool) -> None:
         self.spec = spec
-        self.cgroup = cgroups.open_batch(spec.memory_bytes(), spec.nproc() + 2)
-        if self.cgroup is None:
-            if not rusage_allowed():
-                raise SandboxUnavailable(NO_CPU_ACCOUNTING)
-            self.accounting = "rusage"
-        bounded = self.cgroup is not None and self.cgroup.bounds_memory
-        runner = [f"{BIN_DIR}/hts-runner", *runner_options(spec, cgroup=bounded)]
-        if self.cgroup is not None:
-            runner += self.cgroup.runner_args()
-        argv = [
-            sandbox.bwrap, "--unshare-all", *sandbox.userns, "--die-with-parent", "--new-session", "--clearenv",
-            "--uid", "0", "--gid", "0", "--cap-add", "ALL", "--hostname", "sandbox",
-            *_system_binds(),
-            "--proc", "/proc", *_dev_args(compile_step=spec.build_dir is not None), "--dir", "/tmp",
-            "--tmpfs", IO_DIR,
-            "--ro-bind", str(spec.inputs_dir), IN_DIR,
-            "--ro-bind", str(sandbox.runner_dir), BIN_DIR,
-        ]
-        if spec.prog_dir is not None:
-            argv += ["--ro-bind", str(spec.prog_dir), languages.PROG_DIR]
-        if spec.pch_dir is not None:
-            argv += ["--ro-bind", str(spec.pch_dir), languages.PCH_DIR]
-        if spec.build_dir is not None:
-            argv += ["--bind", str(spec.build_dir), languages.BUILD_DIR]
-        program = spec.argv
-        if spec.zygote:
-            # python3 -I zygote.py -- main.py: the runner starts it once and forks each test from it
-            runner.append("-Z")
-            program = [spec.argv[0], "-I", f"{BIN_DIR}/zygote.py", "--", *spec.argv[2:]]
-        argv += ["--remount-ro", "/", "--chdir", "/", *runner, "--", *program]
-        argv, as_user = as_sandbox_user(argv)
+        self.in_dir = self.prog_dir = None
+        self.is_ready = False
+        self.ready_lock = threading.Lock()
+        self.accounting = "cgroup"
+        self.cgroup = cgroups.open_batch(spec.memory_bytes(), _cgroup_pids(spec))
         self.errors = tempfile.TemporaryFile()
         try:
+            if self.cgroup is None:
+                if not rusage_allowed():
+                    raise SandboxUnavailable(NO_CPU_ACCOUNTING)
+                self.accounting = "rusage"
+            self.bounded = self.cgroup is not None and self.cgroup.bounds_memory
+            runner = [f"{BIN_DIR}/hts-runner", "-o", IO_DIR, "-i", IN_DIR]
+            if spare:
+                runner.append("-C")
+                self.in_dir = cache.make_private_dir(spec.inputs_dir.parent, prefix=SPARE_PREFIX)
+                self.prog_dir = cache.make_private_dir(cache.staging_dir(), prefix=SPARE_PREFIX)
+            else:
+                runner += limit_options(spec, cgroup=self.bounded)
+            if self.cgroup is not None:
+                runner += self.cgroup.runner_args()
+            argv = [
+                sandbox.bwrap, "--unshare-all", *sandbox.userns, "--die-with-parent", "--new-session", "--clearenv",
+                "--uid", "0", "--gid", "0", "--cap-add", "ALL", "--hostname", "sandbox",
+                *_system_binds(),
+                "--proc", "/proc", *_dev_args(compile_step=spec.build_dir is not None), "--dir", "/tmp",
+                "--tmpfs", IO_DIR,
+                "--ro-bind", str(self.in_dir or spec.inputs_dir), IN_DIR,
+                "--ro-bind", str(sandbox.runner_dir), BIN_DIR,
+            ]
+            if spec.prog_dir is not None:
+                argv += ["--ro-bind", str(self.prog_dir or spec.prog_dir), languages.PROG_DIR]
+            if spec.pch_dir is not None:
+                argv += ["--ro-bind", str(spec.pch_dir), languages.PCH_DIR]
+            if spec.build_dir is not None:
+                argv += ["--bind", str(spec.build_dir), languages.BUILD_DIR]
+            program = spec.argv
+            if spec.zygote:
+                # python3 -I zygote.py -- main.py: the runner starts it once and forks each test from it
+                runner.append("-Z")
+                program = [spec.argv[0], "-I", f"{BIN_DIR}/zygote.py", "--", *spec.argv[2:]]
+            argv += ["--remount-ro", "/", "--chdir", "/", *runner, "--", *program]
+            argv, as_user = as_sandbox_user(argv)
             self.proc = subprocess.Popen(
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.errors,
                 pass_fds=self.cgroup.fds if self.cgroup else (), env={}, cwd="/", **as_user,
             )
-        except OSError:
-            self._release()
+        except BaseException:
+            self.release()
             raise
 
+    def ready(self, timeout_s: float) -> bool:
+        """A spare: whether its runner came up and waits for its limits."""
+        assert self.proc.stdout is not None
+        with self.ready_lock:  # settle() may look while a batch takes it
+            if not self.is_ready:
+                readable, _, _ = select.select([self.proc.stdout], [], [], timeout_s)
+                self.is_ready = bool(readable) and self.proc.stdout.readline() == b"ready\n"
+            return self.is_ready
+
+    def serve(self, spec: BatchSpec) -> None:
+        """A spare takes on `spec`: its inputs and program linked in, its limits set."""
+        assert self.in_dir is not None and self.prog_dir is not None and spec.prog_dir is not None
+        _link_tree(spec.inputs_dir, self.in_dir)
+        _link_tree(spec.prog_dir, self.prog_dir)
+        if self.cgroup is not None:
+            self.cgroup.set_limits(spec.memory_bytes(), _cgroup_pids(spec))
+        self.spec = spec
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(f"C {' '.join(limit_options(spec, cgroup=self.bounded))}\n".encode())
+
+    def stop(self) -> None:
+        """End the runner (it exits at the end of its commands) and free what it held."""
+        try:
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()
+        except BrokenPipeError:
+            pass
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+        self.release()
+
+    def release(self) -> None:
+        if self.cgroup is not None:
+            self.cgroup.close()
+            self.cgroup = None
+        for path in (self.in_dir, self.prog_dir):
+            if path is not None:
+                shutil.rmtree(path, ignore_errors=True)
+        self.in_dir = self.prog_dir = None
+        self.errors.close()
+
+
+def _link_tree(source: Path, target: Path) -> None:
+    """Hard links to every file under `source` in `target` (copies across filesystems)."""
+    for dirpath, dirnames, filenames in os.walk(source):
+        here = target / os.path.relpath(dirpath, source)
+        for name in dirnames:
+            (here / name).mkdir(mode=0o755)
+        for name in filenames:
+            try:
+                os.link(os.path.join(dirpath, name), here / name)
+            except OSError as exc:
+                if exc.errno != errno.EXDEV:
+                    raise
+                shutil.copy2(os.path.join(dirpath, name), here / name)
+
+
+class Spares:
+    """Sandboxes started before they are needed, so that a batch does not wait ~10 ms for
+    bubblewrap and the runner to come up.
+
+    A spare has run nothing: a batch gets it as fresh as one started for it (its own
+    namespaces, cgroup and directories), only started earlier. After a batch of a given
+    shape (program argv, language, zygote) ends, a thread of this process starts spares
+    for that shape until there are HARDTESTS_SANDBOX_WARM of them (default: the CPU count,
+    one per judging lane); the two most recent shapes keep theirs. Only a long-lived process
+    that asks for it keeps spares (`keep_warm()`: the sandbox worker, the benches): a forked
+    child starts with none and keeps none, so a work horse that ends with os._exit leaves
+    nothing behind."""
+
+    MAX_SHAPES = 2
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.sandbox: BwrapSandbox | None = None
+        self.lock = threading.Condition()
+        self.spares: collections.OrderedDict[tuple, list[_Started]] = collections.OrderedDict()
+        self.wanted: collections.OrderedDict[tuple, BatchSpec] = collections.OrderedDict()
+        self.thread: threading.Thread | None = None
+        self.starting = False
+
+    def enable(self, sandbox: BwrapSandbox, count: int) -> None:
+        with self.lock:
+            self.sandbox, self.count = sandbox, count
+            self.lock.notify_all()  # with none wanted the thread stops the spares there are
+            if count > 0 and self.thread is None:
+                # bubblewrap dies with the thread that started it (--die-with-parent is a
+                # parent-death signal, which follows the thread): this one lives as long as we do
+                self.thread = threading.Thread(target=self._fill, name="sandbox-spares", daemon=True)
+                self.thread.start()
+
+    def take(self, spec: BatchSpec) -> _Started | None:
+        shape = _shape(spec)
+        if shape is None or self.count <= 0:
+            return None
+        with self.lock:
+            found = self.spares.get(shape)
+            spare = found.pop(0) if found else None
+        if spare is None:
+            return None
+        if spare.ready(SPARE_READY_S):
+            return spare
+        spare.stop()  # it did not come up: the batch starts its own, which reports why
+        return None
+
+    def want(self, spec: BatchSpec) -> None:
+        """After a batch of `spec`'s shape: keep spares for that shape."""
+        shape = _shape(spec)
+        if shape is None or self.count <= 0:
+            return
+        with self.lock:
+            self.wanted[shape] = spec
+            self.wanted.move_to_end(shape)
+            self.lock.notify_all()
+
+    def _fill(self) -> None:
+        while True:
+            with self.lock:
+                self.starting = False
+                self.lock.notify_all()
+                while not (job := self._next()):
+                    self.lock.wait()
+                shape, spec, retired = job
+                self.starting = True
+            for spare in retired:
+                spare.stop()
+            if spec is None:
+                continue
+            assert self.sandbox is not None
+            try:
+                spare = _Started(self.sandbox, spec, spare=True)
+            except (OSError, SandboxUnavailable):
+                with self.lock:
+                    self.wanted.pop(shape, None)  # a batch will start its own and say why
+                continue
+            with self.lock:
+                if shape in self.wanted and self.count > 0:
+                    self.spares.setdefault(shape, []).append(spare)
+                    spare = None
+            if spare is not None:
+                spare.stop()
+
+    def _behind(self) -> bool:
+        """Under the lock: whether the thread has spares to start or to stop."""
+        kept = list(self.wanted)[-self.MAX_SHAPES:] if self.count > 0 else []
+        return (any(len(self.spares.get(shape, ())) < self.count for shape in kept)
+                or any(shape not in kept for shape in self.spares))
+
+    def _next(self) -> tuple[tuple, BatchSpec | None, list[_Started]] | None:
+        """(shape, spec to start a spare for or None, spares to stop), under the lock."""
+        while len(self.wanted) > self.MAX_SHAPES:
+            self.wanted.popitem(last=False)
+        kept = self.wanted if self.count > 0 else {}
+        retired = [s for shape in list(self.spares) if shape not in kept for s in self.spares.pop(shape)]
+        for shape, spec in reversed(kept.items()):
+            if len(self.spares.get(shape, ())) < self.count:
+                return shape, spec, retired
+        return ((), None, retired) if retired else None
+
+    def settle(self, timeout_s: float = SPARE_READY_S) -> int:
+        """Wait until every spare wanted so far has started and come up; how many there are
+        (the benches count a spare's start as part of the batch that asked for it)."""
+        deadline = time.monotonic() + timeout_s
+        with self.lock:
+            while self.thread is not None and (self.starting or self._behind()):
+                if not self.lock.wait(max(0.0, deadline - time.monotonic())):
+                    break
+            spares = [s for found in self.spares.values() for s in found]
+        return sum(spare.ready(max(0.0, deadline - time.monotonic())) for spare in spares)
+
+    def stop_all(self) -> None:
+        with self.lock:
+            spares = [s for found in self.spares.values() for s in found]
+            self.spares.clear()
+            self.wanted.clear()
+        for spare in spares:
+            spare.stop()
+
+    def forget(self) -> None:
+        """In a forked child: the parent's spares are not ours (their pipes are closed here)."""
+        for found in self.spares.values():
+            for spare in found:
+                for stream in (spare.proc.stdin, spare.proc.stdout):
+                    if stream is not None:
+                        with contextlib.suppress(OSError):
+                            os.close(stream.fileno())
+        self.__init__()  # type: ignore[misc]
+
+
+SPARES = Spares()
+os.register_at_fork(after_in_child=SPARES.forget)
+atexit.register(SPARES.stop_all)
+
+
+class BwrapBatch(Batch):
+    def __init__(self, sandbox: BwrapSandbox, spec: BatchSpec) -> None:
+        self.spec = spec
+        started = SPARES.take(spec)
+        if started is not None:
+            try:
+                started.serve(spec)
+            except BaseException:
+                started.stop()
+                raise
+        else:
+            started = _Started(sandbox, spec, spare=False)
+        self.started = started
+        self.proc = started.proc
+        self.errors = started.errors
+        self.accounting = started.accounting
     def _runner_error(self, what: str) -> SandboxUnavailable:
         self.errors.seek(0)
         detail = self.errors.read().decode("utf-8", "replace").strip()[-2000:]
@@ -191,33 +449,16 @@ class BwrapBatch(Batch):
         result = read_result(self.proc.stdout)
         if result is None:
             raise self._runner_error("the sandbox runner failed")
-        if self.cgroup is not None and result.cg_cpu_us < 0:
+        if self.started.cgroup is not None and result.cg_cpu_us < 0:
             # the test could not join its cgroup: its figures are rusage only
             if not rusage_allowed():
                 raise self._runner_error(NO_CPU_ACCOUNTING)
             self.accounting = "rusage"
         return result
 
-    def _release(self) -> None:
-        if self.cgroup is not None:
-            self.cgroup.close()
-            self.cgroup = None
-        self.errors.close()
-
     def close(self) -> None:
-        try:
-            if self.proc.stdin is not None:
-                self.proc.stdin.close()
-        except BrokenPipeError:
-            pass
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        if self.proc.stdout is not None:
-            self.proc.stdout.close()
-        self._release()
+        self.started.stop()
+        SPARES.want(self.spec)
 
 
 class BwrapSandbox(Sandbox):
@@ -246,3 +487,22 @@ class BwrapSandbox(Sandbox):
 
     def open_batch(self, spec: BatchSpec) -> Batch:
         return BwrapBatch(self, spec)
+
+    def keep_warm(self, count: int | None = None) -> int:
+        if count is None:
+            count = warm_count()
+        SPARES.enable(self, count)
+        return count
+
+    def settle_warm(self) -> None:
+        SPARES.settle()
+
+
+def warm_count() -> int:
+    """HARDTESTS_SANDBOX_WARM: spares per kind of batch (default: the CPU count, which is
+    the default number of judging lanes; 0: none)."""
+    value = os.environ.get(WARM_ENV, "").strip()
+    try:
+        return max(0, int(value)) if value else os.cpu_count() or 1
+    except ValueError:
+        raise SandboxUnavailable(f"{WARM_ENV} must be a whole number, not {value!r}") from None

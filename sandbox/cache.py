@@ -78,8 +78,8 @@ def sandbox_uid() -> int | None:
     return NOBODY if os.geteuid() == 0 else None
 
 
-def make_private_dir(parent: Path | None = None, *, writable_by_sandbox: bool = False) -> Path:
-    path = Path(tempfile.mkdtemp(prefix="hts-", dir=parent))
+def make_private_dir(parent: Path | None = None, *, writable_by_sandbox: bool = False, prefix: str = "hts-") -> Path:
+    path = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
     uid = sandbox_uid()
     if uid is not None:
         # the sandbox runs as nobody and must read (or, for builds, write) it
@@ -289,10 +289,15 @@ def write_meta(path: Path, meta: dict) -> None:
     (path / "meta.json").write_text(json.dumps(meta))
 
 
-def build_dir() -> Path:
+def staging_dir() -> Path:
+    """Where builds are made before they are published (the cache's own filesystem)."""
     staging = cache_root() / "staging"
     staging.mkdir(exist_ok=True)
-    return make_private_dir(staging, writable_by_sandbox=True)
+    return staging
+
+
+def build_dir() -> Path:
+    return make_private_dir(staging_dir(), writable_by_sandbox=True)
 
 
 def tool_dir(source_path: Path, binary: str) -> Path:

@@ -310,8 +310,19 @@ class BatchCgroup:
 
     fds: list[int]
     bounds_memory = True
+    limits: tuple[int, int] | None = None
 
     def runner_args(self) -> list[str]:
+        raise NotImplementedError
+
+    def set_limits(self, memory_bytes: int, pids: int) -> None:
+        """The limits of the batch it now serves (a spare sandbox's cgroup is opened before its
+        batch is known); a value that has not changed is not written again."""
+        if (memory_bytes, pids) != self.limits:
+            self._write_limits(memory_bytes, pids)
+            self.limits = (memory_bytes, pids)
+
+    def _write_limits(self, memory_bytes: int, pids: int) -> None:
         raise NotImplementedError
 
     def close(self) -> None:
@@ -334,21 +345,29 @@ class V1BatchCgroup(BatchCgroup):
         try:
             for path in self.dirs.values():
                 path.mkdir()
-            mem = self.dirs["memory"]
-            (mem / "memory.limit_in_bytes").write_text(str(memory_bytes))
-            swap = mem / "memory.memsw.limit_in_bytes"
-            if swap.exists():
-                # no swap either, so the limit is real memory
-                with contextlib.suppress(OSError):
-                    swap.write_text(str(memory_bytes))
             with contextlib.suppress(OSError):
-                (mem / "memory.swappiness").write_text("0")
-            (self.dirs["pids"] / "pids.max").write_text(str(pids))
+                (self.dirs["memory"] / "memory.swappiness").write_text("0")
+            self.set_limits(memory_bytes, pids)
             for controller, filename, flags in FD_FILES:
                 self.fds.append(os.open(self.dirs[controller] / filename, flags | os.O_CLOEXEC))
         except OSError:
             self.close()
             raise
+
+    def _write_limits(self, memory_bytes: int, pids: int) -> None:
+        mem = self.dirs["memory"]
+        swap = mem / "memory.memsw.limit_in_bytes"
+        # no swap either, so the limit is real memory; memsw may never be below the memory
+        # limit, so it is written after the memory limit going down, before it going up
+        raising = self.limits is not None and memory_bytes > self.limits[0]
+        if raising and swap.exists():
+            with contextlib.suppress(OSError):
+                swap.write_text(str(memory_bytes))
+        (mem / "memory.limit_in_bytes").write_text(str(memory_bytes))
+        if not raising and swap.exists():
+            with contextlib.suppress(OSError):
+                swap.write_text(str(memory_bytes))
+        (self.dirs["pids"] / "pids.max").write_text(str(pids))
 
     def runner_args(self) -> list[str]:
         return ["-g", ",".join(str(fd) for fd in self.fds)]
@@ -373,12 +392,10 @@ class V2BatchCgroup(BatchCgroup):
         self.path.mkdir()
         try:
             if "memory" in self.features:
-                (self.path / "memory.max").write_text(str(memory_bytes))
                 with contextlib.suppress(OSError):
                     # no swap either, so the limit is real memory
                     (self.path / "memory.swap.max").write_text("0")
-            if "pids" in self.features:
-                (self.path / "pids.max").write_text(str(pids))
+            self.set_limits(memory_bytes, pids)
             for filename, flags, needs in V2_FD_FILES:
                 if needs is not None and needs not in self.features:
                     self.slots.append(-1)
@@ -391,6 +408,12 @@ class V2BatchCgroup(BatchCgroup):
         except OSError:
             self.close()
             raise
+
+    def _write_limits(self, memory_bytes: int, pids: int) -> None:
+        if "memory" in self.features:
+            (self.path / "memory.max").write_text(str(memory_bytes))
+        if "pids" in self.features:
+            (self.path / "pids.max").write_text(str(pids))
 
     def runner_args(self) -> list[str]:
         return ["-G", ",".join(str(fd) for fd in self.slots)]

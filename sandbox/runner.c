@@ -22,6 +22,8 @@
  * cgroup.kill descriptor kills whatever is left of a test.
  *
  * Protocol (stdin/stdout, one test at a time):
+ *   with -C, first: out "ready\n" once the sandbox waits for its limits; in
+ *         "C <the limit options>\n" (see configure)
  *   in:  "R <input-path or ->\n"
  *   out: "S <status> <cpu_us> <wall_us> <maxrss_kb> <cg_cpu_us> <cg_mem_kb>
  *         <oom> <killed: 1 cpu, 2 wall (idle), 3 output, 4 wall (starved)> <out_len> <out_trunc>
@@ -313,11 +315,15 @@ static void test_mounts(void) {
     hide_dir(indir);
 }
 
+/* In the launcher (below): whether (0) or why not (errno) it joined the test cgroup. */
+static int in_launcher = 0, launcher_cg_err = 0;
+
 /* pid 1 of the test's PID namespace. */
 static void test_init(int in_fd, int out_fd, int err_fd, int rep_fd) {
     test_mounts();
-    /* join the test cgroup before forking so every descendant is accounted */
-    int cg_err = cg_join();
+    /* join the test cgroup before forking so every descendant is accounted (the
+     * launcher's children are born in it) */
+    int cg_err = in_launcher ? launcher_cg_err : cg_join();
     pid_t child = fork();
     if (child < 0) die("fork");
     if (child == 0) {
@@ -467,6 +473,112 @@ static long long runnable_us(int *active, long long *on_cpu_us) {
 
 #include "runner_zygote.h"
 
+/* ---- the launcher (cgroup v1) -------------------------------------------
+ * Moving a process into a cgroup (a write to cgroup.procs) takes the kernel's
+ * global cgroup_threadgroup_rwsem for writing, which waits for an RCU grace
+ * period when no move happened in the last one: 7 ms here, paid by the first
+ * test of every batch (then tests keep it warm, 20 us).  So the move happens
+ * once, at the sandbox's start: the launcher, a child of the runner, joins
+ * the test cgroup there and clones each test's init, which is born in it.  It
+ * reports the init's pid, then its exit status once it has reaped it.  (Not
+ * with cgroup v2: there cgroup.kill ends each test's cgroup whole, launcher
+ * included; each init joins as before.  Nor with the zygote, whose programs
+ * join themselves.) */
+static int launcher = -1;
+struct lmsg { int kind; pid_t pid; int status, cg_err; long long maxrss_kb; };
+enum { LM_JOINED, LM_STARTED, LM_ENDED };
+
+static int recv_fds(int sock, int *fds, int max) {
+    char buf[8], control[CMSG_SPACE(sizeof(int) * 8)];
+    struct iovec iov = {buf, sizeof buf};
+    struct msghdr mh = {0};
+    mh.msg_iov = &iov;
+    mh.msg_iovlen = 1;
+    mh.msg_control = control;
+    mh.msg_controllen = sizeof control;
+    ssize_t got;
+    while ((got = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {}
+    if (got <= 0) return -1;
+    int n = 0;
+    for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+        if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS) continue;
+        int k = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+        for (int i = 0; i < k; i++) {
+            int fd;
+            memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof fd);
+            if (n < max) fds[n++] = fd;
+            else close(fd);
+        }
+    }
+    return n;
+}
+
+static void lsend(int sock, struct lmsg m) {
+    while (send(sock, &m, sizeof m, MSG_NOSIGNAL) < 0) {
+        if (errno != EINTR) _exit(0); /* the runner is gone */
+    }
+}
+
+static struct lmsg lrecv(void) {
+    struct lmsg m;
+    ssize_t n;
+    while ((n = recv(launcher, &m, sizeof m, 0)) < 0 && errno == EINTR) {}
+    if (n != (ssize_t)sizeof m) {
+        errno = EPIPE;
+        die("the launcher is gone");
+    }
+    return m;
+}
+
+static void launcher_main(int sock) {
+    in_launcher = 1;
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    int null = open("/dev/null", O_RDWR);
+    if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0) _exit(2);
+    close(null);
+    launcher_cg_err = cg_join();
+    lsend(sock, (struct lmsg){LM_JOINED, 0, 0, launcher_cg_err, 0});
+    for (;;) {
+        int fds[4];
+        if (recv_fds(sock, fds, 4) != 4) _exit(0);
+        pid_t init = (pid_t)syscall(SYS_clone, CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD, 0, 0, 0, 0);
+        if (init == 0) {
+            close(sock);
+            test_init(fds[0], fds[1], fds[2], fds[3]);
+        }
+        for (int i = 0; i < 4; i++) close(fds[i]);
+        lsend(sock, (struct lmsg){LM_STARTED, init, 0, errno, 0});
+        if (init < 0) continue;
+        int st = 0;
+        struct rusage ru;
+        memset(&ru, 0, sizeof ru);
+        while (wait4(init, &st, 0, &ru) < 0 && errno == EINTR) {}
+        lsend(sock, (struct lmsg){LM_ENDED, init, st, 0, ru.ru_maxrss});
+    }
+}
+
+static void start_launcher(void) {
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) die("socketpair");
+    pid_t pid = fork();
+    if (pid < 0) die("fork");
+    if (pid == 0) {
+        close(sv[0]);
+        launcher_main(sv[1]);
+    }
+    close(sv[1]);
+    launcher = sv[0];
+    lrecv(); /* joined (or not: each test's report says why) */
+}
+
+/* The launcher's test init has ended: its status and rusage (the runner is not its parent). */
+static void launcher_reaped(int *st, struct rusage *ru) {
+    struct lmsg m = lrecv();
+    *st = m.status;
+    memset(ru, 0, sizeof *ru);
+    ru->ru_maxrss = m.maxrss_kb;
+}
+
 static void run_one(const char *input) {
     char out_path[256];
     snprintf(out_path, sizeof out_path, "%s/out", iodir);
@@ -502,6 +614,12 @@ static void run_one(const char *input) {
         }
     } else if (zygote_mode) {
         init = zygote_test(in_fd, out_p[1], err_p[1], rep[1]);
+    } else if (launcher >= 0) {
+        int fds[4] = {in_fd, out_p[1], err_p[1], rep[1]};
+        send_fds(launcher, "T", fds, 4);
+        struct lmsg m = lrecv();
+        init = m.pid;
+        errno = m.cg_err;
     } else {
         /* no network namespace per test (5 ms each on a loaded machine): the batch's
          * is empty, programs get no socket but AF_UNIX (the filter), and an abstract
@@ -584,7 +702,8 @@ static void run_one(const char *input) {
         if (!got) got = zygote_report(rep[0], &r);
     } else if (flat_mode || !got) {
         /* flat: the init is the program; no report: the init's own rusage stands in */
-        while (wait4(init, &st, 0, &ru) < 0 && errno == EINTR) {}
+        if (launcher >= 0) launcher_reaped(&st, &ru);
+        else while (wait4(init, &st, 0, &ru) < 0 && errno == EINTR) {}
         reaped = 1;
     }
     close(rep[0]);
@@ -641,51 +760,81 @@ static void run_one(const char *input) {
     /* the init's end (its namespaces torn down, RCU grace periods included) overlaps the
      * caller's reading of this result, and is over before the next test starts */
     if (!reaped) {
-        while (wait4(init, &st, 0, &ru) < 0 && errno == EINTR) {}
+        if (launcher >= 0) launcher_reaped(&st, &ru);
+        else while (wait4(init, &st, 0, &ru) < 0 && errno == EINTR) {}
     }
 }
 
 #ifndef HTS_LIBRARY
+/* -C: the limits come later, on the first line of stdin ("C <options>", the same
+ * options as the command line's): the sandbox is started before its batch is known
+ * (bwrap.py keeps such spares) and says "ready" once it waits for them. */
+static int configure_later = 0;
+
+static int option(int opt, char *arg) {
+    switch (opt) {
+    case 't': cpu_kill_us = atoll(arg); break;
+    case 'w': wall_kill_us = atoll(arg); break;
+    case 'W': starved_kill_us = atoll(arg); break;
+    case 'm': as_bytes = atoll(arg); break;
+    case 'f': fsize_bytes = atoll(arg); break;
+    case 'p': nproc = atol(arg); break;
+    case 'n': nofile = atol(arg); break;
+    case 's': stack_bytes = atoll(arg); break;
+    case 'z': tmpfs_bytes = atoll(arg); break;
+    case 'd': workdir = strdup(arg); break;
+    case 'o': iodir = arg; break;
+    case 'i': indir = arg; break;
+    case 'N': flat_mode = 1; break;
+    case 'Z': zygote_mode = 1; break;
+    case 'C': configure_later = 1; break;
+    case 'I':
+        if (!freopen(arg, "r", stdin)) die("commands file");
+        break;
+    case 'R':
+        if (!freopen(arg, "w", stdout)) die("results file");
+        break;
+    case 'g':
+    case 'G': {
+        /* cgroup control files opened by the trusted parent: the sandbox
+         * cannot open them itself (no /sys), it only inherits them */
+        char *s = arg;
+        cg_v2 = opt == 'G';
+        int n = cg_v2 ? (int)(sizeof cg_v2_slots / sizeof cg_v2_slots[0]) : CG_KILL;
+        for (int i = 0; i < n && s; i++) {
+            cg[cg_v2 ? cg_v2_slots[i] : i] = atoi(s);
+            s = strchr(s, ',');
+            if (s) s++;
+        }
+        break;
+    }
+    default: return -1;
+    }
+    return 0;
+}
+
+/* The "C" line: the limits of the batch this started sandbox now serves. */
+static int configure(char *line) {
+    char *args[64];
+    int n = 0;
+    args[n++] = "hts-runner";
+    for (char *tok = strtok(line + 1, " \n"); tok && n < 63; tok = strtok(NULL, " \n")) args[n++] = tok;
+    args[n] = NULL;
+    optind = 1;
+    int opt;
+    while ((opt = getopt(n, args, "t:w:W:m:f:p:n:s:z:d:")) != -1) {
+        if (option(opt, optarg) != 0) return -1;
+    }
+    return optind == n ? 0 : -1;
+}
+
 int main(int argc, char **argv) {
     int opt;
     for (int i = 0; i < CG_N; i++) cg[i] = -1;
-    while ((opt = getopt(argc, argv, "+t:w:W:m:f:p:n:s:z:d:o:i:g:G:NZI:R:")) != -1) {
-        switch (opt) {
-        case 't': cpu_kill_us = atoll(optarg); break;
-        case 'w': wall_kill_us = atoll(optarg); break;
-        case 'W': starved_kill_us = atoll(optarg); break;
-        case 'm': as_bytes = atoll(optarg); break;
-        case 'f': fsize_bytes = atoll(optarg); break;
-        case 'p': nproc = atol(optarg); break;
-        case 'n': nofile = atol(optarg); break;
-        case 's': stack_bytes = atoll(optarg); break;
-        case 'z': tmpfs_bytes = atoll(optarg); break;
-        case 'd': workdir = optarg; break;
-        case 'o': iodir = optarg; break;
-        case 'i': indir = optarg; break;
-        case 'N': flat_mode = 1; break;
-        case 'Z': zygote_mode = 1; break;
-        case 'I':
-            if (!freopen(optarg, "r", stdin)) die("commands file");
-            break;
-        case 'R':
-            if (!freopen(optarg, "w", stdout)) die("results file");
-            break;
-        case 'g':
-        case 'G': {
-            /* cgroup control files opened by the trusted parent: the sandbox
-             * cannot open them itself (no /sys), it only inherits them */
-            char *s = optarg;
-            cg_v2 = opt == 'G';
-            int n = cg_v2 ? (int)(sizeof cg_v2_slots / sizeof cg_v2_slots[0]) : CG_KILL;
-            for (int i = 0; i < n && s; i++) {
-                cg[cg_v2 ? cg_v2_slots[i] : i] = atoi(s);
-                s = strchr(s, ',');
-                if (s) s++;
-            }
-            break;
-        }
-        default: fprintf(stderr, "hts-runner: bad option\n"); return 2;
+    while ((opt = getopt(argc, argv, "+t:w:W:m:f:p:n:s:z:d:o:i:g:G:NZCI:R:")) != -1) {
+        if (option(opt, optarg) != 0) {
+            fprintf(stderr, "hts-runner: bad option\n");
+            return 2;
         }
     }
     if (optind >= argc) {
@@ -694,11 +843,23 @@ int main(int argc, char **argv) {
     }
     prog_argv = argv + optind;
     build_filter();
-    if (zygote_mode && !flat_mode) start_zygote();
     signal(SIGPIPE, SIG_IGN);
     /* a program running under the same uid must not be able to ptrace us */
     prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    if (!flat_mode && !zygote_mode && !cg_v2 && cg[CG_PROCS_1] >= 0) start_launcher();
     char line[4096];
+    if (configure_later) {
+        fputs("ready\n", stdout);
+        fflush(stdout);
+        /* the configuration's strings (-d) must outlive the line buffer */
+        static char config[4096];
+        if (!fgets(config, sizeof config, stdin) || config[0] == 'Q') return 0;
+        if (config[0] != 'C' || configure(config) != 0) {
+            fprintf(stderr, "hts-runner: bad configuration\n");
+            return 2;
+        }
+    }
+    if (zygote_mode && !flat_mode) start_zygote();
     while (fgets(line, sizeof line, stdin)) {
         size_t n = strlen(line);
         if (n && line[n - 1] == '\n') line[--n] = 0;

@@ -24,6 +24,8 @@ from django.conf import settings
 from django.db import connections
 from rq.worker import SimpleWorker
 
+from sandbox import SandboxUnavailable, get_sandbox
+
 from core.queues import WORKER_HEALTH_KEY as HEALTH_KEY
 from generation.worker import GenerationWorker
 from hardtests_web.ops.checks import worker_checks
@@ -104,7 +106,15 @@ class InfrastructureChecks:
 
 
 class CheckedWorker(InfrastructureChecks, SimpleWorker):
-    """The sandbox worker: no fork per job (a warm suite cache), checked."""
+    """The sandbox worker: no fork per job (a warm suite cache), checked, and sandboxes
+    started before its batches need them (HARDTESTS_SANDBOX_WARM)."""
+
+    def work(self, *args: Any, **kwargs: Any) -> bool:
+        try:
+            get_sandbox().keep_warm()
+        except SandboxUnavailable:
+            pass  # the checks say why, and each job gets its SE
+        return super().work(*args, **kwargs)
 
 
 class CheckedGenerationWorker(InfrastructureChecks, GenerationWorker):

@@ -209,9 +209,9 @@ def test_cgroup_kill_takes_a_new_session_that_the_runner_alone_would_miss(
     """In flat mode (no PID namespace per test) only cgroup.kill reaches a setsid escape."""
     if "kill" not in v2.features:
         pytest.skip("this kernel has no cgroup.kill (Linux < 5.14)")
-    plain: Callable[..., list[str]] = sandbox.bwrap.runner_options
+    plain: Callable[..., list[str]] = sandbox.bwrap.limit_options
     monkeypatch.setattr(
-        sandbox.bwrap, "runner_options", lambda spec, *, cgroup: [*plain(spec, cgroup=cgroup), "-N"]
+        sandbox.bwrap, "limit_options", lambda spec, *, cgroup: [*plain(spec, cgroup=cgroup), "-N"]
     )
     [left, look] = raw_run(sb, "python3", LEAVER, ["leave\n", "look\n"], Limits(time_s=2))
     assert left.stdout == b"left\n" and look.stdout == b"gone\n"

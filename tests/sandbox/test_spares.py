@@ -1,0 +1,210 @@
+"""Spare sandboxes (HARDTESTS_SANDBOX_WARM): started before a batch needs them, fresh all the same.
+
+A spare is a bubblewrap sandbox whose runner came up and waits for its batch's limits; the
+batch links its inputs and program into the spare's own directories and sends the limits.
+These tests show that a batch really takes one (no bubblewrap is started for it), that it
+serves that batch's program and limits and no earlier batch's, that verdicts and outputs are
+those of a sandbox started for the batch on the whole hostile suite, and that spares are
+neither inherited by a forked child nor left behind by a process that ends.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import sandbox.bwrap
+from sandbox import Limits, RunResult, Sandbox, Verdict
+
+from .conftest import REPO
+from .test_verdicts import ADD
+from .test_zygote import HOSTILE_INPUTS, HOSTILE_MODULES, observable
+
+LIMITS = Limits(time_s=2, memory_mb=256)
+# touches n MB, then prints it
+TOUCH = "#include <bits/stdc++.h>\nint main(){int n;std::cin>>n;std::vector<char> v((size_t)n<<20,1);" \
+        "long long s=0;for(size_t i=0;i<v.size();i+=4096)s+=v[i];std::cout<<s*4096/(1<<20)<<'\\n';}\n"
+# burns n ms of CPU, then prints "done"
+BURN = "#include <bits/stdc++.h>\nint main(){int n;std::cin>>n;auto t=std::clock();volatile long x=0;" \
+       "while((std::clock()-t)*1000.0/CLOCKS_PER_SEC<n)x++;std::cout<<\"done\\n\";}\n"
+OTHER = "#include <cstdio>\nint main(){std::puts(\"other\");}\n"
+
+
+@pytest.fixture()
+def spares(sb: Sandbox, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, int]]:
+    """Spares on (one per kind of batch), and a count of the batches that took one."""
+    seen = {"taken": 0, "started": 0}
+    take, start = sandbox.bwrap.SPARES.take, sandbox.bwrap._Started.__init__
+
+    def counted_take(spec):
+        spare = take(spec)
+        seen["taken"] += spare is not None
+        return spare
+
+    def counted_start(self, sandbox_, spec, *, spare):
+        seen["started"] += not spare
+        start(self, sandbox_, spec, spare=spare)
+
+    monkeypatch.setattr(sandbox.bwrap.SPARES, "take", counted_take)
+    monkeypatch.setattr(sandbox.bwrap._Started, "__init__", counted_start)
+    with sandbox.bwrap.SPARES.lock:
+        sandbox.bwrap.SPARES.wanted.clear()  # no kind of batch from an earlier test
+    sb.keep_warm(1)
+    yield seen
+    sb.keep_warm(0)
+    sb.settle_warm()  # the thread has stopped every spare
+
+
+def run(sb: Sandbox, source: str, inputs: list[str], limits: Limits = LIMITS, language: str = "cpp") -> list[RunResult]:
+    prog = sb.compile(language, source)
+    assert prog.ok, prog.message
+    return sb.run(prog, inputs, limits)
+
+
+def test_a_batch_takes_a_spare_and_starts_no_sandbox(sb: Sandbox, spares: dict[str, int]) -> None:
+    sb.compile("cpp", ADD["cpp"])
+    spares.update(taken=0, started=0)
+    run(sb, ADD["cpp"], ["0 0\n"])  # the first batch of its kind starts its own
+    assert spares == {"taken": 0, "started": 1}
+    for round_ in range(3):
+        sb.settle_warm()
+        results = run(sb, ADD["cpp"], [f"{round_} {i}\n" for i in range(5)])
+        assert [r.stdout for r in results] == [f"{round_ + i}\n".encode() for i in range(5)]
+    assert spares == {"taken": 3, "started": 1}
+
+
+def test_without_spares_every_batch_starts_its_own(sb: Sandbox, spares: dict[str, int]) -> None:
+    sb.keep_warm(0)
+    sb.compile("cpp", ADD["cpp"])
+    spares.update(taken=0, started=0)
+    for _ in range(3):
+        run(sb, ADD["cpp"], ["1 2\n"])
+        sb.settle_warm()
+    assert spares == {"taken": 0, "started": 3}
+
+
+def test_a_spare_runs_its_batch_s_program_and_inputs(sb: Sandbox, spares: dict[str, int]) -> None:
+    """Every C++ program has the same argv: the spare left by one serves the next."""
+    run(sb, ADD["cpp"], ["5 6\n"])
+    sb.settle_warm()
+    [other] = run(sb, OTHER, ["5 6\n"])
+    sb.settle_warm()
+    [add] = run(sb, ADD["cpp"], ["7 8\n"])
+    assert (other.stdout, add.stdout) == (b"other\n", b"15\n")
+    assert spares["taken"] == 2
+
+
+def test_a_spare_is_held_to_its_batch_s_limits(sb: Sandbox, spares: dict[str, int]) -> None:
+    """The spare was started with the previous batch's limits; the batch's own apply."""
+    [fits] = run(sb, TOUCH, ["100\n"], Limits(time_s=2, memory_mb=256))
+    assert (fits.verdict, fits.stdout) == (Verdict.OK, b"100\n")
+    sb.settle_warm()
+    [over] = run(sb, TOUCH, ["100\n"], Limits(time_s=2, memory_mb=48))
+    assert over.verdict == Verdict.MLE, over
+    sb.settle_warm()
+    [again] = run(sb, TOUCH, ["100\n"], Limits(time_s=2, memory_mb=256))  # the limit goes up again
+    assert (again.verdict, again.stdout) == (Verdict.OK, b"100\n")
+    sb.settle_warm()
+    [slow] = run(sb, BURN, ["600\n"], Limits(time_s=0.2, memory_mb=256))
+    assert slow.verdict == Verdict.TLE, slow
+    sb.settle_warm()
+    [quick] = run(sb, BURN, ["600\n"], Limits(time_s=3, memory_mb=256))
+    assert (quick.verdict, quick.stdout) == (Verdict.OK, b"done\n")
+    assert spares["taken"] == 4
+
+
+def hostile_sources() -> dict[str, tuple[str, str]]:
+    """Every C++ and Python program of the hostile suites, by name: (language, source)."""
+    programs = {}
+    for module_name in HOSTILE_MODULES:
+        if "docker" in module_name:
+            continue
+        module = importlib.import_module(f"tests.sandbox.{module_name}")
+        for attr, value in vars(module).items():
+            if isinstance(value, dict):
+                for language in ("cpp", "python3"):
+                    if isinstance(value.get(language), str):
+                        programs[f"{module_name}.{attr}.{language}"] = (language, value[language])
+    return programs
+
+
+def test_spares_give_the_verdicts_and_outputs_of_fresh_sandboxes(sb: Sandbox, spares: dict[str, int]) -> None:
+    programs = hostile_sources()
+    assert len(programs) >= 30
+    limits = Limits(time_s=0.5, memory_mb=64, wall_s=2)
+    for language in ("cpp", "python3"):
+        run(sb, ADD[language], ["1 2\n"], limits, language)  # a spare of this kind from here on
+    differing = []
+    for name, (language, source) in programs.items():
+        prog = sb.compile(language, source)
+        assert prog.ok, (name, prog.message)
+        seen = []
+        for warm in (False, True, False):
+            sb.keep_warm(1 if warm else 0)
+            sb.settle_warm()
+            taken = spares["taken"]
+            seen.append([observable(r) for r in sb.run(prog, HOSTILE_INPUTS, limits)])
+            if warm:
+                assert spares["taken"] > taken, name
+            if len(seen) == 2 and seen[0] == seen[1]:
+                break
+        if len(seen) == 3:
+            # a program whose output changes between fresh runs (a fork bomb, a clock) is held
+            # to the verdicts fresh sandboxes gave it
+            fresh = {o[0] for run_ in (seen[0], seen[2]) for o in run_}
+            if seen[0] == seen[2] or not {o[0] for o in seen[1]} <= fresh:
+                differing.append((name, seen))
+    assert differing == []
+
+
+def test_a_forked_child_has_no_spares_and_the_parent_keeps_its_own(sb: Sandbox, spares: dict[str, int]) -> None:
+    run(sb, ADD["cpp"], ["1 1\n"])
+    sb.settle_warm()
+    assert sum(map(len, sandbox.bwrap.SPARES.spares.values())) == 1
+    pid = os.fork()
+    if pid == 0:
+        pool = sandbox.bwrap.SPARES
+        os._exit(0 if pool.count == 0 and not pool.spares and pool.thread is None else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    [result] = run(sb, ADD["cpp"], ["2 2\n"])
+    assert result.stdout == b"4\n"
+    assert spares["taken"] == 1
+
+
+LEAVES = """
+import json, sys
+sys.path.insert(0, {repo!r})
+from sandbox import Limits, get_sandbox, bwrap
+sb = get_sandbox("bwrap")
+sb.keep_warm(2)
+prog = sb.compile("cpp", {source!r})
+assert sb.run(prog, ["1 2\\n"], Limits())[0].stdout == b"3\\n"
+sb.settle_warm()
+held = []
+for found in bwrap.SPARES.spares.values():
+    for spare in found:
+        held += [str(spare.in_dir), str(spare.prog_dir), str(spare.proc.pid)]
+        cg = spare.cgroup
+        held += [str(p) for p in getattr(cg, "dirs", {{}}).values()] + ([str(cg.path)] if hasattr(cg, "path") else [])
+print(json.dumps(held))
+"""
+
+
+def test_a_process_that_ends_leaves_no_spare_behind(sb: Sandbox) -> None:
+    proc = subprocess.run([sys.executable, "-c", LEAVES.format(repo=str(REPO), source=ADD["cpp"])],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    held = json.loads(proc.stdout)
+    pids = [int(x) for x in held if x.isdigit()]
+    paths = [Path(x) for x in held if not x.isdigit()]
+    assert len(pids) == 2 and len(paths) >= 6
+    assert [p for p in paths if p.exists()] == []
+    assert [pid for pid in pids if Path(f"/proc/{pid}").exists()] == []
