@@ -30,6 +30,8 @@ WARM_ENV = "HARDTESTS_SANDBOX_WARM"
 SPARE_PREFIX = "hts-spare-"
 # a spare normally comes up in ~10 ms; one that has not after this is dropped
 SPARE_READY_S = 30.0
+# spares start this long after the last batch ended
+SPARE_AFTER_S = 0.01
 MISSING = "bubblewrap (bwrap) is not installed: apt-get install bubblewrap"
 # A minimal /dev: no terminals (a compile that includes /dev/tty would wait forever), and
 # /dev/random is urandom, which never blocks.  /dev/shm is a fresh tmpfs per test (hts-runner).
@@ -298,6 +300,7 @@ class Spares:
         self.wanted: collections.OrderedDict[tuple, BatchSpec] = collections.OrderedDict()
         self.thread: threading.Thread | None = None
         self.starting = False
+        self.wanted_at = 0.0
 
     def enable(self, sandbox: BwrapSandbox, count: int) -> None:
         with self.lock:
@@ -331,6 +334,7 @@ class Spares:
         with self.lock:
             self.wanted[shape] = spec
             self.wanted.move_to_end(shape)
+            self.wanted_at = time.monotonic()
             self.lock.notify_all()
 
     def _fill(self) -> None:
@@ -338,8 +342,14 @@ class Spares:
             with self.lock:
                 self.starting = False
                 self.lock.notify_all()
-                while not (job := self._next()):
-                    self.lock.wait()
+                while True:
+                    job = self._next()
+                    # after a batch, its caller first gets its answer out (a worker's job
+                    # result); a spare started at once would compete with it for the CPU
+                    quiet = SPARE_AFTER_S - (time.monotonic() - self.wanted_at)
+                    if job and (job[1] is None or quiet <= 0):
+                        break
+                    self.lock.wait(quiet if job else None)
                 shape, spec, retired = job
                 self.starting = True
             for spare in retired:
