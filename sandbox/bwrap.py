@@ -343,19 +343,23 @@ class Spares:
                 self.starting = False
                 self.lock.notify_all()
                 while True:
-                    job = self._next()
+                    retired = self._retire()
+                    job = self._wanted_next()
+                    if retired:
+                        job = None  # stop these first, then look again
+                        break
                     # after a batch, its caller first gets its answer out (a worker's job
                     # result); a spare started at once would compete with it for the CPU
                     quiet = SPARE_AFTER_S - (time.monotonic() - self.wanted_at)
-                    if job and (job[1] is None or quiet <= 0):
+                    if job is not None and quiet <= 0:
                         break
-                    self.lock.wait(quiet if job else None)
-                shape, spec, retired = job
+                    self.lock.wait(quiet if job is not None else None)
                 self.starting = True
             for spare in retired:
                 spare.stop()
-            if spec is None:
+            if job is None:
                 continue
+            shape, spec = job
             assert self.sandbox is not None
             try:
                 spare = _Started(self.sandbox, spec, spare=True)
@@ -364,28 +368,35 @@ class Spares:
                     self.wanted.pop(shape, None)  # a batch will start its own and say why
                 continue
             with self.lock:
-                if shape in self.wanted and self.count > 0:
+                if shape in self._kept():
                     self.spares.setdefault(shape, []).append(spare)
                     spare = None
             if spare is not None:
                 spare.stop()
 
+    def _kept(self) -> list[tuple]:
+        """Under the lock: the kinds of batch that keep spares (the most recent ones)."""
+        return list(self.wanted)[-self.MAX_SHAPES:] if self.count > 0 else []
+
     def _behind(self) -> bool:
         """Under the lock: whether the thread has spares to start or to stop."""
-        kept = list(self.wanted)[-self.MAX_SHAPES:] if self.count > 0 else []
+        kept = self._kept()
         return (any(len(self.spares.get(shape, ())) < self.count for shape in kept)
-                or any(shape not in kept for shape in self.spares))
+                or any(found for shape, found in self.spares.items() if shape not in kept))
 
-    def _next(self) -> tuple[tuple, BatchSpec | None, list[_Started]] | None:
-        """(shape, spec to start a spare for or None, spares to stop), under the lock."""
+    def _retire(self) -> list[_Started]:
+        """Under the lock: take out the spares of kinds no longer kept (the caller stops them)."""
         while len(self.wanted) > self.MAX_SHAPES:
             self.wanted.popitem(last=False)
-        kept = self.wanted if self.count > 0 else {}
-        retired = [s for shape in list(self.spares) if shape not in kept for s in self.spares.pop(shape)]
-        for shape, spec in reversed(kept.items()):
+        kept = self._kept()
+        return [s for shape in list(self.spares) if shape not in kept for s in self.spares.pop(shape)]
+
+    def _wanted_next(self) -> tuple[tuple, BatchSpec] | None:
+        """Under the lock: the kind of batch to start a spare for next, most recent first."""
+        for shape in reversed(self._kept()):
             if len(self.spares.get(shape, ())) < self.count:
-                return shape, spec, retired
-        return ((), None, retired) if retired else None
+                return shape, self.wanted[shape]
+        return None
 
     def settle(self, timeout_s: float = SPARE_READY_S) -> int:
         """Wait until every spare wanted so far has started and come up; how many there are
