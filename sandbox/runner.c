@@ -320,7 +320,7 @@ static int in_launcher = 0, launcher_cg_err = 0;
 
 /* pid 1 of the test's PID namespace. */
 static void test_init(int in_fd, int out_fd, int err_fd, int rep_fd) {
-    if (!in_launcher) test_mounts(); /* the launcher's inits have theirs already */
+    test_mounts();
     /* join the test cgroup before forking so every descendant is accounted (the
      * launcher's children are born in it) */
     int cg_err = in_launcher ? launcher_cg_err : cg_join();
@@ -479,18 +479,14 @@ static long long runnable_us(int *active, long long *on_cpu_us) {
  * period when no move happened in the last one: 7 ms here, paid by the first
  * test of every batch (then tests keep it warm, 20 us).  So the move happens
  * once, at the sandbox's start: the launcher, a child of the runner, joins
- * the test cgroup there and clones each test's init, which is born in it.
- * It prepares the next test's init while the runner sends the last result:
- * the clone and the init's mounts, then the init waits for its descriptors.
- * The runner reads the cgroup's counters only once the init is prepared and
- * asks for the next one ("P") only after it has read them again, so neither
- * counts in a test's CPU time.  Messages to the runner: joined, prepared
- * (the init's pid), ended (its status, once reaped).  (Not with cgroup v2:
- * there cgroup.kill ends each test's cgroup whole, launcher included; each
- * init joins as before.  Nor with the zygote, whose programs join themselves.) */
+ * the test cgroup there and clones each test's init, which is born in it.  It
+ * reports the init's pid, then its exit status once it has reaped it.  (Not
+ * with cgroup v2: there cgroup.kill ends each test's cgroup whole, launcher
+ * included; each init joins as before.  Nor with the zygote, whose programs
+ * join themselves.) */
 static int launcher = -1;
 struct lmsg { int kind; pid_t pid; int status, cg_err; long long maxrss_kb; };
-enum { LM_JOINED, LM_PREPARED, LM_ENDED };
+enum { LM_JOINED, LM_STARTED, LM_ENDED };
 
 static int recv_fds(int sock, int *fds, int max) {
     char buf[8], control[CMSG_SPACE(sizeof(int) * 8)];
@@ -534,36 +530,6 @@ static struct lmsg lrecv(void) {
     return m;
 }
 
-/* A test's init, prepared: pid 1 of new namespaces with the test's mounts, waiting
- * for the test's descriptors on *fd_sock (-1 if it could not be made). */
-static pid_t prepare_init(int sock, int *fd_sock) {
-    int sv[2];
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return -1;
-    pid_t init = (pid_t)syscall(SYS_clone, CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD, 0, 0, 0, 0);
-    if (init == 0) {
-        close(sock);
-        close(sv[0]);
-        test_mounts();
-        if (send(sv[1], "m", 1, MSG_NOSIGNAL) != 1) _exit(0);
-        int fds[4];
-        if (recv_fds(sv[1], fds, 4) != 4) _exit(0); /* the batch ended before this test */
-        close(sv[1]);
-        test_init(fds[0], fds[1], fds[2], fds[3]);
-    }
-    int saved = errno;
-    close(sv[1]);
-    char c;
-    if (init < 0 || recv(sv[0], &c, 1, 0) != 1) {
-        /* no init, or it died making its mounts (its message is on stderr) */
-        if (init > 0) while (waitpid(init, NULL, 0) < 0 && errno == EINTR) {}
-        close(sv[0]);
-        errno = init < 0 ? saved : EPROTO;
-        return -1;
-    }
-    *fd_sock = sv[0];
-    return init;
-}
-
 static void launcher_main(int sock) {
     in_launcher = 1;
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -573,20 +539,21 @@ static void launcher_main(int sock) {
     launcher_cg_err = cg_join();
     lsend(sock, (struct lmsg){LM_JOINED, 0, 0, launcher_cg_err, 0});
     for (;;) {
-        int fd_sock = -1, fds[4];
-        pid_t init = prepare_init(sock, &fd_sock);
-        lsend(sock, (struct lmsg){LM_PREPARED, init, 0, init < 0 ? errno : 0, 0});
-        if (init < 0) _exit(0); /* the runner gives up on the batch */
-        if (recv_fds(sock, fds, 4) != 4) _exit(0); /* the batch is over: the init dies with us */
-        send_fds(fd_sock, "T", fds, 4);
+        int fds[4];
+        if (recv_fds(sock, fds, 4) != 4) _exit(0);
+        pid_t init = (pid_t)syscall(SYS_clone, CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD, 0, 0, 0, 0);
+        if (init == 0) {
+            close(sock);
+            test_init(fds[0], fds[1], fds[2], fds[3]);
+        }
         for (int i = 0; i < 4; i++) close(fds[i]);
-        close(fd_sock);
+        lsend(sock, (struct lmsg){LM_STARTED, init, 0, errno, 0});
+        if (init < 0) continue;
         int st = 0;
         struct rusage ru;
         memset(&ru, 0, sizeof ru);
         while (wait4(init, &st, 0, &ru) < 0 && errno == EINTR) {}
         lsend(sock, (struct lmsg){LM_ENDED, init, st, 0, ru.ru_maxrss});
-        if (recv_fds(sock, fds, 0) != 0) _exit(0); /* "P": the runner has read the counters */
     }
 }
 
@@ -629,15 +596,6 @@ static void run_one(const char *input) {
     err.file = -1;
     fcntl(out.fd, F_SETFL, O_NONBLOCK);
     fcntl(err.fd, F_SETFL, O_NONBLOCK);
-    pid_t prepared = -1;
-    if (launcher >= 0) {
-        struct lmsg m = lrecv();
-        if (m.kind != LM_PREPARED || m.pid <= 0) {
-            errno = m.cg_err;
-            die("prepare a test");
-        }
-        prepared = m.pid;
-    }
     long long oom0 = cg_oom_kills();
     /* v1 max_usage_in_bytes and v2 memory.peak alike restart from the current usage */
     cg_write(cg[CG_MEM_MAX], "0");
@@ -659,7 +617,9 @@ static void run_one(const char *input) {
     } else if (launcher >= 0) {
         int fds[4] = {in_fd, out_p[1], err_p[1], rep[1]};
         send_fds(launcher, "T", fds, 4);
-        init = prepared;
+        struct lmsg m = lrecv();
+        init = m.pid;
+        errno = m.cg_err;
     } else {
         /* no network namespace per test (5 ms each on a loaded machine): the batch's
          * is empty, programs get no socket but AF_UNIX (the filter), and an abstract
@@ -775,8 +735,6 @@ static void run_one(const char *input) {
     long long cg_cpu_us = (cpu0 < 0 || cpu1 < 0) ? -1 : cpu1 - cpu0;
     long long mem1 = cg_read(cg[CG_MEM_MAX]);
     long long oom1 = cg_oom_kills();
-    /* the counters are read: the launcher may prepare the next test's init */
-    if (launcher >= 0 && send(launcher, "P", 1, MSG_NOSIGNAL) != 1) die("the launcher is gone");
     if (got && r.cg_err != 0) {
         /* the counters describe an empty cgroup: report nothing rather than zeros,
          * and stop using cgroups for the rest of the batch */
