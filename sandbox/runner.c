@@ -473,6 +473,68 @@ static long long runnable_us(int *active, long long *on_cpu_us) {
 
 #include "runner_zygote.h"
 
+/* -C: the limits come later, on the first line of stdin ("C <options>", the same
+ * options as the command line's): the sandbox is started before its batch is known
+ * (bwrap.py keeps such spares) and says "ready" once it waits for them. */
+static int configure_later = 0;
+
+static int option(int opt, char *arg) {
+    switch (opt) {
+    case 't': cpu_kill_us = atoll(arg); break;
+    case 'w': wall_kill_us = atoll(arg); break;
+    case 'W': starved_kill_us = atoll(arg); break;
+    case 'm': as_bytes = atoll(arg); break;
+    case 'f': fsize_bytes = atoll(arg); break;
+    case 'p': nproc = atol(arg); break;
+    case 'n': nofile = atol(arg); break;
+    case 's': stack_bytes = atoll(arg); break;
+    case 'z': tmpfs_bytes = atoll(arg); break;
+    case 'd': workdir = arg; break;
+    case 'o': iodir = arg; break;
+    case 'i': indir = arg; break;
+    case 'N': flat_mode = 1; break;
+    case 'Z': zygote_mode = 1; break;
+    case 'C': configure_later = 1; break;
+    case 'I':
+        if (!freopen(arg, "r", stdin)) die("commands file");
+        break;
+    case 'R':
+        if (!freopen(arg, "w", stdout)) die("results file");
+        break;
+    case 'g':
+    case 'G': {
+        /* cgroup control files opened by the trusted parent: the sandbox
+         * cannot open them itself (no /sys), it only inherits them */
+        char *s = arg;
+        cg_v2 = opt == 'G';
+        int n = cg_v2 ? (int)(sizeof cg_v2_slots / sizeof cg_v2_slots[0]) : CG_KILL;
+        for (int i = 0; i < n && s; i++) {
+            cg[cg_v2 ? cg_v2_slots[i] : i] = atoi(s);
+            s = strchr(s, ',');
+            if (s) s++;
+        }
+        break;
+    }
+    default: return -1;
+    }
+    return 0;
+}
+
+/* The "C" line: the limits of the batch this started sandbox now serves. */
+static int configure(char *line) {
+    char *args[64];
+    int n = 0;
+    args[n++] = "hts-runner";
+    for (char *tok = strtok(line + 1, " \n"); tok && n < 63; tok = strtok(NULL, " \n")) args[n++] = tok;
+    args[n] = NULL;
+    optind = 1;
+    int opt;
+    while ((opt = getopt(n, args, "t:w:W:m:f:p:n:s:z:d:")) != -1) {
+        if (option(opt, optarg) != 0) return -1;
+    }
+    return optind == n ? 0 : -1;
+}
+
 /* ---- the launcher (cgroup v1) -------------------------------------------
  * Moving a process into a cgroup (a write to cgroup.procs) takes the kernel's
  * global cgroup_threadgroup_rwsem for writing, which waits for an RCU grace
@@ -538,6 +600,15 @@ static void launcher_main(int sock) {
     close(null);
     launcher_cg_err = cg_join();
     lsend(sock, (struct lmsg){LM_JOINED, 0, 0, launcher_cg_err, 0});
+    if (configure_later) {
+        /* the runner's "C" line: each init and program it makes gets the batch's limits */
+        static char config[4096];
+        ssize_t n;
+        while ((n = recv(sock, config, sizeof config - 1, 0)) < 0 && errno == EINTR) {}
+        if (n <= 0) _exit(0);
+        config[n] = 0;
+        if (configure(config) != 0) _exit(2);
+    }
     for (;;) {
         int fds[4];
         if (recv_fds(sock, fds, 4) != 4) _exit(0);
@@ -766,68 +837,6 @@ static void run_one(const char *input) {
 }
 
 #ifndef HTS_LIBRARY
-/* -C: the limits come later, on the first line of stdin ("C <options>", the same
- * options as the command line's): the sandbox is started before its batch is known
- * (bwrap.py keeps such spares) and says "ready" once it waits for them. */
-static int configure_later = 0;
-
-static int option(int opt, char *arg) {
-    switch (opt) {
-    case 't': cpu_kill_us = atoll(arg); break;
-    case 'w': wall_kill_us = atoll(arg); break;
-    case 'W': starved_kill_us = atoll(arg); break;
-    case 'm': as_bytes = atoll(arg); break;
-    case 'f': fsize_bytes = atoll(arg); break;
-    case 'p': nproc = atol(arg); break;
-    case 'n': nofile = atol(arg); break;
-    case 's': stack_bytes = atoll(arg); break;
-    case 'z': tmpfs_bytes = atoll(arg); break;
-    case 'd': workdir = strdup(arg); break;
-    case 'o': iodir = arg; break;
-    case 'i': indir = arg; break;
-    case 'N': flat_mode = 1; break;
-    case 'Z': zygote_mode = 1; break;
-    case 'C': configure_later = 1; break;
-    case 'I':
-        if (!freopen(arg, "r", stdin)) die("commands file");
-        break;
-    case 'R':
-        if (!freopen(arg, "w", stdout)) die("results file");
-        break;
-    case 'g':
-    case 'G': {
-        /* cgroup control files opened by the trusted parent: the sandbox
-         * cannot open them itself (no /sys), it only inherits them */
-        char *s = arg;
-        cg_v2 = opt == 'G';
-        int n = cg_v2 ? (int)(sizeof cg_v2_slots / sizeof cg_v2_slots[0]) : CG_KILL;
-        for (int i = 0; i < n && s; i++) {
-            cg[cg_v2 ? cg_v2_slots[i] : i] = atoi(s);
-            s = strchr(s, ',');
-            if (s) s++;
-        }
-        break;
-    }
-    default: return -1;
-    }
-    return 0;
-}
-
-/* The "C" line: the limits of the batch this started sandbox now serves. */
-static int configure(char *line) {
-    char *args[64];
-    int n = 0;
-    args[n++] = "hts-runner";
-    for (char *tok = strtok(line + 1, " \n"); tok && n < 63; tok = strtok(NULL, " \n")) args[n++] = tok;
-    args[n] = NULL;
-    optind = 1;
-    int opt;
-    while ((opt = getopt(n, args, "t:w:W:m:f:p:n:s:z:d:")) != -1) {
-        if (option(opt, optarg) != 0) return -1;
-    }
-    return optind == n ? 0 : -1;
-}
-
 int main(int argc, char **argv) {
     int opt;
     for (int i = 0; i < CG_N; i++) cg[i] = -1;
@@ -854,6 +863,8 @@ int main(int argc, char **argv) {
         /* the configuration's strings (-d) must outlive the line buffer */
         static char config[4096];
         if (!fgets(config, sizeof config, stdin) || config[0] == 'Q') return 0;
+        /* the launcher, forked before, takes the same line (configure cuts it up) */
+        if (launcher >= 0 && send(launcher, config, strlen(config), MSG_NOSIGNAL) < 0) die("the launcher is gone");
         if (config[0] != 'C' || configure(config) != 0) {
             fprintf(stderr, "hts-runner: bad configuration\n");
             return 2;

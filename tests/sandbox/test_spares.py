@@ -35,6 +35,9 @@ TOUCH = "#include <bits/stdc++.h>\nint main(){int n;std::cin>>n;std::vector<char
 # burns n ms of CPU, then prints "done"
 BURN = "#include <bits/stdc++.h>\nint main(){int n;std::cin>>n;auto t=std::clock();volatile long x=0;" \
        "while((std::clock()-t)*1000.0/CLOCKS_PER_SEC<n)x++;std::cout<<\"done\\n\";}\n"
+# 50,000 frames of 1 KB that the compiler cannot fold away: more than a default 8 MB stack
+DEEP = "#include <cstdio>\nint f(int n){volatile char buf[1024]; buf[0]=(char)n; if(n==0) return 0;" \
+       "int r=f(n-1); return r+1+(buf[0]-(char)n);}\nint main(){std::printf(\"%d\\n\", f(50000));}\n"
 OTHER = "#include <cstdio>\nint main(){std::puts(\"other\");}\n"
 
 
@@ -118,7 +121,11 @@ def test_a_spare_is_held_to_its_batch_s_limits(sb: Sandbox, spares: dict[str, in
     sb.settle_warm()
     [quick] = run(sb, BURN, ["600\n"], Limits(time_s=3, memory_mb=256))
     assert (quick.verdict, quick.stdout) == (Verdict.OK, b"done\n")
-    assert spares["taken"] == 4
+    sb.settle_warm()
+    # the program's own rlimits are the batch's too: the stack is the memory limit
+    [deep] = run(sb, DEEP, [""], Limits(time_s=2, memory_mb=512))
+    assert (deep.verdict, deep.stdout) == (Verdict.OK, b"50000\n"), deep
+    assert spares["taken"] == 5
 
 
 def hostile_sources() -> dict[str, tuple[str, str]]:
