@@ -381,7 +381,7 @@ class Spares:
     def _behind(self) -> bool:
         """Under the lock: whether the thread has spares to start or to stop."""
         kept = self._kept()
-        return (any(len(self.spares.get(shape, ())) < self.count for shape in kept)
+        return (self._wanted_next() is not None
                 or any(found for shape, found in self.spares.items() if shape not in kept))
 
     def _retire(self) -> list[_Started]:
