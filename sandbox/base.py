@@ -214,6 +214,7 @@ class Sandbox(abc.ABC):
     def settle_warm(self) -> None:
         """Wait until the sandboxes asked for so far have started (the benches count that
         work as part of the batch that asked)."""
+        return None
 
     # -- compiling -------------------------------------------------------
 

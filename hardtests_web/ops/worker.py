@@ -24,11 +24,10 @@ from django.conf import settings
 from django.db import connections
 from rq.worker import SimpleWorker
 
-from sandbox import SandboxUnavailable, get_sandbox
-
 from core.queues import WORKER_HEALTH_KEY as HEALTH_KEY
 from generation.worker import GenerationWorker
 from hardtests_web.ops.checks import worker_checks
+from sandbox import SandboxUnavailable, get_sandbox
 
 log = logging.getLogger(__name__)
 
