@@ -111,9 +111,20 @@ NO_CPU_ACCOUNTING = (
 class Batch(abc.ABC):
     # what measured time and memory; "rusage" only where explicitly allowed
     accounting = "cgroup"
+    # how many tests may be asked for before the first of them is answered (a backend whose
+    # runner reads its next command while its caller judges the last answer says 2)
+    queue_depth = 1
 
     @abc.abstractmethod
     def run(self, index: int) -> RawResult: ...
+
+    def send(self, index: int) -> None:
+        """Ask for test `index`; `receive()` answers the asks in order (this default runs
+        each at its `receive`)."""
+        self.__dict__.setdefault("_asked", []).append(index)
+
+    def receive(self) -> RawResult:
+        return self.run(self.__dict__["_asked"].pop(0))
 
     @abc.abstractmethod
     def close(self) -> None: ...
@@ -361,14 +372,38 @@ class Sandbox(abc.ABC):
                              prog_dir=Path(prog.path), zygote=prog.language == "python3" and zygote_enabled())
             batch = self.open_batch(spec)
             try:
-                for index in range(len(inputs)):
-                    if stop_before is not None and stop_before(index):
-                        break
-                    result = self._judged(batch, index, limits, prog.language)
+                # the next test is asked for before this one's answer is judged (queue_depth 2),
+                # so that the runner starts it at once; a stop leaves it unanswered (closing
+                # the batch ends it), and a re-run waits for its answer first
+                asked: list[int] = []
+                early: dict[int, RawResult] = {}
+                stopping = False
+
+                def ask_ahead() -> None:
+                    nonlocal stopping
+                    while not stopping and len(asked) < batch.queue_depth:
+                        index = asked[-1] + 1 if asked else len(results)
+                        if index >= len(inputs):
+                            return
+                        if stop_before is not None and stop_before(index):
+                            stopping = True
+                            return
+                        batch.send(index)
+                        asked.append(index)
+
+                ask_ahead()
+                while asked:
+                    index = asked.pop(0)
+                    raw_result = early.pop(index) if index in early else batch.receive()
+                    result = judge(raw_result, limits, prog.language)
+                    result.accounting = batch.accounting
                     if _near_limit(result, limits) or result.verdict == Verdict.SE:
                         # noisy machines: a borderline run, or one the wall clock stopped while it
                         # waited for a CPU, gets one more chance in a fresh sandbox (nothing of the
-                        # first run is visible there); the faster is kept, SE twice stays SE
+                        # first run is visible there), with the machine to itself: the test asked
+                        # for next has finished first; the faster is kept, SE twice stays SE
+                        for queued in asked:
+                            early[queued] = batch.receive()
                         again = self._run_fresh(spec, index, limits, prog.language)
                         if result.verdict == Verdict.SE or again.time_ms < result.time_ms:
                             result = again
@@ -380,6 +415,7 @@ class Sandbox(abc.ABC):
                         break
                     if stop_when is not None and stop_when(result):
                         break
+                    ask_ahead()
             finally:
                 batch.close()
         except (OSError, SandboxUnavailable) as exc:

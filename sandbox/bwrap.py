@@ -56,6 +56,50 @@ def read_result(stream: BinaryIO) -> RawResult | None:
     )
 
 
+class AnswerStream:
+    """A runner's answers, read straight from its descriptor with a deadline for each read.
+    (A buffered reader may hold an answer it read ahead with the last, where select does
+    not see it: with a test asked for ahead, the next answer often comes with the last.)"""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.out = bytearray()
+        self.eof = False
+        self.deadline = 0.0
+
+    def _recv(self) -> bytes:
+        return os.read(self.fd, 1 << 20)
+
+    def _take(self, chunk: bytes) -> None:
+        self.out += chunk
+
+    def _fill(self) -> None:
+        left = self.deadline - time.monotonic()
+        ready, _, _ = select.select([self.fd], [], [], max(left, 0))
+        if not ready:
+            raise TimeoutError
+        chunk = self._recv()
+        if not chunk:
+            self.eof = True
+            return
+        self._take(chunk)
+
+    def readline(self) -> bytes:
+        while b"\n" not in self.out and not self.eof:
+            self._fill()
+        end = self.out.find(b"\n") + 1 or len(self.out)
+        line = bytes(self.out[:end])
+        del self.out[:end]
+        return line
+
+    def read(self, size: int) -> bytes:
+        while len(self.out) < size and not self.eof:
+            self._fill()
+        data = bytes(self.out[:size])
+        del self.out[:size]
+        return data
+
+
 def runner_options(spec: BatchSpec, *, cgroup: bool) -> list[str]:
     return [*limit_options(spec, cgroup=cgroup), "-o", IO_DIR, "-i", IN_DIR]
 
@@ -434,6 +478,10 @@ atexit.register(SPARES.stop_all)
 
 
 class BwrapBatch(Batch):
+    # the runner reads the next command as soon as it has answered the last: it starts the
+    # next test while we judge the last (and tears down the last test's namespaces meanwhile)
+    queue_depth = 2
+
     def __init__(self, sandbox: BwrapSandbox, spec: BatchSpec) -> None:
         self.spec = spec
         started = SPARES.take(spec)
@@ -446,7 +494,10 @@ class BwrapBatch(Batch):
         else:
             started = _Started(sandbox, spec, spare=False)
         self.started = started
+        self.unanswered = 0
         self.proc = started.proc
+        assert self.proc.stdout is not None
+        self.answers = AnswerStream(self.proc.stdout.fileno())
         self.errors = started.errors
         self.accounting = started.accounting
     def _runner_error(self, what: str) -> SandboxUnavailable:
@@ -455,19 +506,30 @@ class BwrapBatch(Batch):
         return SandboxUnavailable(f"{what}: {detail or 'no message'}")
 
     def run(self, index: int) -> RawResult:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.send(index)
+        return self.receive()
+
+    def send(self, index: int) -> None:
+        assert self.proc.stdin is not None
         target = "-" if index < 0 else f"{IN_DIR}/{index}"
         try:
             self.proc.stdin.write(f"R {target}\n".encode())
             self.proc.stdin.flush()
         except BrokenPipeError:
             raise self._runner_error("the sandbox runner exited") from None
+        self.unanswered += 1
+
+    def receive(self) -> RawResult:
+        assert self.unanswered > 0
         # the runner enforces the wall clock itself; this only guards against a wedged runner
-        ready, _, _ = select.select([self.proc.stdout], [], [], self.spec.wall_us() / 1e6 + 30)
-        if not ready:
+        # (the answer may wait for a test asked for before this one)
+        self.answers.deadline = time.monotonic() + self.unanswered * (self.spec.wall_us() / 1e6 + 30)
+        self.unanswered -= 1
+        try:
+            result = read_result(self.answers)  # type: ignore[arg-type]
+        except TimeoutError:
             self.proc.kill()
-            raise SandboxUnavailable("the sandbox runner stopped answering")
-        result = read_result(self.proc.stdout)
+            raise SandboxUnavailable("the sandbox runner stopped answering") from None
         if result is None:
             raise self._runner_error("the sandbox runner failed")
         if self.started.cgroup is not None and result.cg_cpu_us < 0:
@@ -478,6 +540,10 @@ class BwrapBatch(Batch):
         return result
 
     def close(self) -> None:
+        if self.unanswered:
+            # a test asked for ahead and no longer wanted (the batch stopped early): it
+            # would run to its limits; the sandbox is discarded anyway
+            self.proc.kill()
         self.started.stop()
         SPARES.want(self.spec)
 

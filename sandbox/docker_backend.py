@@ -29,7 +29,6 @@ import io
 import logging
 import os
 import resource
-import select
 import shutil
 import socket
 import struct
@@ -41,7 +40,7 @@ from typing import Any
 
 from . import cache, cgroups, languages, seccomp_policy
 from .base import MB, Batch, BatchSpec, RawResult, Sandbox
-from .bwrap import BIN_DIR, ETC_PIECES, IN_DIR, IO_DIR, read_result, runner_options
+from .bwrap import BIN_DIR, ETC_PIECES, IN_DIR, IO_DIR, AnswerStream, read_result, runner_options
 from .types import SandboxUnavailable
 
 DOCK_DIR = "/.hts-dock"
@@ -96,29 +95,22 @@ def _set_option(options: list[str], flag: str, value: str) -> list[str]:
     return options
 
 
-class AttachStream:
+class AttachStream(AnswerStream):
     """The runner's stdout, demultiplexed from the engine's attach stream; stderr is kept aside."""
 
     def __init__(self, sock: socket.socket) -> None:
+        super().__init__(sock.fileno())
         self.sock = sock
         self.raw = bytearray()
-        self.out = bytearray()
         self.err = bytearray()
-        self.eof = False
-        self.deadline = 0.0
 
     def send(self, data: bytes) -> None:
         self.sock.sendall(data)
 
-    def _fill(self) -> None:
-        left = self.deadline - time.monotonic()
-        ready, _, _ = select.select([self.sock], [], [], max(left, 0))
-        if not ready:
-            raise TimeoutError
-        chunk = self.sock.recv(1 << 20)
-        if not chunk:
-            self.eof = True
-            return
+    def _recv(self) -> bytes:
+        return self.sock.recv(1 << 20)
+
+    def _take(self, chunk: bytes) -> None:
         self.raw += chunk
         while len(self.raw) >= 8:
             kind, size = struct.unpack(">BxxxL", self.raw[:8])
@@ -126,21 +118,6 @@ class AttachStream:
                 break
             (self.out if kind == 1 else self.err).extend(self.raw[8:8 + size])
             del self.raw[:8 + size]
-
-    def readline(self) -> bytes:
-        while b"\n" not in self.out and not self.eof:
-            self._fill()
-        end = self.out.find(b"\n") + 1 or len(self.out)
-        line = bytes(self.out[:end])
-        del self.out[:end]
-        return line
-
-    def read(self, size: int) -> bytes:
-        while len(self.out) < size and not self.eof:
-            self._fill()
-        data = bytes(self.out[:size])
-        del self.out[:size]
-        return data
 
 
 class BatchCgroupParent:
