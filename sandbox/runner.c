@@ -141,6 +141,11 @@ static void build_filter(void) {
     }
     scmp_filter_ctx ctx = seccomp_init_fn(SCMP_ACT_ALLOW);
     if (!ctx) die("seccomp_init");
+    /* a binary tree of syscall numbers (libseccomp 2.5+): the kernel checks every syscall
+     * against the filter when each test installs it (its cache of always-allowed calls),
+     * 160 us a test with a linear filter, 90 with the tree; older versions keep the list */
+    SECCOMP_FN(seccomp_attr_set);
+    if (seccomp_attr_set_fn) seccomp_attr_set_fn(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
     int rc = 0;
     for (size_t i = 0; i < sizeof denied_calls / sizeof denied_calls[0] && rc == 0; i++) {
         int nr = seccomp_syscall_resolve_name_fn(denied_calls[i]);
@@ -295,9 +300,23 @@ static void exec_program(int in_fd, int out_fd, int err_fd) {
     _exit(127);
 }
 
+/* An empty read-only tmpfs, mounted once per sandbox inside the runner's own directory:
+ * each test's mount namespace binds it over the directories it must not see (a bind makes
+ * no superblock, where a tmpfs per directory made two a test, each set up and torn down). */
+static char empty_dir[300];
+
+static void make_empty_dir(void) {
+    snprintf(empty_dir, sizeof empty_dir, "%s/.empty", iodir);
+    /* bubblewrap's mount namespace belongs to its outer user namespace (--disable-userns
+     * nests ours), where we may not mount: a namespace of our own, as each test makes */
+    if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+        mkdir(empty_dir, 0555) != 0 ||
+        mount("tmpfs", empty_dir, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=0555") != 0)
+        die("the empty directory that hides the runner's");
+}
+
 static void hide_dir(const char *path) {
-    if (mount("tmpfs", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=0555") != 0)
-        die("hide the runner's directories");
+    if (mount(empty_dir, path, NULL, MS_BIND, NULL) != 0) die("hide the runner's directories");
 }
 
 /* The test's own mounts, in the new mount namespace of its init (pid 1 of its PID namespace). */
@@ -311,8 +330,8 @@ static void test_mounts(void) {
     /* Hide the batch's inputs and the runner's files: bubblewrap's binds are locked in this
      * user namespace (umount2 fails with EINVAL), so an empty read-only tmpfs goes over each.
      * Without it a program reads every other test's input and writes files a later test sees. */
-    hide_dir(iodir);
     hide_dir(indir);
+    hide_dir(iodir); /* last: the empty directory lives in it */
 }
 
 /* In the launcher (below): whether (0) or why not (errno) it joined the test cgroup. */
@@ -855,8 +874,12 @@ int main(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
     /* a program running under the same uid must not be able to ptrace us */
     prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    if (!flat_mode) make_empty_dir();
     if (!flat_mode && !zygote_mode && !cg_v2 && cg[CG_PROCS_1] >= 0) start_launcher();
     char line[4096];
+    /* a spare's zygote starts now (its interpreter's start off the batch's path), if it can
+     * join the test cgroup: without one the zygote needs the address-space limit at exec */
+    if (configure_later && zygote_mode && cg[CG_PROCS_1] >= 0) start_zygote(1);
     if (configure_later) {
         fputs("ready\n", stdout);
         fflush(stdout);
@@ -870,7 +893,7 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
-    if (zygote_mode && !flat_mode) start_zygote();
+    if (zygote_mode && !flat_mode) configure_zygote();
     while (fgets(line, sizeof line, stdin)) {
         size_t n = strlen(line);
         if (n && line[n - 1] == '\n') line[--n] = 0;

@@ -39,7 +39,44 @@ static void send_fds(int sock, const char *msg, const int *fds, int n) {
     }
 }
 
-static void start_zygote(void) {
+/* A spare sandbox (-C) starts its zygote before its batch's limits are known, so that the
+ * interpreter's start is not on the batch's path: with RLIMIT_STACK at LATE_STACK (it sets
+ * the room left for the stack below the libraries at exec; each program gets the batch's own
+ * limit), and every option that depends on the batch sent later (configure_zygote).  A batch
+ * that wants a larger stack, or an address-space limit (no memory cgroup), gets a zygote
+ * started for it, as without a spare. */
+#define LATE_STACK (1LL << 30)
+static int zygote_late = 0;
+
+/* The zygote's options that depend on the batch: workdir, the limits, how it joins the cgroup. */
+static void zygote_batch_options(char opts[11][96]) {
+    snprintf(opts[3], 96, "%s", workdir);
+    snprintf(opts[4], 96, "%lld", cpu_kill_us);
+    snprintf(opts[5], 96, "%lld", as_bytes);
+    snprintf(opts[6], 96, "%lld", fsize_bytes);
+    snprintf(opts[7], 96, "%ld", nproc);
+    snprintf(opts[8], 96, "%ld", nofile);
+    snprintf(opts[9], 96, "%lld", stack_bytes);
+    /* cgroup v1: the zygote joins the test cgroup once and its programs are born in it (a
+     * move per test takes the kernel's global cgroup lock, which stalls every fork and exit
+     * of the machine); v2's cgroup.kill after each test would take the zygote with it */
+    snprintf(opts[10], 96, "%s", cg_v2 ? "each" : "once");
+}
+
+static void zygote_wait_ready(void) {
+    struct pollfd p = {zsock, POLLIN, 0};
+    char ready[8] = "";
+    struct iovec iov = {ready, sizeof ready - 1};
+    struct msghdr mh = {0};
+    mh.msg_iov = &iov;
+    mh.msg_iovlen = 1;
+    if (poll(&p, 1, 60000) != 1 || recvmsg(zsock, &mh, 0) != 5 || strcmp(ready, "ready") != 0) {
+        fprintf(stderr, "hts-runner: the python zygote did not start\n");
+        exit(2);
+    }
+}
+
+static void start_zygote(int late) {
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) die("socketpair");
     int mem = (int)syscall(SYS_memfd_create, "hts-filter", MFD_CLOEXEC);
@@ -52,25 +89,24 @@ static void start_zygote(void) {
         fprintf(stderr, "hts-runner: -Z wants: python3 -I zygote.py -- main.py [args]\n");
         exit(2);
     }
-    char opts[10][96], cgs[64] = "";
+    char opts[11][96], cgs[64] = "";
     int procs[3], nprocs = 0;
     for (int i = CG_PROCS_1; i <= CG_PROCS_3; i++) if (cg[i] >= 0) procs[nprocs++] = cg[i];
     for (int i = 0; i < nprocs; i++) snprintf(cgs + strlen(cgs), sizeof cgs - strlen(cgs), "%s%d", i ? "," : "", 5 + i);
     snprintf(opts[0], 96, "3");
     snprintf(opts[1], 96, "4");
     snprintf(opts[2], 96, "%s", cgs);
-    snprintf(opts[3], 96, "%s", workdir);
-    snprintf(opts[4], 96, "%lld", cpu_kill_us);
-    snprintf(opts[5], 96, "%lld", as_bytes);
-    snprintf(opts[6], 96, "%lld", fsize_bytes);
-    snprintf(opts[7], 96, "%ld", nproc);
-    snprintf(opts[8], 96, "%ld", nofile);
-    snprintf(opts[9], 96, "%lld", stack_bytes);
-    char **argv = calloc(argc + 11, sizeof(char *));
+    if (late) {
+        for (int i = 3; i < 11; i++) snprintf(opts[i], 96, "-"); /* configure_zygote sends them */
+    } else {
+        zygote_batch_options(opts);
+    }
+    long long stack = late ? LATE_STACK : stack_bytes;
+    char **argv = calloc(argc + 12, sizeof(char *));
     if (!argv) die("calloc");
     int k = 0;
     for (int i = 0; i < 3; i++) argv[k++] = prog_argv[i];
-    for (int i = 0; i < 10; i++) argv[k++] = opts[i];
+    for (int i = 0; i < 11; i++) argv[k++] = opts[i];
     for (int i = 3; i < argc; i++) argv[k++] = prog_argv[i];
     pid_t pid = fork();
     if (pid < 0) die("fork");
@@ -84,7 +120,7 @@ static void start_zygote(void) {
         if (dup2(s, 3) < 0 || dup2(m, 4) < 0) die("zygote fds");
         for (int i = 0; i < nprocs; i++) if (high[i] < 0 || dup2(high[i], 5 + i) < 0) die("zygote fds");
         syscall(SYS_close_range, 5 + nprocs, ~0U, 0);
-        if (stack_bytes > 0) set_limit(RLIMIT_STACK, stack_bytes, stack_bytes);
+        if (stack > 0) set_limit(RLIMIT_STACK, stack, stack);
         signal(SIGPIPE, SIG_DFL);
         char *envp[] = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp", "LANG=C.UTF-8", "TMPDIR=/tmp", NULL};
         execve(argv[0], argv, envp);
@@ -96,16 +132,34 @@ static void start_zygote(void) {
     close(sv[1]);
     close(mem);
     zsock = sv[0];
-    struct pollfd p = {zsock, POLLIN, 0};
-    char ready[8] = "";
-    struct iovec iov = {ready, sizeof ready - 1};
-    struct msghdr mh = {0};
-    mh.msg_iov = &iov;
-    mh.msg_iovlen = 1;
-    if (poll(&p, 1, 60000) != 1 || recvmsg(zsock, &mh, 0) != 5 || strcmp(ready, "ready") != 0) {
-        fprintf(stderr, "hts-runner: the python zygote did not start\n");
-        exit(2);
+    zygote_late = late;
+    zygote_wait_ready();
+}
+
+/* After the "C" line: the batch's options to a zygote started late, which then reads and
+ * compiles the program and says ready; or a zygote started now where a late one cannot
+ * serve the batch (see LATE_STACK). */
+static void configure_zygote(void) {
+    if (!zygote_late) {
+        start_zygote(0);
+        return;
     }
+    if (stack_bytes > LATE_STACK || as_bytes > 0) {
+        close(zsock); /* it exits when its socket closes */
+        while (waitpid(zpid, NULL, 0) < 0 && errno == EINTR) {}
+        start_zygote(0);
+        return;
+    }
+    char opts[11][96], msg[1024];
+    zygote_batch_options(opts);
+    int n = snprintf(msg, sizeof msg, "C");
+    for (int i = 3; i < 11 && n < (int)sizeof msg; i++) n += snprintf(msg + n, sizeof msg - n, " %s", opts[i]);
+    if (n >= (int)sizeof msg) die("zygote options");
+    while (send(zsock, msg, n, MSG_NOSIGNAL) < 0) {
+        if (errno != EINTR) die("the python zygote is gone (configure)");
+    }
+    zygote_late = 0;
+    zygote_wait_ready();
 }
 
 /* The test's init in zygote mode: pid 1 of the test's new PID, mount, IPC and UTS
@@ -185,13 +239,18 @@ int hts_zygote_configure(long long cpu_us, long long as, long long fsize, long n
     return 0;
 }
 
+/* Once, in the zygote (cgroup v1, "once"): into the test cgroup, so that each program is
+ * born in it; 0 or the errno of the failure, which every test then reports. */
+int hts_zygote_join(void) { return cg_join(); }
+
 /* In a program process forked into the test init's PID namespace: into the init's other
- * namespaces and the test cgroup (whose outcome goes to joined_fd), then program_setup.
- * Failures end the process (exit 2), as in exec_program. */
+ * namespaces and (joined_fd >= 0: the zygote is not in it) the test cgroup, whose outcome
+ * goes to joined_fd, then program_setup.  Failures end the process (exit 2), as in
+ * exec_program. */
 void hts_zygote_program(int init_pidfd, int joined_fd, int in_fd, int out_fd, int err_fd) {
     if (setns(init_pidfd, CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS) != 0) die("setns");
-    int cg_err = cg_join();
-    if (write(joined_fd, &cg_err, sizeof cg_err) != (ssize_t)sizeof cg_err) die("report the cgroup");
+    int cg_err = joined_fd >= 0 ? cg_join() : 0;
+    if (joined_fd >= 0 && write(joined_fd, &cg_err, sizeof cg_err) != (ssize_t)sizeof cg_err) die("report the cgroup");
     /* dumpable again, as after execve (the zygote is not, so that no program reaches it) */
     if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) != 0) die("dumpable");
     program_setup(in_fd, out_fd, err_fd);

@@ -39,6 +39,12 @@ BURN = "#include <bits/stdc++.h>\nint main(){int n;std::cin>>n;auto t=std::clock
 DEEP = "#include <cstdio>\nint f(int n){volatile char buf[1024]; buf[0]=(char)n; if(n==0) return 0;" \
        "int r=f(n-1); return r+1+(buf[0]-(char)n);}\nint main(){std::printf(\"%d\\n\", f(50000));}\n"
 OTHER = "#include <cstdio>\nint main(){std::puts(\"other\");}\n"
+# Python (forked from a zygote that a spare started before its batch was known): touches n MB;
+# burns n ms of CPU; prints its stack limit in MB, which is the batch's memory limit
+PY_TOUCH = "n = int(input())\nb = bytearray(n << 20)\nprint(len(b) >> 20)\n"
+PY_BURN = "import time\nn = int(input())\nt = time.process_time()\n" \
+          "while time.process_time() - t < n / 1000:\n    pass\nprint('done')\n"
+PY_STACK = "import resource\nprint(resource.getrlimit(resource.RLIMIT_STACK)[0] >> 20)\n"
 
 
 @pytest.fixture()
@@ -224,3 +230,27 @@ def test_a_process_that_ends_leaves_no_spare_behind(sb: Sandbox) -> None:
     assert len(pids) == 2 and len(paths) >= 6
     assert [p for p in paths if p.exists()] == []
     assert [pid for pid in pids if Path(f"/proc/{pid}").exists()] == []
+
+
+def test_a_spare_s_python_zygote_is_held_to_its_batch_s_limits(sb: Sandbox, spares: dict[str, int]) -> None:
+    """A spare starts its Python zygote before the batch is known; the batch's limits and
+    program reach it later, and a batch whose stack would not fit that early start (over
+    1 GiB) gets a zygote started for it."""
+    def py(source: str, data: str, limits: Limits) -> RunResult:
+        sb.settle_warm()
+        [result] = run(sb, source, [data], limits, language="python3")
+        return result
+
+    py(PY_TOUCH, "1\n", LIMITS)  # the first batch of its kind starts its own sandbox
+    fits = py(PY_TOUCH, "100\n", Limits(time_s=2, memory_mb=256))
+    assert (fits.verdict, fits.stdout) == (Verdict.OK, b"100\n"), fits
+    over = py(PY_TOUCH, "100\n", Limits(time_s=2, memory_mb=48))
+    assert over.verdict == Verdict.MLE, over
+    slow = py(PY_BURN, "600\n", Limits(time_s=0.2, memory_mb=256))
+    assert slow.verdict == Verdict.TLE, slow
+    quick = py(PY_BURN, "300\n", Limits(time_s=3, memory_mb=256))
+    assert (quick.verdict, quick.stdout) == (Verdict.OK, b"done\n"), quick
+    for memory_mb in (300, 1100):
+        stack = py(PY_STACK, "", Limits(time_s=2, memory_mb=memory_mb))
+        assert (stack.verdict, stack.stdout) == (Verdict.OK, f"{memory_mb}\n".encode()), stack
+    assert spares["taken"] == 6
