@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from sandbox import Limits, Sandbox, Verdict
@@ -120,6 +122,25 @@ def test_stop_on_failure_stops_after_first_failure(sb: Sandbox) -> None:
     results = sb.run(prog, ["1", "0", "2"], Limits(), stop_on_failure=True)
     assert [r.verdict for r in results] == [Verdict.OK, Verdict.RE]
     assert len(sb.run(prog, ["1", "0", "2"], Limits())) == 3
+
+
+def test_a_test_asked_for_ahead_is_not_run_out_after_a_stop(sb: Sandbox) -> None:
+    """The next test is asked for before the last is judged; once the batch stops, that test
+    is ended at once: not run to its 30 s limit, nor waited for as a runner that does not
+    exit when told (5 s).  Compared with the same failure and nothing queued behind it."""
+    prog = sb.compile("python3", "import time\nn = int(input())\nassert n > 0\nt = time.process_time()\n"
+                                 "while time.process_time() - t < 30:\n    pass\n")
+    limits = Limits(time_s=30, memory_mb=256)
+
+    def timed(inputs: list[str]) -> float:
+        started = time.monotonic()
+        results = sb.run(prog, inputs, limits, stop_on_failure=True)
+        assert [r.verdict for r in results] == [Verdict.RE]
+        return time.monotonic() - started
+
+    alone = min(timed(["0"]) for _ in range(2))
+    queued = timed(["0", "1", "1"])
+    assert queued < alone + 3, (queued, alone)
 
 
 def test_cpp_standard_is_configurable(sb: Sandbox) -> None:
