@@ -162,6 +162,37 @@ def test_unknown_backend_is_refused() -> None:
         get_sandbox("chroot")
 
 
+def test_a_rerun_waits_for_the_test_asked_for_ahead(sb: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Test 1 is asked for before test 0 is judged; test 0 is borderline, and its re-run starts
+    only once test 1 has answered (so the re-run has the machine to itself), whose answer is
+    then used as it came."""
+    source = ("import time\nn = int(input())\nt = time.process_time()\n"
+              "while n == 0 and time.process_time() - t < 0.24:\n    pass\nprint(n)\n")
+    prog = sb.compile("python3", source)
+    events: list[str] = []
+    open_batch = type(sb).open_batch
+
+    def logged_open(self, spec):
+        batch = open_batch(self, spec)
+        events.append("open")
+        receive = batch.receive
+
+        def logged_receive():
+            result = receive()
+            events.append("answer")
+            return result
+
+        batch.receive = logged_receive
+        return batch
+
+    monkeypatch.setattr(type(sb), "open_batch", logged_open)
+    results = sb.run(prog, ["0", "1", "2"], Limits(time_s=0.25, wall_s=60))
+    assert results[0].stdout == b"0\n" or results[0].verdict == Verdict.TLE
+    assert [r.stdout for r in results[1:]] == [b"1\n", b"2\n"]
+    # the batch, tests 0 and 1 answered, then the re-run's own sandbox; then test 2
+    assert events == ["open", "answer", "answer", "open", "answer", "answer"], events
+
+
 def test_borderline_time_is_rerun_and_the_faster_kept(sb: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
     # about 0.25 s of CPU against a 0.25 s limit: within 10%, so it runs a second time, in a
     # sandbox of its own (a re-run inside the first one could inherit what the first left)
