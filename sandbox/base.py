@@ -48,7 +48,7 @@ class RawResult:
     # blocked), 3 output limit, 4 wall-clock backstop on a program that was running or
     # waiting for a CPU most of the time (an overloaded machine, not the program)
     killed: int
-    stdout: bytes
+    stdout: bytes | bytearray  # a bytearray as read from the runner: RunResult gets bytes
     stdout_truncated: bool
     stderr: bytes
 
@@ -208,7 +208,7 @@ def _digest(result: RunResult, expected: bytes | str | None, checker: Callable[[
             result.matched = wanted == out or compare_default(wanted, out)
         else:
             result.matched = bool(checker(wanted, out))
-    result.stdout = out[: keep_kb * 1024]
+    result.stdout = bytes(out[: keep_kb * 1024])
 
 
 class Sandbox(abc.ABC):
@@ -330,6 +330,7 @@ class Sandbox(abc.ABC):
     @staticmethod
     def _judged(batch: Batch, index: int, limits: Limits, language: str) -> RunResult:
         result = judge(batch.run(index), limits, language)
+        result.stdout = bytes(result.stdout)
         result.accounting = batch.accounting
         return result
 
@@ -394,8 +395,9 @@ class Sandbox(abc.ABC):
                 ask_ahead()
                 while asked:
                     index = asked.pop(0)
-                    raw_result = early.pop(index) if index in early else batch.receive()
-                    result = judge(raw_result, limits, prog.language)
+                    # (no name keeps the raw answer: its stdout, up to the output limit, would
+                    # live on while the next answer is read)
+                    result = judge(early.pop(index) if index in early else batch.receive(), limits, prog.language)
                     result.accounting = batch.accounting
                     if _near_limit(result, limits) or result.verdict == Verdict.SE:
                         # noisy machines: a borderline run, or one the wall clock stopped while it
@@ -410,6 +412,8 @@ class Sandbox(abc.ABC):
                     if expected is not None or keep_stdout_kb is not None:
                         _digest(result, None if expected is None else expected[index], checker,
                                 keep_stdout_kb if keep_stdout_kb is not None else 64)
+                    else:
+                        result.stdout = bytes(result.stdout)
                     results.append(result)
                     if stop_on_failure and not result.ok:
                         break

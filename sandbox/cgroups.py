@@ -295,14 +295,17 @@ def _probe_v2() -> Accounting | None:
 
 def _remove(path: Path) -> None:
     # the runner's processes are gone, but the kernel may take a moment to release them
-    for _ in range(50):
+    # (usually well under a millisecond: short waits first, about half a second in all)
+    delay = 0.0005
+    for _ in range(60):
         try:
             path.rmdir()
             return
         except FileNotFoundError:
             return
         except OSError:
-            time.sleep(0.01)
+            time.sleep(delay)
+            delay = min(delay * 2, 0.01)
 
 
 class BatchCgroup:

@@ -98,6 +98,8 @@ def _set_option(options: list[str], flag: str, value: str) -> list[str]:
 class AttachStream(AnswerStream):
     """The runner's stdout, demultiplexed from the engine's attach stream; stderr is kept aside."""
 
+    framed = True
+
     def __init__(self, sock: socket.socket) -> None:
         super().__init__(sock.fileno())
         self.sock = sock
