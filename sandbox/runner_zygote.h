@@ -13,7 +13,8 @@
  * namespaces, the test's mounts) but that init only holds the namespaces; the runner sends
  * the zygote "T" with the test's stdin, stdout, stderr and report descriptors and a pidfd
  * of the init.  The zygote forks the program into the init's PID namespace (setns for
- * its children), the program enters the init's other namespaces and the test cgroup, and
+ * its children), the program enters the init's other namespaces and (cgroup v2; on v1 the
+ * zygote joined it once and the program is born in it) the test cgroup, and
  * the zygote writes the program's report (status and rusage, as test_init would) once it
  * has reaped it.  The runner then kills the init, which takes whatever the program left.
  */

@@ -7,7 +7,8 @@ For each test the runner creates the test's init as it always does (pid 1 of new
 mount, IPC and UTS namespaces, with a fresh /tmp, /dev/shm and /proc and the runner's
 directories hidden) and sends us the test's stdin, stdout, stderr and report descriptors
 and a pidfd of that init.  We fork the program process into the init's PID namespace; it
-enters the init's other namespaces and the test cgroup, sets the limits of hts-runner's
+enters the init's other namespaces and the test cgroup (on cgroup v1 we joined it once, at
+the start, and the program is born in it), sets the limits of hts-runner's
 exec path, drops every capability, installs the batch's seccomp filter (fd 4, built by
 the runner with libseccomp) and only then runs the program's code as `__main__`.  We reap
 it and write its report (wait status, CPU time, peak RSS) as the runner's own init would.
@@ -25,7 +26,11 @@ below os.getppid (libc, /proc/self/stat) is 0 (the zygote, outside its PID names
 os.getppid answers 1, the init, as in an exec'd test), the string hash
 seed is the batch's (one per batch, not one per test), and the interpreter's pages shared
 with the zygote are not charged to the test's memory cgroup (about 8 MB less than a
-fresh interpreter).  The recursion limit counts as in a fresh interpreter (the levels
+fresh interpreter).  A spare sandbox starts its zygote before its batch is known, with
+RLIMIT_STACK at 1 GiB at exec: the gap left below the libraries for the stack is that
+(an exec'd program's is its own limit), while the program's RLIMIT_STACK is its batch's,
+and the default stack of a thread it starts is 1 GiB of address space (cgroups count
+memory, not address space).  The recursion limit counts as in a fresh interpreter (the levels
 this file adds are discounted), and shutdown does what the interpreter's does that a
 program can observe (threads joined, atexit run, output flushed, the exit status).
 """
