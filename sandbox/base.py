@@ -394,7 +394,10 @@ class Sandbox(abc.ABC):
 
                 ask_ahead()
                 while asked:
-                    index = asked.pop(0)
+                    index = asked[0]
+                    if stop_before is not None and stop_before(index):
+                        break  # asked for ahead and no longer wanted: closing the batch ends it
+                    asked.pop(0)
                     # (no name keeps the raw answer: its stdout, up to the output limit, would
                     # live on while the next answer is read)
                     result = judge(early.pop(index) if index in early else batch.receive(), limits, prog.language)

@@ -143,6 +143,26 @@ def test_a_test_asked_for_ahead_is_not_run_out_after_a_stop(sb: Sandbox) -> None
     assert queued < alone + 3, (queued, alone)
 
 
+def test_a_test_asked_for_ahead_is_dropped_once_another_lane_stops_the_batch(sb: Sandbox) -> None:
+    """`stop_before` (another lane failed earlier) turns true after test 1 was asked for: test 1
+    is not waited for (it would burn 30 s), and the batch ends with test 0's result."""
+    prog = sb.compile("python3", "import time\nn = int(input())\nt = time.process_time()\n"
+                                 "while n and time.process_time() - t < 30:\n    pass\n")
+    limits = Limits(time_s=30, memory_mb=256)
+
+    def timed(inputs: list[str]) -> float:
+        seen: list[int] = []
+        started = time.monotonic()
+        results = sb.run(prog, inputs, limits, stop_when=lambda result: seen.append(1) and False,
+                         stop_before=lambda index: index >= 1 and bool(seen))
+        assert [r.verdict for r in results] == [Verdict.OK]
+        return time.monotonic() - started
+
+    alone = min(timed(["0"]) for _ in range(2))
+    queued = timed(["0", "1", "1"])
+    assert queued < alone + 3, (queued, alone)
+
+
 def test_cpp_standard_is_configurable(sb: Sandbox) -> None:
     source = "#include <bits/stdc++.h>\nint main(){ std::vector v{1,2,3}; std::cout << std::ssize(v); }\n"
     assert sb.compile("cpp", source, cpp_std="c++20").ok
