@@ -4,7 +4,10 @@
 # (Lint is `make lint`, kept apart so a style nit never hides test results.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export PYTHONDONTWRITEBYTECODE=1
+# Bytecode is cached (__pycache__, ignored by git): the suite starts hundreds of Python
+# processes (workers, servers, commands), and without the cache each compiled every module
+# of the project it imported again (PYTHONDONTWRITEBYTECODE may come set from outside).
+unset PYTHONDONTWRITEBYTECODE
 
 # Two processes (pytest-xdist), one per core, each with its own database, Redis and workers; a
 # test file stays in one process so its module fixtures are built once. HARDTESTS_TEST_PROCS=1

@@ -16,10 +16,9 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
-import krippendorff
-import numpy as np
-from statsmodels.stats.inter_rater import cohens_kappa, fleiss_kappa
-from statsmodels.stats.proportion import proportion_confint
+# numpy, statsmodels (with pandas and scipy) and krippendorff are imported where they are used:
+# importing them here cost every process that loads the URLconf (each web worker, each
+# management command's checks) about 1.2 s of CPU, for pages few requests open.
 
 Ratings = Mapping[Hashable, Mapping[Hashable, str]]
 
@@ -76,6 +75,8 @@ def wilson(successes: int, total: int, confidence: float = 0.95) -> Rate:
     """The Wilson score interval, which stays inside [0, 1] and behaves at 0 and n successes."""
     if total <= 0:
         return Rate(successes=0, total=0, low=None, high=None)
+    from statsmodels.stats.proportion import proportion_confint
+
     low, high = proportion_confint(successes, total, alpha=1 - confidence, method="wilson")
     return Rate(successes=successes, total=total, low=float(low), high=float(high))
 
@@ -92,6 +93,9 @@ def _categories(ratings: Ratings, categories: Sequence[str] | None) -> tuple[str
 
 def cohen(pairs: Iterable[tuple[str, str]], categories: Sequence[str]) -> float | None:
     """Cohen's kappa of two raters from their (label, label) pairs; None when undefined."""
+    import numpy as np
+    from statsmodels.stats.inter_rater import cohens_kappa
+
     index = {c: i for i, c in enumerate(categories)}
     table = np.zeros((len(categories), len(categories)))
     for a, b in pairs:
@@ -111,6 +115,9 @@ def fleiss(ratings: Ratings, categories: Sequence[str]) -> tuple[float | None, i
     Fleiss' formula assumes every item has the same number of ratings, so items still
     missing labels are left out rather than bent into the table. Returns (kappa, items used).
     """
+    import numpy as np
+    from statsmodels.stats.inter_rater import fleiss_kappa
+
     sizes = Counter(len(by) for by in ratings.values() if len(by) >= 2)
     if not sizes:
         return None, 0
@@ -137,6 +144,9 @@ def fleiss(ratings: Ratings, categories: Sequence[str]) -> tuple[float | None, i
 
 def alpha(ratings: Ratings, categories: Sequence[str]) -> tuple[float | None, int]:
     """Krippendorff's alpha (nominal), which allows missing ratings. Returns (alpha, pairable items)."""
+    import krippendorff
+    import numpy as np
+
     annotators = sorted({a for by in ratings.values() for a in by}, key=str)
     items = [item for item, by in ratings.items() if len(by) >= 2]
     if not items or len(annotators) < 2:
