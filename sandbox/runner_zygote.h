@@ -98,7 +98,11 @@ static void start_zygote(int late) {
     snprintf(opts[1], 96, "4");
     snprintf(opts[2], 96, "%s", cgs);
     if (late) {
-        for (int i = 3; i < 11; i++) snprintf(opts[i], 96, "-"); /* configure_zygote sends them */
+        for (int i = 3; i < 10; i++) snprintf(opts[i], 96, "-"); /* configure_zygote sends them */
+        /* how it joins the cgroup is known now: a late zygote joins at once ("once", v1), so
+         * that the move's wait for the kernel's cgroup lock (an RCU grace period after a
+         * quiet spell, 5-15 ms) is off the batch's path, as the launcher's is */
+        snprintf(opts[10], 96, "%s", cg_v2 ? "each" : "once");
     } else {
         zygote_batch_options(opts);
     }
@@ -243,6 +247,14 @@ int hts_zygote_configure(long long cpu_us, long long as, long long fsize, long n
 /* Once, in the zygote (cgroup v1, "once"): into the test cgroup, so that each program is
  * born in it; 0 or the errno of the failure, which every test then reports. */
 int hts_zygote_join(void) { return cg_join(); }
+
+/* The same, for a zygote started late (a spare's), before hts_zygote_configure: the cgroup
+ * is the spare's own from its start, only its limits change when a batch takes it. */
+int hts_zygote_join_early(const int *procs, int nprocs_fds) {
+    for (int i = 0; i < CG_N; i++) cg[i] = -1;
+    for (int i = 0; i < nprocs_fds && i < 3; i++) cg[CG_PROCS_1 + i] = procs[i];
+    return cg_join();
+}
 
 /* In a program process forked into the test init's PID namespace: into the init's other
  * namespaces and (joined_fd >= 0: the zygote is not in it) the test cgroup, whose outcome

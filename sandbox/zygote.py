@@ -84,9 +84,14 @@ class Zygote:
         procs = [int(fd) for fd in cg_fds.split(",") if fd]
         # the runner's own code sets up each program process (hts-zygote.so is runner.c)
         self.lib = ctypes.CDLL(os.path.join(os.path.dirname(__file__), "hts-zygote.so"), use_errno=True)
+        self.cg_err = None
         if workdir == "-":
             # started in a spare sandbox before its batch was known: the batch's options come
-            # in a "C" message, and only then is the program there to read
+            # in a "C" message, and only then is the program there to read.  The cgroup is the
+            # spare's own from the start: joining it now ("once") keeps the move's wait for the
+            # kernel's cgroup lock (5-15 ms after a quiet spell) off the batch's first test
+            if join == "once" and procs:
+                self.cg_err = self.lib.hts_zygote_join_early((ctypes.c_int * 3)(*procs), len(procs))
             self.sock.send(b"ready")
             try:
                 message = self.sock.recv(1024)
@@ -101,11 +106,13 @@ class Zygote:
             ll(int(stack)), workdir.encode(), bpf, len(bpf), (ctypes.c_int * 3)(*procs), len(procs))
         if rc != 0:
             raise OSError("hts_zygote_configure failed")
-        # "once" (cgroup v1): we join the test cgroup now and every program is born in it; a
+        # "once" (cgroup v1): we join the test cgroup now (a spare's zygote has, above) and every
+        # program is born in it; a
         # move per test would take the kernel's global cgroup lock (every fork and exit of
         # the machine waits), and its first one an RCU grace period.  Our few pages touched
         # from now on are charged to it, and our fork of each program counts in its CPU time.
-        self.cg_err = self.lib.hts_zygote_join() if join == "once" and procs else None
+        if self.cg_err is None and join == "once" and procs:
+            self.cg_err = self.lib.hts_zygote_join()
         path = self.prog_argv[0]
         with open(path, "rb") as handle:
             source = handle.read()
