@@ -106,11 +106,11 @@ class Zygote:
             ll(int(stack)), workdir.encode(), bpf, len(bpf), (ctypes.c_int * 3)(*procs), len(procs))
         if rc != 0:
             raise OSError("hts_zygote_configure failed")
-        # "once" (cgroup v1): we join the test cgroup now (a spare's zygote has, above) and every
-        # program is born in it; a
-        # move per test would take the kernel's global cgroup lock (every fork and exit of
-        # the machine waits), and its first one an RCU grace period.  Our few pages touched
-        # from now on are charged to it, and our fork of each program counts in its CPU time.
+        # "once" (cgroup v1): we join the test cgroup now (a spare's zygote has, above) and
+        # every program is born in it; a move per test would take the kernel's global cgroup
+        # lock (every fork and exit of the machine waits), and its first one an RCU grace
+        # period.  Our few pages touched from now on are charged to it, and our fork of each
+        # program counts in its CPU time.
         if self.cg_err is None and join == "once" and procs:
             self.cg_err = self.lib.hts_zygote_join()
         path = self.prog_argv[0]
