@@ -49,7 +49,18 @@ static void send_fds(int sock, const char *msg, const int *fds, int n) {
 #define LATE_STACK (1LL << 30)
 static int zygote_late = 0;
 
-/* The zygote's options that depend on the batch: workdir, the limits, how it joins the cgroup. */
+/* How the zygote joins the cgroup.  cgroup v1: once, and its programs are born in it (a
+ * move per test takes the kernel's global cgroup lock, which stalls every fork and exit of
+ * the machine); v2's cgroup.kill after each test would take the zygote with it.  Known at
+ * the sandbox's start, so a late zygote gets it then and joins at once: the move's wait for
+ * that lock (an RCU grace period after a quiet spell, 5-15 ms) is off the batch's path, as
+ * the launcher's is. */
+static void zygote_join_option(char opts[11][96]) {
+    snprintf(opts[10], 96, "%s", cg_v2 ? "each" : "once");
+}
+
+/* The zygote's options that depend on the batch: workdir, the limits (and, again, how it
+ * joins the cgroup). */
 static void zygote_batch_options(char opts[11][96]) {
     snprintf(opts[3], 96, "%s", workdir);
     snprintf(opts[4], 96, "%lld", cpu_kill_us);
@@ -58,10 +69,7 @@ static void zygote_batch_options(char opts[11][96]) {
     snprintf(opts[7], 96, "%ld", nproc);
     snprintf(opts[8], 96, "%ld", nofile);
     snprintf(opts[9], 96, "%lld", stack_bytes);
-    /* cgroup v1: the zygote joins the test cgroup once and its programs are born in it (a
-     * move per test takes the kernel's global cgroup lock, which stalls every fork and exit
-     * of the machine); v2's cgroup.kill after each test would take the zygote with it */
-    snprintf(opts[10], 96, "%s", cg_v2 ? "each" : "once");
+    zygote_join_option(opts);
 }
 
 static void zygote_wait_ready(void) {
@@ -99,10 +107,7 @@ static void start_zygote(int late) {
     snprintf(opts[2], 96, "%s", cgs);
     if (late) {
         for (int i = 3; i < 10; i++) snprintf(opts[i], 96, "-"); /* configure_zygote sends them */
-        /* how it joins the cgroup is known now: a late zygote joins at once ("once", v1), so
-         * that the move's wait for the kernel's cgroup lock (an RCU grace period after a
-         * quiet spell, 5-15 ms) is off the batch's path, as the launcher's is */
-        snprintf(opts[10], 96, "%s", cg_v2 ? "each" : "once");
+        zygote_join_option(opts);
     } else {
         zygote_batch_options(opts);
     }
@@ -225,6 +230,12 @@ static int zygote_report(int rep_fd, struct report *r) {
  * so that a program process is set up by the very code of exec_program (one call instead
  * of a hundred from Python, each touching pages of the forked interpreter). */
 
+/* The test cgroup's cgroup.procs descriptors the zygote was given. */
+static void zygote_cgroup(const int *procs, int nprocs_fds) {
+    for (int i = 0; i < CG_N; i++) cg[i] = -1;
+    for (int i = 0; i < nprocs_fds && i < 3; i++) cg[CG_PROCS_1 + i] = procs[i];
+}
+
 /* Once, in the zygote: the batch's limits, filter and test cgroup. */
 int hts_zygote_configure(long long cpu_us, long long as, long long fsize, long nprocs, long nfiles, long long stack,
                          const char *dir, const void *bpf, int bpf_len, const int *procs, int nprocs_fds) {
@@ -239,8 +250,7 @@ int hts_zygote_configure(long long cpu_us, long long as, long long fsize, long n
     filter.filter = malloc(bpf_len);
     if (!workdir || !filter.filter) return -1;
     memcpy(filter.filter, bpf, bpf_len);
-    for (int i = 0; i < CG_N; i++) cg[i] = -1;
-    for (int i = 0; i < nprocs_fds && i < 3; i++) cg[CG_PROCS_1 + i] = procs[i];
+    zygote_cgroup(procs, nprocs_fds);
     return 0;
 }
 
@@ -251,8 +261,7 @@ int hts_zygote_join(void) { return cg_join(); }
 /* The same, for a zygote started late (a spare's), before hts_zygote_configure: the cgroup
  * is the spare's own from its start, only its limits change when a batch takes it. */
 int hts_zygote_join_early(const int *procs, int nprocs_fds) {
-    for (int i = 0; i < CG_N; i++) cg[i] = -1;
-    for (int i = 0; i < nprocs_fds && i < 3; i++) cg[CG_PROCS_1 + i] = procs[i];
+    zygote_cgroup(procs, nprocs_fds);
     return cg_join();
 }
 

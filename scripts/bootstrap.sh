@@ -59,7 +59,7 @@ fi
 stamp=.venv/.installed
 if [[ ! -f $stamp || pyproject.toml -nt $stamp || requirements.lock -nt $stamp ]]; then
   echo "bootstrap: installing Python packages (requirements.lock)"
-  # uv (pinned in the lock) installs the lock in ~10 s where pip takes ~2 min; pip is the
+  # uv (pinned in the lock) installs the lock in ~30 s where pip takes ~2 min; pip is the
   # fallback when uv cannot be fetched or fails. uv reads no pip.conf: the wheel directory
   # and the CA bundle pip is configured with are passed on; --compile-bytecode writes the .pyc
   # files pip writes (without them, and with PYTHONDONTWRITEBYTECODE set, every process

@@ -6,7 +6,7 @@ Klear publishes no wrong programs, so only recall (gold programs wrongly rejecte
 suites' own shape (near-duplicates) can be measured: precision is 1 or undefined and TNR is
 undefined by construction. The gold solutions take up to ~1.7 s of CPU on the heavier
 inputs: the run keeps the two cheapest (tests/klear.py), one measured (--per-problem 1) and
-both as oracles, about 25 s of CPU where the first two by position took ~140 s.
+both as oracles: about 30 s where the first two by position took ~140 s.
 """
 
 from __future__ import annotations
