@@ -7,7 +7,9 @@ import collections
 import contextlib
 import errno
 import functools
+import logging
 import os
+import resource
 import select
 import shutil
 import subprocess
@@ -21,12 +23,18 @@ from . import cache, cgroups, languages
 from .base import MB, NO_CPU_ACCOUNTING, Batch, BatchSpec, RawResult, Sandbox, rusage_allowed
 from .types import SandboxUnavailable
 
+log = logging.getLogger(__name__)
+
 IO_DIR = "/.hts-io"
 IN_DIR = "/.hts-in"
 BIN_DIR = "/.hts-bin"
 # read-only pieces of /etc that the toolchains need (the JVM's config is symlinked there)
 ETC_PIECES = ("/etc/alternatives", "/etc/java-17-openjdk", "/etc/ld.so.cache")
 WARM_ENV = "HARDTESTS_SANDBOX_WARM"
+SPARE_NICE_ENV = "HARDTESTS_SANDBOX_SPARE_NICE"
+# RLIMIT_NICE's value that lets a process set its nice back to 0 (the ceiling is 20 - limit)
+NICE_ZERO_LIMIT = 20
+CAP_SYS_NICE = 23
 SPARE_PREFIX = "hts-spare-"
 # a spare normally comes up in ~10 ms; one that has not after this is dropped
 SPARE_READY_S = 30.0
@@ -237,6 +245,8 @@ class _Started:
         self.spec = spec
         self.in_dir = self.prog_dir = None
         self.is_ready = False
+        self.nice = 0  # a spare's while it waits (-L)
+        self.started_at = time.monotonic()
         self.ready_lock = threading.Lock()
         self.accounting = "cgroup"
         self.cgroup = cgroups.open_batch(spec.memory_bytes(), _cgroup_pids(spec))
@@ -250,6 +260,9 @@ class _Started:
             runner = [f"{BIN_DIR}/hts-runner", "-o", IO_DIR, "-i", IN_DIR]
             if spare:
                 runner.append("-C")
+                self.nice = spare_nice()
+                if self.nice:
+                    runner += ["-L", str(self.nice)]
                 self.in_dir = cache.make_private_dir(spec.inputs_dir.parent, prefix=SPARE_PREFIX)
                 self.prog_dir = cache.make_private_dir(cache.staging_dir(), prefix=SPARE_PREFIX)
             else:
@@ -294,6 +307,9 @@ class _Started:
                 readable, _, _ = select.select([self.proc.stdout], [], [], timeout_s)
                 self.is_ready = bool(readable) and self.proc.stdout.readline() == b"ready\n"
             return self.is_ready
+
+    def age(self) -> float:
+        return time.monotonic() - self.started_at
 
     def serve(self, spec: BatchSpec) -> None:
         """A spare takes on `spec`: its inputs and program linked in, its limits set."""
@@ -395,6 +411,20 @@ class Spares:
         shape = _shape(spec)
         if shape is None or self.count <= 0:
             return None
+        spare = self._take_up(shape) if spare_nice() else self._take_first(shape)
+        if spare is None or not spare.nice:
+            return spare
+        try:
+            _normal_priority(spare.proc.pid)
+        except OSError as exc:
+            # not ours to renice after all: drop this spare, start later ones at normal priority
+            log.warning("cannot bring a spare sandbox back to normal priority (%s); spares now start at it", exc)
+            _RENICE_FAILED.set()
+            spare.stop()
+            return None
+        return spare
+
+    def _take_first(self, shape: tuple) -> _Started | None:
         with self.lock:
             found = self.spares.get(shape)
             spare = found.pop(0) if found else None
@@ -404,6 +434,25 @@ class Spares:
             return spare
         spare.stop()  # it did not come up: the batch starts its own, which reports why
         return None
+
+    def _take_up(self, shape: tuple) -> _Started | None:
+        """A spare of `shape` that is up now, never one still coming up: at a spare's low
+        priority, busy cores may hold that back for long, and the batch would wait with it.
+        Then the batch starts its own sandbox, at normal priority."""
+        dead = []
+        with self.lock:
+            found = self.spares.get(shape, [])
+            spare = next((s for s in found if s.ready(0)), None)
+            if spare is not None:
+                found.remove(spare)
+            else:
+                dead = [s for s in found if s.proc.poll() is not None or s.age() > SPARE_READY_S]
+                for s in dead:
+                    found.remove(s)
+            self.lock.notify_all()
+        for s in dead:
+            s.stop()
+        return spare
 
     def want(self, spec: BatchSpec) -> None:
         """After a batch of `spec`'s shape: keep spares for that shape."""
@@ -613,6 +662,7 @@ class BwrapSandbox(Sandbox):
     def keep_warm(self, count: int | None = None) -> int:
         if count is None:
             count = warm_count()
+        spare_nice()  # a bad setting is refused here, not in the thread that starts spares
         SPARES.enable(self, count)
         return count
 
@@ -628,3 +678,63 @@ def warm_count() -> int:
         return max(0, int(value)) if value else os.cpu_count() or 1
     except ValueError:
         raise SandboxUnavailable(f"{WARM_ENV} must be a whole number, not {value!r}") from None
+
+
+def spare_nice() -> int:
+    """The nice value spares start at now (0 once bringing one back has failed)."""
+    return 0 if _RENICE_FAILED.is_set() else _spare_nice_setting()
+
+
+_RENICE_FAILED = threading.Event()
+
+
+@functools.cache
+def _spare_nice_setting() -> int:
+    """HARDTESTS_SANDBOX_SPARE_NICE (default 19): the nice value a spare waits at, so that
+    starting it (its runner's filter, a Python zygote's interpreter) yields to the batches
+    running now and to their results on the way out; 0: spares run at normal priority.
+
+    A batch that takes a spare first brings its processes back to nice 0 (the runner refuses
+    the batch otherwise). Raising a priority needs CAP_SYS_NICE, or, for processes of our own
+    uid, an RLIMIT_NICE of 20, which this process then raises and its children inherit.
+    Where neither is possible, spares run at normal priority."""
+    value = os.environ.get(SPARE_NICE_ENV, "").strip()
+    try:
+        nice = int(value) if value else 19
+    except ValueError:
+        nice = -1
+    if not 0 <= nice <= 19:
+        raise SandboxUnavailable(f"{SPARE_NICE_ENV} must be a whole number from 0 to 19, not {value!r}")
+    if nice == 0 or not os.path.exists(f"/proc/self/task/{threading.get_native_id()}/children"):
+        return 0
+    if _has_capability(CAP_SYS_NICE):
+        return nice
+    if cache.sandbox_uid() is not None:
+        return 0  # the spares run as another uid, which only CAP_SYS_NICE may renice
+    soft, hard = resource.getrlimit(resource.RLIMIT_NICE)
+    if soft < NICE_ZERO_LIMIT:
+        if hard != resource.RLIM_INFINITY and hard < NICE_ZERO_LIMIT:
+            return 0
+        resource.setrlimit(resource.RLIMIT_NICE, (NICE_ZERO_LIMIT, hard))
+    return nice
+
+
+def _has_capability(bit: int) -> bool:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("CapEff:"):
+                return bool(int(line.split()[1], 16) >> bit & 1)
+    return False
+
+
+def _normal_priority(root: int) -> None:
+    """Every thread of `root` and of its descendants (a spare's bubblewrap, runner, launcher,
+    zygote) at nice 0; OSError when one cannot be."""
+    pending = [root]
+    while pending:
+        pid = pending.pop()
+        for tid in map(int, os.listdir(f"/proc/{pid}/task")):
+            if os.getpriority(os.PRIO_PROCESS, tid) > 0:
+                os.setpriority(os.PRIO_PROCESS, tid, 0)
+            with open(f"/proc/{pid}/task/{tid}/children") as children:
+                pending += map(int, children.read().split())

@@ -24,6 +24,9 @@
  * Protocol (stdin/stdout, one test at a time):
  *   with -C, first: out "ready\n" once the sandbox waits for its limits; in
  *         "C <the limit options>\n" (see configure)
+ *   with -L <nice> too (a spare): the runner, its launcher and its zygote wait at that
+ *         nice value; the host brings them back to 0 before it sends "C", which the
+ *         runner checks
  *   in:  "R <input-path or ->\n"
  *   out: "S <status> <cpu_us> <wall_us> <maxrss_kb> <cg_cpu_us> <cg_mem_kb>
  *         <oom> <killed: 1 cpu, 2 wall (idle), 3 output, 4 wall (starved)> <out_len> <out_trunc>
@@ -287,6 +290,9 @@ static void program_setup(int in_fd, int out_fd, int err_fd) {
     if (stack_bytes > 0) set_limit(RLIMIT_STACK, stack_bytes, stack_bytes);
     set_limit(RLIMIT_MEMLOCK, 0, 0);
     set_limit(RLIMIT_MSGQUEUE, 0, 0);
+    /* RLIMIT_NICE is raised for the runner (-L); a program gets none: it starts at nice 0
+     * and can only lower its own priority */
+    set_limit(RLIMIT_NICE, 0, 0);
     drop_capabilities();
     install_filter();
 }
@@ -496,6 +502,19 @@ static long long runnable_us(int *active, long long *on_cpu_us) {
  * options as the command line's): the sandbox is started before its batch is known
  * (bwrap.py keeps such spares) and says "ready" once it waits for them. */
 static int configure_later = 0;
+/* -L: a spare's nice value while it waits.  Starting a spare (the libseccomp compile, the
+ * launcher, a Python zygote's interpreter) is work done ahead of need: it must not take
+ * the CPU from the batches running now, or from their results on the way to the caller.
+ * Going back to 0 needs a privilege we do not have in here (CAP_SYS_NICE on the host, or
+ * an RLIMIT_NICE of 20): the host does it, and the runner refuses a batch before that. */
+static int idle_nice = 0;
+static pid_t launcher_pid = -1;
+
+static int at_normal_priority(pid_t pid) {
+    errno = 0;
+    int nice = getpriority(PRIO_PROCESS, pid);
+    return errno == 0 && nice <= 0;
+}
 
 static int option(int opt, char *arg) {
     switch (opt) {
@@ -514,6 +533,7 @@ static int option(int opt, char *arg) {
     case 'N': flat_mode = 1; break;
     case 'Z': zygote_mode = 1; break;
     case 'C': configure_later = 1; break;
+    case 'L': idle_nice = atoi(arg); break;
     case 'I':
         if (!freopen(arg, "r", stdin)) die("commands file");
         break;
@@ -658,6 +678,7 @@ static void start_launcher(void) {
     }
     close(sv[1]);
     launcher = sv[0];
+    launcher_pid = pid;
     lrecv(); /* joined (or not: each test's report says why) */
 }
 
@@ -859,7 +880,7 @@ static void run_one(const char *input) {
 int main(int argc, char **argv) {
     int opt;
     for (int i = 0; i < CG_N; i++) cg[i] = -1;
-    while ((opt = getopt(argc, argv, "+t:w:W:m:f:p:n:s:z:d:o:i:g:G:NZCI:R:")) != -1) {
+    while ((opt = getopt(argc, argv, "+t:w:W:m:f:p:n:s:z:d:o:i:g:G:NZCL:I:R:")) != -1) {
         if (option(opt, optarg) != 0) {
             fprintf(stderr, "hts-runner: bad option\n");
             return 2;
@@ -870,6 +891,8 @@ int main(int argc, char **argv) {
         return 2;
     }
     prog_argv = argv + optind;
+    /* raising one's own nice value is always allowed; the launcher and the zygote inherit it */
+    if (!configure_later || idle_nice <= 0 || setpriority(PRIO_PROCESS, 0, idle_nice) != 0) idle_nice = 0;
     build_filter();
     signal(SIGPIPE, SIG_IGN);
     /* a program running under the same uid must not be able to ptrace us */
@@ -886,6 +909,12 @@ int main(int argc, char **argv) {
         /* the configuration's strings (-d) must outlive the line buffer */
         static char config[4096];
         if (!fgets(config, sizeof config, stdin) || config[0] == 'Q') return 0;
+        /* a batch never runs at a spare's priority: its tests are forked by these three */
+        if (idle_nice > 0 && !(at_normal_priority(0) && (launcher_pid < 0 || at_normal_priority(launcher_pid)) &&
+                               (zpid < 0 || at_normal_priority(zpid)))) {
+            fprintf(stderr, "hts-runner: the spare was not brought back to normal priority\n");
+            return 2;
+        }
         /* the launcher, forked before, takes the same line (configure cuts it up) */
         if (launcher >= 0 && send(launcher, config, strlen(config), MSG_NOSIGNAL) < 0) die("the launcher is gone");
         if (config[0] != 'C' || configure(config) != 0) {

@@ -277,3 +277,118 @@ def test_a_spare_s_python_zygote_is_in_its_cgroup_before_a_batch_takes_it(sb: Sa
     fits, over = (run(sb, PY_TOUCH, ["100\n"], Limits(time_s=2, memory_mb=mb), language="python3")[0]
                   for mb in (256, 48))
     assert (fits.verdict, fits.stdout, over.verdict) == (Verdict.OK, b"100\n", Verdict.MLE), (fits, over)
+
+
+# prints its nice value and its RLIMIT_NICE (a program may lower its priority, never raise it)
+NICE = {
+    "cpp": "#include <cstdio>\n#include <sys/resource.h>\nint main(){struct rlimit r; getrlimit(RLIMIT_NICE, &r);"
+           "std::printf(\"%d %d\\n\", getpriority(PRIO_PROCESS, 0), (int)r.rlim_cur);}\n",
+    "python3": "import os, resource\nprint(os.getpriority(os.PRIO_PROCESS, 0), resource.getrlimit(resource.RLIMIT_NICE)[0])\n",
+}
+
+
+def _nice_of_tree(root: int) -> dict[str, set[int]]:
+    """The nice values of the processes under `root`, by command name."""
+    seen: dict[str, set[int]] = {}
+    pending = [root]
+    while pending:
+        pid = pending.pop()
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        nice = int(stat[stat.rindex(")") + 2:].split()[16])
+        seen.setdefault(Path(f"/proc/{pid}/comm").read_text().strip(), set()).add(nice)
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            pending += map(int, (task / "children").read_text().split())
+    return seen
+
+
+@pytest.fixture()
+def low_priority_spares() -> int:
+    nice = sandbox.bwrap.spare_nice()
+    if nice == 0:
+        pytest.skip("spares run at normal priority here (no CAP_SYS_NICE and RLIMIT_NICE cannot reach 20)")
+    return nice
+
+
+@pytest.mark.parametrize("language", ["cpp", "python3"])
+def test_a_spare_waits_at_low_priority_and_its_batch_runs_at_normal_priority(
+    sb: Sandbox, spares: dict[str, int], low_priority_spares: int, language: str
+) -> None:
+    """Starting a spare (the runner's filter, a Python zygote's interpreter) yields the CPU to
+    the work of now; the batch that takes it, and every test of it, runs at nice 0."""
+    run(sb, NICE[language], ["\n"], language=language)  # the first batch of its kind starts its own
+    sb.settle_warm()
+    with sandbox.bwrap.SPARES.lock:
+        [waiting] = [s for found in sandbox.bwrap.SPARES.spares.values() for s in found if s.spec.language == language]
+    assert waiting.ready(10)
+    nices = _nice_of_tree(waiting.proc.pid)
+    inside = {"cpp": "hts-runner", "python3": "python3"}[language]  # the runner; the zygote
+    assert nices["hts-runner"] == {low_priority_spares} and nices[inside] == {low_priority_spares}, nices
+    results = run(sb, NICE[language], ["\n"] * 4, language=language)
+    assert spares["taken"] == 1
+    assert [(r.verdict, r.stdout) for r in results] == [(Verdict.OK, b"0 0\n")] * 4, results
+
+
+def test_the_runner_refuses_a_batch_while_its_spare_is_at_low_priority(
+    sb: Sandbox, spares: dict[str, int], low_priority_spares: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Should the host not bring a spare back to nice 0, its batch is a sandbox error, never
+    tests run at a spare's priority (their wall time would be the load's, not theirs)."""
+    run(sb, NICE["python3"], ["\n"], language="python3")
+    sb.settle_warm()
+    monkeypatch.setattr(sandbox.bwrap, "_normal_priority", lambda root: None)
+    [result] = run(sb, NICE["python3"], ["\n"], language="python3")
+    assert spares["taken"] == 1
+    assert result.verdict == Verdict.SE and "not brought back to normal priority" in result.stderr, result
+
+
+def test_a_batch_does_not_wait_for_a_low_priority_spare_that_is_not_up(
+    sb: Sandbox, spares: dict[str, int], low_priority_spares: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A spare still coming up at nice 19 may be held back for long by busy cores: the batch
+    starts its own sandbox instead of waiting, and the spare stays for a later batch."""
+    run(sb, ADD["cpp"], ["1 2\n"])
+    sb.settle_warm()
+    waits: list[float] = []
+    ready = sandbox.bwrap._Started.ready
+
+    def not_up_yet(self, timeout_s: float) -> bool:
+        waits.append(timeout_s)
+        return False
+
+    monkeypatch.setattr(sandbox.bwrap._Started, "ready", not_up_yet)
+    spares.update(taken=0, started=0)
+    [result] = run(sb, ADD["cpp"], ["3 4\n"])
+    assert result.stdout == b"7\n"
+    assert spares == {"taken": 0, "started": 1} and waits == [0], (spares, waits)
+    monkeypatch.setattr(sandbox.bwrap._Started, "ready", ready)
+    [result] = run(sb, ADD["cpp"], ["5 6\n"])
+    assert (result.stdout, spares["taken"]) == (b"11\n", 1)
+
+
+def test_a_spare_that_cannot_be_brought_back_is_dropped_and_later_ones_start_at_normal_priority(
+    sb: Sandbox, spares: dict[str, int], low_priority_spares: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run(sb, ADD["cpp"], ["1 2\n"])
+    sb.settle_warm()
+
+    def refused(root: int) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(sandbox.bwrap, "_normal_priority", refused)
+    monkeypatch.setattr(sandbox.bwrap, "_RENICE_FAILED", __import__("threading").Event())
+    spares.update(taken=0, started=0)
+    [result] = run(sb, ADD["cpp"], ["3 4\n"])
+    assert (result.verdict, result.stdout) == (Verdict.OK, b"7\n")
+    assert spares == {"taken": 0, "started": 1}
+    assert sandbox.bwrap.spare_nice() == 0
+    for _ in range(2):  # a spare started low before that is dropped the same way when taken
+        sb.settle_warm()
+        run(sb, ADD["cpp"], ["1 1\n"])
+    sb.settle_warm()
+    spares.update(taken=0, started=0)
+    [result] = run(sb, NICE["cpp"], ["\n"])
+    assert (result.stdout, spares) == (b"0 0\n", {"taken": 1, "started": 0})
+    sb.settle_warm()
+    with sandbox.bwrap.SPARES.lock:
+        waiting = [s for found in sandbox.bwrap.SPARES.spares.values() for s in found]
+    assert waiting and all(_nice_of_tree(s.proc.pid)["hts-runner"] == {0} for s in waiting)
