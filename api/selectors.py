@@ -59,7 +59,7 @@ def suite_resolve(problem: Problem, version: int | None) -> TestSuite:
             raise NotFound(f"problem {problem_ref(problem)} has no active test suite", code="no_active_suite")
         return suite
     suite = (
-        problem.suites.filter(version=version, status__in=COMPLETE).select_related("output_judge").first()
+        problem.suites.filter(version=version, status__in=COMPLETE).first()
     )
     if suite is None:
         raise NotFound(f"problem {problem_ref(problem)} has no complete suite version {version}", code="no_suite")

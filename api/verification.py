@@ -19,7 +19,8 @@ from redis.exceptions import RedisError
 from rq import Queue
 from rq.job import Job, JobStatus
 from rq.results import Result
-from rq.worker import Worker
+from rq.utils import as_text
+from rq.worker_registration import WORKERS_BY_QUEUE_KEY
 
 from api.conf import api_setting
 from api.connection import redis_connection, sandbox_queue
@@ -71,11 +72,15 @@ def _enqueue(items: list[Verification], *, queued_ttl: int, result_ttl: int) -> 
     """Refuse with 503 when no worker listens or the queue is full; else enqueue all in one round trip."""
     queue = sandbox_queue()
     try:
-        workers = Worker.count(queue=queue, connection=queue.connection)
-        backlog = queue.count
-        if workers == 0:
+        # the queue's workers (RQ's registration set, as Worker.all_keys reads it) and its
+        # backlog in one round trip
+        with queue.connection.pipeline(transaction=False) as pipe:
+            pipe.smembers(WORKERS_BY_QUEUE_KEY % queue.name)
+            pipe.llen(queue.key)
+            keys, backlog = pipe.execute()
+        if not keys:
             raise Unavailable("no sandbox worker is running; try again later", code="no_workers", retry_after_s=30)
-        _refuse_if_no_worker_can_judge(queue)
+        _refuse_if_no_worker_can_judge(queue, [as_text(key).split(":", 2)[-1] for key in keys])
         limit = api_setting("HARDTESTS_API_QUEUE_MAX")
         if backlog + len(items) > limit:
             raise Unavailable(
@@ -101,11 +106,9 @@ def _enqueue(items: list[Verification], *, queued_ttl: int, result_ttl: int) -> 
         raise Unavailable("the job queue (Redis) is unavailable", code="redis_unavailable") from exc
 
 
-def _refuse_if_no_worker_can_judge(queue: Queue) -> None:
-    """503 naming the cause when every worker of the queue reports it cannot reach the
-    database or the test storage (workers that publish no health count as able)."""
-    names = [key.split(":", 2)[-1] for key in (k.decode() if isinstance(k, bytes) else k
-                                                for k in Worker.all_keys(queue=queue))]
+def _refuse_if_no_worker_can_judge(queue: Queue, names: list[str]) -> None:
+    """503 naming the cause when every worker of the queue (by name) reports it cannot reach
+    the database or the test storage (workers that publish no health count as able)."""
     health = worker_health_read(queue.connection, names)
     if names and all(name in health and not health[name].get("ok", True) for name in names):
         reasons = sorted({p for name in names for p in health[name].get("problems", [])})

@@ -38,8 +38,9 @@ def judge_solution_job(task_id: int) -> str:
 
 def judge_code_job(problem_id: int, suite_id: int, language: str, code: str, mode: str) -> dict[str, Any]:
     """Judge submitted code without storing it (the verification API); returns the result."""
-    # One query: the judging reads the suite's problem (limits, comparison) and judge.
-    suite = TestSuite.objects.select_related("output_judge", "problem").get(pk=suite_id, problem_id=problem_id)
+    # One query: the judging reads the suite's problem (limits, comparison); the judging
+    # function only when the suite's bodies are not cached yet (one query more then).
+    suite = TestSuite.objects.select_related("problem").get(pk=suite_id, problem_id=problem_id)
     return judge_code(problem=suite.problem, suite=suite, language=language, code=code, mode=mode).to_dict()
 
 

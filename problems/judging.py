@@ -164,7 +164,9 @@ suite_cache = _SuiteCache(CACHE_MAX_BYTES)
 
 def suite_for_judging(problem: Problem, origin: str | None = None) -> TestSuite | None:
     """The active suite of `origin`, or the best active one: generated, official, imported, public."""
-    active = {s.origin: s for s in problem.suites.filter(status=TestSuite.Status.ACTIVE).select_related("output_judge")}
+    # Not the judging function (a text column per suite): only a judging whose suite bodies are not
+    # cached yet reads it, and most callers (the API's web side) never do.
+    active = {s.origin: s for s in problem.suites.filter(status=TestSuite.Status.ACTIVE)}
     if origin is not None:
         return active.get(origin)
     for candidate in ORIGIN_PREFERENCE:
