@@ -211,8 +211,14 @@ def main() -> int:
             bare, direct, api, diff = [], [], [], []
             transport.clear()
             for _ in range(args.rounds):
+                # each leg starts with this process's spares up, so that none of them is still
+                # starting (for the in-process leg) while the next leg runs: a client of the API
+                # keeps no sandboxes. The workers' own spares are theirs, and count.
+                sb.settle_warm()
                 bare.append(bare_run(argv, ordered))
+                sb.settle_warm()
                 a = api_call(language, code, expected)
+                sb.settle_warm()
                 d = direct_call(language, code, expected)
                 api.append(a)
                 direct.append(d)

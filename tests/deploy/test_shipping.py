@@ -58,7 +58,7 @@ def test_compose_file_passes_compose_config(compose: list[str]) -> None:
     assert services["janitor"]["command"][-1] == "janitor"
     assert services["llm-worker"]["command"][-1] == "llm_worker"  # the LLM stage of campaigns
     assert "hardtests_web.ops.worker.CheckedWorker" in services["sandbox-worker"]["command"]
-    assert "SYS_ADMIN" in services["sandbox-worker"]["cap_add"]
+    assert {"SYS_ADMIN", "SYS_NICE"} <= set(services["sandbox-worker"]["cap_add"])
     assert services["web"]["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
 
 
