@@ -416,11 +416,14 @@ class Spares:
             return spare
         try:
             _normal_priority(spare.proc.pid)
-        except OSError as exc:
+        except PermissionError as exc:
             # not ours to renice after all: drop this spare, start later ones at normal priority
             log.warning("cannot bring a spare sandbox back to normal priority (%s); spares now start at it", exc)
             _RENICE_FAILED.set()
             spare.stop()
+            return None
+        except OSError:
+            spare.stop()  # it ended while we looked (killed): the batch starts its own
             return None
         return spare
 
@@ -442,7 +445,7 @@ class Spares:
         dead = []
         with self.lock:
             found = self.spares.get(shape, [])
-            spare = next((s for s in found if s.ready(0)), None)
+            spare = next((s for s in found if s.ready(0) and s.proc.poll() is None), None)
             if spare is not None:
                 found.remove(spare)
             else:

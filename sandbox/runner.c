@@ -290,8 +290,8 @@ static void program_setup(int in_fd, int out_fd, int err_fd) {
     if (stack_bytes > 0) set_limit(RLIMIT_STACK, stack_bytes, stack_bytes);
     set_limit(RLIMIT_MEMLOCK, 0, 0);
     set_limit(RLIMIT_MSGQUEUE, 0, 0);
-    /* RLIMIT_NICE is raised for the runner (-L); a program gets none: it starts at nice 0
-     * and can only lower its own priority */
+    /* the worker may have raised RLIMIT_NICE (to bring its spares back from -L itself); a
+     * program gets none: it starts at nice 0 and can only lower its own priority */
     set_limit(RLIMIT_NICE, 0, 0);
     drop_capabilities();
     install_filter();

@@ -287,17 +287,24 @@ NICE = {
 }
 
 
+def _tree(root: int) -> list[int]:
+    """`root` and the processes under it."""
+    found, pending = [], [root]
+    while pending:
+        pid = pending.pop()
+        found.append(pid)
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            pending += map(int, (task / "children").read_text().split())
+    return found
+
+
 def _nice_of_tree(root: int) -> dict[str, set[int]]:
     """The nice values of the processes under `root`, by command name."""
     seen: dict[str, set[int]] = {}
-    pending = [root]
-    while pending:
-        pid = pending.pop()
+    for pid in _tree(root):
         stat = Path(f"/proc/{pid}/stat").read_text()
         nice = int(stat[stat.rindex(")") + 2:].split()[16])
         seen.setdefault(Path(f"/proc/{pid}/comm").read_text().strip(), set()).add(nice)
-        for task in Path(f"/proc/{pid}/task").iterdir():
-            pending += map(int, (task / "children").read_text().split())
     return seen
 
 
@@ -392,3 +399,23 @@ def test_a_spare_that_cannot_be_brought_back_is_dropped_and_later_ones_start_at_
     with sandbox.bwrap.SPARES.lock:
         waiting = [s for found in sandbox.bwrap.SPARES.spares.values() for s in found]
     assert waiting and all(_nice_of_tree(s.proc.pid)["hts-runner"] == {0} for s in waiting)
+
+
+def test_a_spare_that_ended_while_waiting_is_dropped_and_spares_stay_low_priority(
+    sb: Sandbox, spares: dict[str, int], low_priority_spares: int
+) -> None:
+    """A spare killed while it waited is dropped like one that never came up, and the batch
+    starts its own; that is no reason to give up low-priority spares."""
+    run(sb, ADD["cpp"], ["1 2\n"])
+    sb.settle_warm()
+    with sandbox.bwrap.SPARES.lock:
+        [waiting] = [s for found in sandbox.bwrap.SPARES.spares.values() for s in found]
+    assert waiting.ready(10)
+    runner = next(pid for pid in _tree(waiting.proc.pid) if Path(f"/proc/{pid}/comm").read_text().strip() == "hts-runner")
+    os.kill(runner, 9)
+    waiting.proc.wait(timeout=10)  # bubblewrap ends with its runner
+    spares.update(taken=0, started=0)
+    [result] = run(sb, ADD["cpp"], ["3 4\n"])
+    assert (result.verdict, result.stdout) == (Verdict.OK, b"7\n"), result
+    assert spares == {"taken": 0, "started": 1}
+    assert sandbox.bwrap.spare_nice() == low_priority_spares
