@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from django.conf import settings
 from ninja import Field, Schema
-from pydantic import AfterValidator, StringConstraints
+from pydantic import AfterValidator, BaseModel, StringConstraints
 
 MAX_INT = 2**31 - 1
 
@@ -60,7 +60,13 @@ class VerifyIn(Schema):
     )
 
 
-class TestOut(Schema):
+class Built(BaseModel):
+    """A response body the view builds as a dict (verification results): plain pydantic, not
+    ninja's Schema, whose validator reads every field of every nested object through a getter
+    made for ORM objects (about 1.5 ms for a 40-test result, on every verification)."""
+
+
+class TestOut(Built):
     index: int = Field(description="position in run order (hacking tests first)")
     ordinal: int = Field(description="the test's number within its suite")
     kind: str
@@ -70,7 +76,7 @@ class TestOut(Schema):
     memory_kb: int
 
 
-class VerifyOut(Schema):
+class VerifyOut(Built):
     reward: Literal[0, 1] = Field(description="1 when every test passed, else 0")
     pass_fraction: float = Field(description="passed / total; in fail_fast mode a lower bound")
     verdict: TestVerdict = Field(description="AC, or the verdict of the first failing test")
@@ -92,7 +98,7 @@ class BatchIn(Schema):
                                   description="at most HARDTESTS_API_BATCH_MAX programs")
 
 
-class BatchItemOut(Schema):
+class BatchItemOut(Built):
     index: int
     status: Literal["queued", "running", "finished", "error"] = Field(
         description="error: the worker could not judge this item (infrastructure); it has no result, no reward"
@@ -101,7 +107,7 @@ class BatchItemOut(Schema):
     error: str | None = None
 
 
-class BatchOut(Schema):
+class BatchOut(Built):
     job_id: str
     status: Literal["pending", "finished"] = Field(description="finished when every item has a result")
     done: int
