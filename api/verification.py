@@ -12,6 +12,7 @@ import json
 import time
 import uuid
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from redis import Redis
@@ -26,7 +27,7 @@ from api.conf import api_setting
 from api.connection import redis_connection, sandbox_queue
 from api.errors import NotFound, PayloadTooLarge, Unavailable
 from api.selectors import problem_resolve, suite_resolve
-from core.queues import worker_health_read
+from core.queues import EARLY_RESULT_KEY, worker_health_read
 from problems.models import Problem, TestSuite
 
 # By dotted path, so the web process needs only the name of the worker-side function
@@ -35,6 +36,7 @@ JUDGE_JOB = "problems.jobs.judge_code_job"
 BATCH_KEY = "hardtests:api:batch:{id}"
 # A finished single verification is read at once; keep its result only briefly.
 SYNC_RESULT_TTL_S = 60
+EARLY_PREFIX = EARLY_RESULT_KEY.split("{", 1)[0]
 
 
 @dataclass(frozen=True)
@@ -116,27 +118,53 @@ def _refuse_if_no_worker_can_judge(queue: Queue, names: list[str]) -> None:
                           code="workers_unhealthy", retry_after_s=30)
 
 
-def _wait(connection: Redis, job_ids: list[str], timeout_s: float) -> dict[str, Result]:
+@dataclass(frozen=True)
+class _EarlyResult:
+    """A judging job's return value as the job published it (core.queues.early_result_publish),
+    read like RQ's Result of a successful job."""
+
+    return_value: dict[str, Any]
+    created_at: datetime
+    type: Result.Type = Result.Type.SUCCESSFUL
+    exc_string: str | None = None
+
+
+def _early(entry_id: bytes, payload: dict[bytes, bytes]) -> _EarlyResult:
+    millis = int(entry_id.split(b"-", 1)[0])  # a stream entry's id starts with its time
+    return _EarlyResult(json.loads(payload[b"value"]), datetime.fromtimestamp(millis / 1000, tz=UTC))
+
+
+def _wait(connection: Redis, job_ids: list[str], timeout_s: float) -> dict[str, Result | _EarlyResult]:
     """Block until every job has a result or the timeout passes; the results that arrived."""
     pending = set(job_ids)
-    results: dict[str, Result] = {}
+    results: dict[str, Result | _EarlyResult] = {}
     deadline = time.monotonic() + timeout_s
     while pending:
         remaining_ms = int((deadline - time.monotonic()) * 1000)
         if remaining_ms <= 0:
             break
-        # One XREAD on every pending job's result stream returns as soon as any is written.
-        streams = {Result.get_key(job_id): "0-0" for job_id in pending}
+        # One XREAD on every pending job's result streams returns as soon as any is written:
+        # the job's own early one (its return value, before RQ's bookkeeping) or RQ's.
+        streams = {}
+        for job_id in pending:
+            streams[EARLY_RESULT_KEY.format(job_id=job_id)] = "0-0"
+            streams[Result.get_key(job_id)] = "0-0"
         response = connection.xread(streams, block=remaining_ms)
         for key, entries in response or []:
-            job_id = (key.decode() if isinstance(key, bytes) else key).rsplit(":", 1)[-1]
-            result_id, payload = entries[-1]
-            results[job_id] = Result.restore(job_id, result_id.decode(), payload, connection=connection)
+            name = as_text(key)
+            job_id = name.rsplit(":", 1)[-1]
+            if job_id not in pending:
+                continue  # both streams of one job in one answer: the first is kept
+            entry_id, payload = entries[-1]
+            if name.startswith(EARLY_PREFIX):
+                results[job_id] = _early(entry_id, payload)
+            else:
+                results[job_id] = Result.restore(job_id, entry_id.decode(), payload, connection=connection)
             pending.discard(job_id)
     return results
 
 
-def _outcome(result: Result | None, job: Job | None) -> Outcome:
+def _outcome(result: Result | _EarlyResult | None, job: Job | None) -> Outcome:
     if result is not None:
         finished_at = result.created_at.timestamp() if result.created_at else None
         if result.type == Result.Type.SUCCESSFUL and isinstance(result.return_value, dict):

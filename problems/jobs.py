@@ -8,7 +8,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from core.queues import get_queue, redis_connection
+from core.queues import early_result_publish, get_queue, redis_connection
 from problems.judging import judge_code, solution_judge
 from problems.models import JudgingTask, Solution, TestSuite
 
@@ -41,7 +41,9 @@ def judge_code_job(problem_id: int, suite_id: int, language: str, code: str, mod
     # One query: the judging reads the suite's problem (limits, comparison); the judging
     # function only when the suite's bodies are not cached yet (one query more then).
     suite = TestSuite.objects.select_related("problem").get(pk=suite_id, problem_id=problem_id)
-    return judge_code(problem=suite.problem, suite=suite, language=language, code=code, mode=mode).to_dict()
+    result = judge_code(problem=suite.problem, suite=suite, language=language, code=code, mode=mode).to_dict()
+    early_result_publish(result)  # the API's answer leaves before RQ's bookkeeping
+    return result
 
 
 def _enqueue_tasks(task_ids: list[int]) -> None:

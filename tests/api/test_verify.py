@@ -108,3 +108,29 @@ def test_a_job_that_crashes_on_the_worker_is_503_never_reward_0(api, ab_problem,
         outcomes = batch_poll(batch_load(batch_id, owner_id=1))
     assert [o.status for o in outcomes] == ["error", "finished"]
     assert outcomes[0].result is None and "DoesNotExist" in outcomes[0].error
+
+
+def test_the_answer_leaves_with_the_job_s_early_result_which_rq_s_result_matches(api, ab_problem, sandbox_worker):
+    """The judging job publishes its return value itself as it returns (core.queues.early_result_publish),
+    so the answer does not wait for RQ's bookkeeping; RQ's own result, stored after, is the same."""
+    import json
+
+    from rq.job import Job
+    from rq.results import Result
+
+    from core.queues import EARLY_RESULT_KEY, EARLY_RESULT_TTL_S, redis_connection
+
+    connection = redis_connection()
+    for key in connection.scan_iter(EARLY_RESULT_KEY.format(job_id="*")):
+        connection.delete(key)
+    data = _verify(api, CAPPED, mode="all").json()
+    [key] = list(connection.scan_iter(EARLY_RESULT_KEY.format(job_id="*")))
+    [(_, payload)] = connection.xrange(key)
+    early = json.loads(payload[b"value"])
+    assert (early["verdict"], early["passed"], early["tests"]) == (data["verdict"], data["passed"], data["tests"])
+    assert 0 < connection.ttl(key) <= EARLY_RESULT_TTL_S
+    job = Job.fetch(key.decode().rsplit(":", 1)[-1], connection=connection)
+    deadline = time.monotonic() + 10
+    while (stored := Result.fetch_latest(job)) is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert stored is not None and stored.return_value == early

@@ -58,3 +58,26 @@ def test_an_unroutable_api_path_is_a_json_404(api):
         response = api.get(path)
         assert response.status_code == 404, path
         assert response.json()["code"] == "not_found", path
+
+
+def test_the_wait_takes_a_job_s_early_result_and_reports_it_like_rq_s(api, ab_problem, fake_worker):
+    """A judging job publishes its return value on its early stream as it returns, before RQ's
+    bookkeeping stores RQ's own result: the API answers from whichever comes first. Here only
+    the early one ever comes (the fake worker takes no job)."""
+    import json
+
+    from api.connection import sandbox_queue
+    from api.verification import Verification, _outcome, _wait, verification_prepare
+    from core.queues import EARLY_RESULT_KEY
+
+    item = verification_prepare(problem="ab/sum", language="python3", code=GOOD, mode="fail_fast", suite=None)
+    assert isinstance(item, Verification)
+    connection = sandbox_queue().connection
+    value = {"verdict": "WA", "passed": 0, "total": 4, "complete": False, "tests": [], "suite_version": 1,
+             "suite_origin": "generated", "message": "", "elapsed_ms": 3, "reward": 0, "pass_fraction": 0.0}
+    connection.xadd(EARLY_RESULT_KEY.format(job_id="j-early"), {"value": json.dumps(value)})
+    results = _wait(connection, ["j-early", "j-none"], 0.3)
+    assert list(results) == ["j-early"]
+    outcome = _outcome(results["j-early"], None)
+    assert (outcome.status, outcome.result) == ("finished", value)
+    assert outcome.finished_at is not None and abs(outcome.finished_at - __import__("time").time()) < 60
