@@ -16,6 +16,7 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -730,14 +731,21 @@ def _has_capability(bit: int) -> bool:
     return False
 
 
-def _normal_priority(root: int) -> None:
-    """Every thread of `root` and of its descendants (a spare's bubblewrap, runner, launcher,
-    zygote) at nice 0; OSError when one cannot be."""
+def process_threads(root: int) -> Iterator[tuple[int, int]]:
+    """(pid, tid) of every thread of `root` and of its descendants; OSError when one ends
+    while we look."""
     pending = [root]
     while pending:
         pid = pending.pop()
         for tid in map(int, os.listdir(f"/proc/{pid}/task")):
-            if os.getpriority(os.PRIO_PROCESS, tid) > 0:
-                os.setpriority(os.PRIO_PROCESS, tid, 0)
+            yield pid, tid
             with open(f"/proc/{pid}/task/{tid}/children") as children:
                 pending += map(int, children.read().split())
+
+
+def _normal_priority(root: int) -> None:
+    """Every thread of `root` and of its descendants (a spare's bubblewrap, runner, launcher,
+    zygote) at nice 0; OSError when one cannot be."""
+    for _, tid in process_threads(root):
+        if os.getpriority(os.PRIO_PROCESS, tid) > 0:
+            os.setpriority(os.PRIO_PROCESS, tid, 0)

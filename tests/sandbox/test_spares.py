@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -289,13 +290,7 @@ NICE = {
 
 def _tree(root: int) -> list[int]:
     """`root` and the processes under it."""
-    found, pending = [], [root]
-    while pending:
-        pid = pending.pop()
-        found.append(pid)
-        for task in Path(f"/proc/{pid}/task").iterdir():
-            pending += map(int, (task / "children").read_text().split())
-    return found
+    return list(dict.fromkeys(pid for pid, _ in sandbox.bwrap.process_threads(root)))
 
 
 def _nice_of_tree(root: int) -> dict[str, set[int]]:
@@ -382,7 +377,7 @@ def test_a_spare_that_cannot_be_brought_back_is_dropped_and_later_ones_start_at_
         raise PermissionError(1, "Operation not permitted")
 
     monkeypatch.setattr(sandbox.bwrap, "_normal_priority", refused)
-    monkeypatch.setattr(sandbox.bwrap, "_RENICE_FAILED", __import__("threading").Event())
+    monkeypatch.setattr(sandbox.bwrap, "_RENICE_FAILED", threading.Event())
     spares.update(taken=0, started=0)
     [result] = run(sb, ADD["cpp"], ["3 4\n"])
     assert (result.verdict, result.stdout) == (Verdict.OK, b"7\n")
