@@ -28,10 +28,11 @@ from api.connection import redis_connection, sandbox_queue
 from api.errors import NotFound, PayloadTooLarge, Unavailable
 from api.selectors import problem_resolve, suite_resolve
 from core.queues import EARLY_RESULT_KEY, worker_health_read
+from problems.judging import suite_snapshot
 from problems.models import Problem, TestSuite
 
 # By dotted path, so the web process needs only the name of the worker-side function
-# (problems.jobs.judge_code_job(problem_id, suite_id, language, code, mode) -> dict).
+# (problems.jobs.judge_code_job(problem_id, suite_id, language, code, mode, resolved=...) -> dict).
 JUDGE_JOB = "problems.jobs.judge_code_job"
 BATCH_KEY = "hardtests:api:batch:{id}"
 # A finished single verification is read at once; keep its result only briefly.
@@ -94,6 +95,8 @@ def _enqueue(items: list[Verification], *, queued_ttl: int, result_ttl: int) -> 
                 Queue.prepare_data(
                     JUDGE_JOB,
                     args=(v.problem.pk, v.suite.pk, v.language, v.code, v.mode),
+                    # the worker judges from its cache with no query when it has the suite
+                    kwargs={"resolved": suite_snapshot(v.suite)},
                     timeout=job_timeout,
                     # A job nobody picked up within this time is dropped by RQ: its caller gave up.
                     ttl=queued_ttl,

@@ -116,6 +116,15 @@ class _SuiteCache:
         # with the creation time it names one suite for good.
         return (suite.pk, suite.problem_id, suite.version, suite.created_at, suite.problem.comparison)
 
+    def peek(self, suite: TestSuite) -> LoadedSuite | None:
+        """The cached copy of `suite`, or None; never reads the database."""
+        key = self.key(suite)
+        with self._lock:
+            hit = self._items.get(key)
+            if hit is not None:
+                self._items.move_to_end(key)
+            return hit
+
     def get(self, suite: TestSuite) -> LoadedSuite:
         key = self.key(suite)
         with self._lock:
@@ -162,6 +171,35 @@ def output_judge_for(suite: TestSuite) -> OutputJudge | None:
 
 
 suite_cache = _SuiteCache(CACHE_MAX_BYTES)
+
+
+def suite_snapshot(suite: TestSuite) -> dict[str, Any]:
+    """What judging reads of a complete suite and its problem (plain values, for a job's
+    arguments): with it a worker that has the suite's bodies cached judges without a query
+    (suite_from_snapshot). The problem's limits are those of the moment it was taken."""
+    problem = suite.problem
+    return {"suite_id": suite.pk, "problem_id": suite.problem_id, "version": suite.version,
+            "created_at": suite.created_at, "origin": suite.origin, "comparison": problem.comparison,
+            "time_limit_ms": problem.time_limit_ms, "memory_limit_mb": problem.memory_limit_mb}
+
+
+def suite_from_snapshot(snapshot: dict[str, Any]) -> tuple[TestSuite, LoadedSuite] | None:
+    """The suite a snapshot names (an unsaved stand-in carrying the snapshot's values) and its
+    cached bodies, when this process has them; else None, and the caller reads the database.
+
+    The cache is keyed by what names one suite for good (id, problem, version, creation time,
+    comparison), so a snapshot of another suite, or of one whose row was replaced, never hits.
+    """
+    try:
+        problem = Problem(pk=snapshot["problem_id"], comparison=snapshot["comparison"],
+                          time_limit_ms=int(snapshot["time_limit_ms"]),
+                          memory_limit_mb=int(snapshot["memory_limit_mb"]))
+        suite = TestSuite(pk=snapshot["suite_id"], problem=problem, version=snapshot["version"],
+                          created_at=snapshot["created_at"], origin=snapshot["origin"])
+    except (KeyError, TypeError, ValueError):
+        return None  # a snapshot of another shape (another release's job): read the database
+    loaded = suite_cache.peek(suite)
+    return (suite, loaded) if loaded is not None else None
 
 
 def suite_for_judging(problem: Problem, origin: str | None = None) -> TestSuite | None:
@@ -221,10 +259,12 @@ def judge_code(
     code: str,
     mode: str = "fail_fast",
     sandbox: Sandbox | None = None,
+    loaded: LoadedSuite | None = None,
 ) -> JudgeResult:
-    """Compile and run a program against a suite; nothing is saved."""
+    """Compile and run a program against a suite (its cached bodies when `loaded` is not
+    given); nothing is saved."""
     started = time.perf_counter()
-    loaded = suite_cache.get(suite)
+    loaded = loaded or suite_cache.get(suite)
     tests = loaded.tests
     result = JudgeResult(
         verdict="AC", passed=0, total=len(tests), complete=False,

@@ -7,6 +7,7 @@ reach), the first failure stops the other lane, and the answer equals the one-af
 from __future__ import annotations
 
 import threading
+from datetime import timedelta
 
 import pytest
 
@@ -196,3 +197,48 @@ def test_a_lane_still_runs_its_tests_before_another_lanes_failure(settings):
         answers[lanes] = judge_code(problem=problem, suite=suite, language="python3", code=code, mode="fail_fast")
     for result in answers.values():
         assert [t.verdict for t in result.tests] == ["AC", "AC", "AC", "WA"], result.tests
+
+
+# -- less in the way: a worker with the suite cached judges without the database ---------
+
+
+def _without_timing(result: dict) -> dict:
+    return {**result, "elapsed_ms": None, "tests": [{**t, "time_ms": None, "wall_ms": None, "memory_kb": None}
+                                                    for t in result["tests"]]}
+
+
+def test_a_worker_with_the_suite_cached_judges_from_the_api_s_snapshot_without_a_query(django_assert_num_queries):
+    from problems.jobs import judge_code_job
+
+    problem = ProblemFactory(time_limit_ms=1000)
+    suite = _suite(problem, _tests(6))
+    snapshot = judging.suite_snapshot(TestSuite.objects.select_related("problem").get(pk=suite.pk))
+    judging.suite_cache.clear()
+    # not cached yet: the suite, its bodies and its judging function are read
+    cold = judge_code_job(problem.pk, suite.pk, "python3", MIXED, "all", resolved=snapshot)
+    with django_assert_num_queries(0):
+        warm = judge_code_job(problem.pk, suite.pk, "python3", MIXED, "all", resolved=snapshot)
+    assert [t["verdict"] for t in warm["tests"]] == ["AC", "AC", "AC", "WA", "AC", "RE"]
+    assert (warm["verdict"], warm["passed"], warm["suite_id"], warm["suite_version"]) == ("WA", 4, suite.pk, 1)
+    assert _without_timing(warm) == _without_timing(cold)
+    # a snapshot that does not name the cached suite for good (a row replaced after a
+    # rollback: same id, another creation time), or names another suite, is not trusted
+    replaced = dict(snapshot, created_at=snapshot["created_at"] - timedelta(seconds=1))
+    for resolved in (replaced, dict(snapshot, suite_id=suite.pk + 1), {"suite_id": suite.pk}, None):
+        with django_assert_num_queries(1):
+            again = judge_code_job(problem.pk, suite.pk, "python3", MIXED, "all", resolved=resolved)
+        assert _without_timing(again) == _without_timing(cold)
+
+
+def test_the_api_enqueues_its_snapshot_of_the_suite(fake_worker, django_assert_num_queries):
+    from api.verification import _enqueue, verification_prepare
+
+    problem = ProblemFactory(source="t", pid="ab/snap", time_limit_ms=1500, memory_limit_mb=128)
+    suite = _suite(problem, _tests(2))
+    item = verification_prepare(problem="ab/snap", language="python3", code=ADD, mode="fail_fast", suite=None)
+    with django_assert_num_queries(0):  # everything the snapshot holds was read resolving the suite
+        [job] = _enqueue([item], queued_ttl=5, result_ttl=5)
+    resolved = job.kwargs["resolved"]
+    assert (resolved["suite_id"], resolved["problem_id"], resolved["version"]) == (suite.pk, problem.pk, 1)
+    assert (resolved["time_limit_ms"], resolved["memory_limit_mb"], resolved["comparison"]) == (1500, 128, "tokens")
+    assert resolved["created_at"] == TestSuite.objects.get(pk=suite.pk).created_at
