@@ -5,9 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from django.db import connection
 from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
 
 from api.errors import BadRequest, NotFound
+from core.sql import ModelColumns, fetch_all, per_vendor
 from problems.blobs import blob_pairs
 from problems.judging import KIND_ORDER, ORIGIN_PREFERENCE, suite_for_judging
 from problems.models import Problem, ProblemAlias, TestSuite
@@ -49,6 +51,72 @@ def problem_resolve(ref: str) -> Problem:
     if len({a.problem_id for a in aliases}) == 1:
         return aliases[0].problem
     raise NotFound(f"no problem {ref!r}")
+
+
+class _TargetQuery:
+    """One query for the problems a reference names by pid (or by source:pid) and their active
+    suites: what verifying needs, instead of one query for the problem and one for its suites
+    (about 1.4 ms of a verification's 10 ms through the API, on this machine's SQLite)."""
+
+    # What the verification path reads of a problem; any other field is loaded on access.
+    PROBLEM_FIELDS = ("id", "source", "pid", "title", "time_limit_ms", "memory_limit_mb", "comparison")
+
+    def __init__(self) -> None:
+        self.problem = ModelColumns(Problem, "p", self.PROBLEM_FIELDS)
+        self.suite = ModelColumns(TestSuite, "s")
+        qn = connection.ops.quote_name
+        self.width = len(self.problem)
+        base = (
+            f"SELECT {self.problem.sql}, {self.suite.sql} FROM {qn(Problem._meta.db_table)} p "
+            f"LEFT JOIN {qn(TestSuite._meta.db_table)} s ON s.{qn('problem_id')} = p.{qn('id')} "
+            f"AND s.{qn('status')} = %s WHERE "
+        )
+        order = f" ORDER BY p.{qn('source')}, p.{qn('id')} LIMIT 64"
+        self.by_pid = base + f"p.{qn('pid')} = %s" + order
+        self.by_pid_or_source = base + f"(p.{qn('pid')} = %s OR (p.{qn('source')} = %s AND p.{qn('pid')} = %s))" + order
+
+    def run(self, ref: str) -> list[tuple[Problem, list[TestSuite]]]:
+        """Each problem whose pid is `ref`, or else the one `source:pid` names, with its active suites."""
+        if ":" in ref:
+            source, pid = ref.split(":", 1)
+            sql, params = self.by_pid_or_source, [TestSuite.Status.ACTIVE, ref, source, pid]
+        else:
+            sql, params = self.by_pid, [TestSuite.Status.ACTIVE, ref]
+        found: dict[Any, tuple[Problem, list[TestSuite]]] = {}
+        for row in fetch_all(sql, params):
+            pk = row[0]
+            if pk not in found:
+                found[pk] = (self.problem.build(row[: self.width]), [])
+            problem, suites = found[pk]
+            if row[self.width] is not None:  # a problem without an active suite comes with NULLs
+                suite = self.suite.build(row[self.width :])
+                suite.problem = problem
+                suites.append(suite)
+        exact = [item for item in found.values() if item[0].pid == ref]
+        return exact or list(found.values())
+
+
+def verification_target(ref: str, version: int | None) -> tuple[Problem, TestSuite]:
+    """The problem and suite a verification names: problem_resolve and suite_resolve, with
+    the common case (a pid or source:pid and the active suite) in one query."""
+    if not ref or "\x00" in ref or len(ref) > 300:
+        raise NotFound(f"no problem {ref[:300]!r}")
+    matches = per_vendor("verification_target", _TargetQuery).run(ref)
+    if len(matches) > 1:
+        refs = ", ".join(problem_ref(p) for p, _ in matches[:5])
+        raise BadRequest(
+            f"pid {ref!r} names problems in several sources; use source:pid, one of: {refs}", code="ambiguous"
+        )
+    if not matches:
+        problem = problem_resolve(ref)  # an alias: rare, and read the usual way
+        return problem, suite_resolve(problem, version)
+    problem, active = matches[0]
+    if version is not None:
+        return problem, suite_resolve(problem, version)
+    suite = preferred_active(active)
+    if suite is None:
+        raise NotFound(f"problem {problem_ref(problem)} has no active test suite", code="no_active_suite")
+    return problem, suite
 
 
 def suite_resolve(problem: Problem, version: int | None) -> TestSuite:

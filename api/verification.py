@@ -26,7 +26,7 @@ from rq.worker_registration import WORKERS_BY_QUEUE_KEY
 from api.conf import api_setting
 from api.connection import redis_connection, sandbox_queue
 from api.errors import NotFound, PayloadTooLarge, Unavailable
-from api.selectors import problem_resolve, suite_resolve
+from api.selectors import verification_target
 from core.queues import EARLY_RESULT_KEY, worker_health_read
 from problems.judging import suite_snapshot
 from problems.models import Problem, TestSuite
@@ -67,8 +67,8 @@ def verification_prepare(*, problem: str, language: str, code: str, mode: str, s
     size = len(code.encode("utf-8"))
     if size > limit_kb * 1024:
         raise PayloadTooLarge(f"code is {size} bytes; the limit is {limit_kb} KiB", code="code_too_large")
-    found = problem_resolve(problem)
-    return Verification(found, suite_resolve(found, suite), language, code, mode)
+    found, target = verification_target(problem, suite)
+    return Verification(found, target, language, code, mode)
 
 
 def _enqueue(items: list[Verification], *, queued_ttl: int, result_ttl: int) -> list[Job]:
@@ -259,11 +259,19 @@ def batch_poll(record: dict[str, Any], *, wait_s: float = 0) -> list[Outcome]:
         results = _wait(connection, job_ids, wait_s) if wait_s > 0 else {}
         missing = [job_id for job_id in job_ids if job_id not in results]
         if missing and wait_s <= 0:
-            # Non-blocking read of whatever results exist now.
-            for job_id in missing:
-                entries = connection.xrevrange(Result.get_key(job_id), "+", "-", count=1)
-                if entries:
-                    result_id, payload = entries[0]
+            # Non-blocking read of whatever results exist now, in one round trip: the job's early
+            # result (RQ's own is written a moment after it) or RQ's.
+            with connection.pipeline(transaction=False) as pipe:
+                for job_id in missing:
+                    pipe.xrevrange(EARLY_RESULT_KEY.format(job_id=job_id), "+", "-", count=1)
+                    pipe.xrevrange(Result.get_key(job_id), "+", "-", count=1)
+                answers = pipe.execute()
+            for index, job_id in enumerate(missing):
+                early, done = answers[2 * index], answers[2 * index + 1]
+                if early:
+                    results[job_id] = _early(*early[0])
+                elif done:
+                    result_id, payload = done[0]
                     results[job_id] = Result.restore(job_id, result_id.decode(), payload, connection=connection)
             missing = [job_id for job_id in job_ids if job_id not in results]
         jobs = dict(zip(missing, Job.fetch_many(missing, connection=connection), strict=True)) if missing else {}

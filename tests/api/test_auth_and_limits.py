@@ -42,14 +42,21 @@ def test_inactive_user_token_is_refused(api, user):
     assert api.get("/api/v1/problems").status_code == 401
 
 
-def test_token_is_stored_hashed_and_last_use_is_recorded(user):
-    new = token_create(user=user, name="x")
+def test_token_is_stored_hashed_and_last_use_is_recorded(user, django_assert_num_queries):
+    new = token_create(user=user, name="x", rate_limit_per_minute=7)
     row = ApiToken.objects.get(pk=new.token.pk)
     assert new.secret not in (row.secret_sha256, row.prefix, row.name)
     assert row.prefix in new.secret and len(row.secret_sha256) == 64
     assert row.last_used_at is None
     assert token_authenticate(new.secret) == row
-    assert ApiToken.objects.get(pk=row.pk).last_used_at is not None
+    used = ApiToken.objects.get(pk=row.pk)
+    assert used.last_used_at is not None
+    with django_assert_num_queries(1):  # last use is recent: the lookup only, no write
+        again = token_authenticate(new.secret)
+    # the hand-written lookup builds the token as the ORM does (aware datetimes, every field)
+    fields = [f.attname for f in ApiToken._meta.concrete_fields]
+    assert [getattr(again, f) for f in fields] == [getattr(used, f) for f in fields]
+    assert again.created_at.tzinfo is not None and again.rate_limit_per_minute == 7
     assert token_authenticate(new.secret[:-1] + ("A" if new.secret[-1] != "A" else "B")) is None
 
 

@@ -103,3 +103,51 @@ def test_suite_404_without_active_suite_or_for_unknown_and_building_versions(api
     assert api.get("/api/v1/problems/bare/suite", {"version": 1}).status_code == 404
     assert api.get("/api/v1/problems/ab/sum/suite", {"version": 9}).json()["code"] == "no_suite"
     assert TestSuite.objects.filter(problem=bare, status="building").count() == 1
+
+
+def test_a_verification_names_the_problem_and_suite_the_problem_endpoints_name(django_assert_num_queries):
+    from api.errors import ApiError
+    from api.selectors import problem_resolve, suite_resolve, verification_target
+
+    one = ProblemFactory(source="cf", pid="1A", time_limit_ms=1500)
+    ProblemFactory(source="taco", pid="1A")  # a bare "1A" names two problems
+    make_suite(one)
+    make_suite(one)  # version 2 active, version 1 superseded
+    lone = ProblemFactory(source="cf", pid="2B", time_limit_ms=3000, memory_limit_mb=64)
+    make_suite(lone, origin=TestSuite.Origin.PUBLIC)
+    make_suite(lone)  # generated: preferred over the public samples
+    ProblemFactory(source="cf", pid="no-suite")
+    odd = ProblemFactory(source="odd", pid="cf:2B")  # a pid that reads like a ref
+    make_suite(odd, origin=TestSuite.Origin.IMPORTED)
+    ProblemAlias.objects.create(problem=lone, source="mirror", pid="M-2")
+
+    def outcome(resolve):
+        try:
+            problem, suite = resolve()
+        except ApiError as exc:
+            return type(exc).__name__, exc.code, exc.detail
+        return problem.pk, suite.pk
+
+    refs = ["1A", "cf:1A", "taco:1A", "2B", "cf:2B", "odd:cf:2B", "M-2", "mirror:M-2", "no-suite",
+            "cf:no-suite", "nope", "cf:nope", ":", "", "x" * 301, "a\x00b"]
+    seen = set()
+    for ref in refs:
+        for version in (None, 1, 2, 3):
+            old = outcome(lambda ref=ref, version=version: (p := problem_resolve(ref), suite_resolve(p, version)))
+            new = outcome(lambda ref=ref, version=version: verification_target(ref, version))
+            assert new == old, (ref, version)
+            seen.add(old if isinstance(old[0], str) else "found")
+    assert {s[1] for s in seen if s != "found"} == {"ambiguous", "no_active_suite", "no_suite", "not_found"}
+
+    with django_assert_num_queries(1):
+        problem, suite = verification_target("2B", None)
+    stored = TestSuite.objects.get(pk=suite.pk)
+    assert (problem.pk, problem.time_limit_ms, problem.memory_limit_mb, problem.comparison) == (lone.pk, 3000, 64, "tokens")
+    assert (suite.origin, suite.version, suite.test_count, suite.problem) == ("generated", 2, len(AB_TESTS), problem)
+    # the ORM's own conversions: an aware creation time (the worker's cache key), JSON counts
+    assert suite.created_at == stored.created_at and suite.created_at.tzinfo is not None
+    assert suite.counts_by_kind == stored.counts_by_kind == {"direct": 2, "regular": 1, "hacking": 1}
+    # an exact pid before a source:pid, and a source:pid, each in one query
+    for ref, named in (("cf:2B", odd), ("odd:cf:2B", odd), ("cf:1A", one)):
+        with django_assert_num_queries(1):
+            assert verification_target(ref, None)[0].pk == named.pk

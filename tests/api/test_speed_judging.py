@@ -235,7 +235,8 @@ def test_the_api_enqueues_its_snapshot_of_the_suite(fake_worker, django_assert_n
 
     problem = ProblemFactory(source="t", pid="ab/snap", time_limit_ms=1500, memory_limit_mb=128)
     suite = _suite(problem, _tests(2))
-    item = verification_prepare(problem="ab/snap", language="python3", code=ADD, mode="fail_fast", suite=None)
+    with django_assert_num_queries(1):  # the problem and its active suites in one query
+        item = verification_prepare(problem="ab/snap", language="python3", code=ADD, mode="fail_fast", suite=None)
     with django_assert_num_queries(0):  # everything the snapshot holds was read resolving the suite
         [job] = _enqueue([item], queued_ttl=5, result_ttl=5)
     resolved = job.kwargs["resolved"]

@@ -134,3 +134,23 @@ def test_the_answer_leaves_with_the_job_s_early_result_which_rq_s_result_matches
     while (stored := Result.fetch_latest(job)) is None and time.monotonic() < deadline:
         time.sleep(0.05)
     assert stored is not None and stored.return_value == early
+
+
+def test_a_batch_read_without_waiting_takes_a_result_published_before_rq_s_own():
+    """GET /jobs/{id} right after a job returned: its early result is there, RQ's not yet."""
+    import json
+    import uuid
+
+    from api.verification import batch_poll
+    from core.queues import EARLY_RESULT_KEY, redis_connection
+
+    connection = redis_connection()
+    published, pending = uuid.uuid4().hex, uuid.uuid4().hex
+    value = {"verdict": "WA", "passed": 1, "total": 4, "complete": False, "tests": []}
+    connection.xadd(EARLY_RESULT_KEY.format(job_id=published), {"value": json.dumps(value)})
+    try:
+        done, unknown = batch_poll({"jobs": [published, pending]}, wait_s=0)
+    finally:
+        connection.delete(EARLY_RESULT_KEY.format(job_id=published))
+    assert (done.status, done.result) == ("finished", value) and done.finished_at is not None
+    assert (unknown.status, unknown.result) == ("error", None)  # no such job: expired, never a verdict
