@@ -27,7 +27,7 @@ from api.conf import api_setting
 from api.connection import redis_connection, sandbox_queue
 from api.errors import NotFound, PayloadTooLarge, Unavailable
 from api.selectors import verification_target
-from core.queues import EARLY_RESULT_KEY, worker_health_read
+from core.queues import EARLY_RESULT_KEY, WORKER_HEALTH_HASH, worker_health_parse
 from problems.judging import suite_snapshot
 from problems.models import Problem, TestSuite
 
@@ -75,15 +75,16 @@ def _enqueue(items: list[Verification], *, queued_ttl: int, result_ttl: int) -> 
     """Refuse with 503 when no worker listens or the queue is full; else enqueue all in one round trip."""
     queue = sandbox_queue()
     try:
-        # the queue's workers (RQ's registration set, as Worker.all_keys reads it) and its
-        # backlog in one round trip
+        # the queue's workers (RQ's registration set, as Worker.all_keys reads it), its
+        # backlog and the workers' health in one round trip
         with queue.connection.pipeline(transaction=False) as pipe:
             pipe.smembers(WORKERS_BY_QUEUE_KEY % queue.name)
             pipe.llen(queue.key)
-            keys, backlog = pipe.execute()
+            pipe.hgetall(WORKER_HEALTH_HASH)
+            keys, backlog, health = pipe.execute()
         if not keys:
             raise Unavailable("no sandbox worker is running; try again later", code="no_workers", retry_after_s=30)
-        _refuse_if_no_worker_can_judge(queue, [as_text(key).split(":", 2)[-1] for key in keys])
+        _refuse_if_no_worker_can_judge([as_text(key).split(":", 2)[-1] for key in keys], health)
         limit = api_setting("HARDTESTS_API_QUEUE_MAX")
         if backlog + len(items) > limit:
             raise Unavailable(
@@ -111,10 +112,10 @@ def _enqueue(items: list[Verification], *, queued_ttl: int, result_ttl: int) -> 
         raise Unavailable("the job queue (Redis) is unavailable", code="redis_unavailable") from exc
 
 
-def _refuse_if_no_worker_can_judge(queue: Queue, names: list[str]) -> None:
+def _refuse_if_no_worker_can_judge(names: list[str], published: dict[bytes, bytes]) -> None:
     """503 naming the cause when every worker of the queue (by name) reports it cannot reach
     the database or the test storage (workers that publish no health count as able)."""
-    health = worker_health_read(queue.connection, names)
+    health = worker_health_parse(published, names)
     if names and all(name in health and not health[name].get("ok", True) for name in names):
         reasons = sorted({p for name in names for p in health[name].get("problems", [])})
         raise Unavailable(f"no sandbox worker can judge now: {'; '.join(reasons)[:1000]}",

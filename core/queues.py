@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from typing import Any
 
 import redis
@@ -35,16 +36,56 @@ def get_queue(name: str) -> Queue:
     return Queue(name, connection=redis_connection(), default_timeout=timeout)
 
 
-# What a checked worker last found about itself (hardtests_web/ops/worker.py), by worker name.
-WORKER_HEALTH_KEY = "hardtests:worker-health:{name}"
+# What each checked worker last found about itself (hardtests_web/ops/worker.py): one hash,
+# a field per worker name, so that the API reads every worker's health in the same round trip
+# as the queue's workers and backlog. A record names its own expiry (a hash field has no TTL):
+# a worker that died without a word stops counting once it has passed.
+WORKER_HEALTH_HASH = "hardtests:worker-health"
+
+
+def worker_health_publish(connection: redis.Redis, name: str, record: dict[str, Any], ttl_s: float) -> None:
+    """Store `name`'s health, valid for `ttl_s`, and drop the records that have expired."""
+    now = time.time()
+    stale = [field for field, value in connection.hgetall(WORKER_HEALTH_HASH).items()
+             if not _health_valid(value, now)]
+    with connection.pipeline(transaction=False) as pipe:
+        if stale:
+            pipe.hdel(WORKER_HEALTH_HASH, *stale)
+        pipe.hset(WORKER_HEALTH_HASH, name, json.dumps({**record, "expires_at": now + ttl_s}))
+        pipe.execute()
+
+
+def worker_health_forget(connection: redis.Redis, name: str) -> None:
+    connection.hdel(WORKER_HEALTH_HASH, name)
+
+
+def _health_valid(raw: bytes | str | None, now: float) -> dict[str, Any] | None:
+    try:
+        record = json.loads(raw) if raw else None
+    except ValueError:
+        return None
+    if not isinstance(record, dict) or float(record.get("expires_at", 0)) <= now:
+        return None
+    return record
+
+
+def worker_health_parse(raw: dict[bytes, bytes], names: list[str]) -> dict[str, dict[str, Any]]:
+    """From the whole hash (HGETALL), the unexpired health of each named worker that has one."""
+    now = time.time()
+    found = {}
+    for name in names:
+        record = _health_valid(raw.get(name.encode()), now)
+        if record is not None:
+            found[name] = record
+    return found
 
 
 def worker_health_read(connection: redis.Redis, names: list[str]) -> dict[str, dict[str, Any]]:
-    """The last published health of each named worker that publishes one."""
+    """The last published, unexpired health of each named worker that publishes one."""
     if not names:
         return {}
-    raw = connection.mget([WORKER_HEALTH_KEY.format(name=name) for name in names])
-    return {name: json.loads(value) for name, value in zip(names, raw, strict=True) if value}
+    raw = connection.hmget(WORKER_HEALTH_HASH, names)
+    return worker_health_parse({name.encode(): value for name, value in zip(names, raw, strict=True) if value}, names)
 
 
 # A job's return value, published by the job itself as it returns, on a stream the API waits on

@@ -15,7 +15,6 @@ stay warm (the programs themselves always run in the sandbox).
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from typing import Any
@@ -24,7 +23,7 @@ from django.conf import settings
 from django.db import connections
 from rq.worker import SimpleWorker
 
-from core.queues import WORKER_HEALTH_KEY as HEALTH_KEY
+from core.queues import worker_health_forget, worker_health_publish
 from generation.worker import GenerationWorker
 from hardtests_web.ops.checks import worker_checks
 from sandbox import SandboxUnavailable, get_sandbox
@@ -54,8 +53,7 @@ class InfrastructureChecks:
             connections.close_all()
         record = {"ok": not self._problems, "problems": self._problems, "checked_at": time.time()}
         try:
-            self.connection.set(HEALTH_KEY.format(name=self.name), json.dumps(record),
-                                ex=int(self.check_period * 3 + 30))
+            worker_health_publish(self.connection, self.name, record, self.check_period * 3 + 30)
         except Exception:  # Redis trouble is RQ's own to report
             log.warning("could not publish the worker's health", exc_info=True)
         return self._problems
@@ -69,7 +67,7 @@ class InfrastructureChecks:
             return super().work(*args, **kwargs)
         finally:
             try:
-                self.connection.delete(HEALTH_KEY.format(name=self.name))
+                worker_health_forget(self.connection, self.name)
             except Exception:
                 pass
 

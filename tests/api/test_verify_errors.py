@@ -34,6 +34,44 @@ def test_no_answer_in_time_is_503_and_the_job_is_withdrawn(api, ab_problem, fake
     assert sandbox_queue().count == 0
 
 
+@override_settings(HARDTESTS_API_SYNC_TIMEOUT_S=1)
+def test_a_queue_whose_every_worker_reports_it_cannot_judge_is_503_saying_why(api, ab_problem, fake_worker):
+    import time
+
+    from rq.worker import Worker
+
+    from api.connection import redis_connection, sandbox_queue
+    from core.queues import WORKER_HEALTH_HASH, worker_health_forget, worker_health_publish, worker_health_read
+
+    connection = redis_connection()
+    queue = sandbox_queue()
+    second = Worker([queue], connection=connection, name=f"fake-b-{time.monotonic_ns()}")
+    second.register_birth()
+    sick = {"ok": False, "problems": ["storage s3://b: unreachable"], "checked_at": time.time()}
+    try:
+        worker_health_publish(connection, fake_worker.name, sick, 60)
+        worker_health_publish(connection, second.name, {**sick, "problems": ["database: locked"]}, 60)
+        response = api.post("/api/v1/verify", ITEM)
+        assert response.status_code == 503 and response.json()["code"] == "workers_unhealthy"
+        assert response.json()["detail"].endswith("database: locked; storage s3://b: unreachable")
+        # one able worker is enough: the request is queued (and, nobody judging, times out)
+        worker_health_publish(connection, second.name, {**sick, "ok": True, "problems": []}, 60)
+        assert api.post("/api/v1/verify", ITEM).json()["code"] == "timeout"
+        # a record past its expiry is no word at all: that worker counts as able again
+        worker_health_publish(connection, second.name, sick, 0.01)
+        time.sleep(0.05)
+        assert set(worker_health_read(connection, [fake_worker.name, second.name])) == {fake_worker.name}
+        assert api.post("/api/v1/verify", ITEM).json()["code"] == "timeout"
+        # the next record published drops the expired ones of others
+        worker_health_publish(connection, fake_worker.name, sick, 60)
+        fields = connection.hkeys(WORKER_HEALTH_HASH)
+        assert fake_worker.name.encode() in fields and second.name.encode() not in fields
+    finally:
+        second.register_death()
+        for name in (fake_worker.name, second.name):
+            worker_health_forget(connection, name)
+
+
 @override_settings(HARDTESTS_API_BATCH_MAX=2)
 def test_batch_larger_than_the_limit_is_413(api, ab_problem):
     response = api.post("/api/v1/verify/batch", {"items": [ITEM] * 3})
