@@ -41,7 +41,12 @@ def test_a_queue_whose_every_worker_reports_it_cannot_judge_is_503_saying_why(ap
     from rq.worker import Worker
 
     from api.connection import redis_connection, sandbox_queue
-    from core.queues import WORKER_HEALTH_HASH, worker_health_forget, worker_health_publish, worker_health_read
+    from core.queues import (
+        WORKER_HEALTH_HASH,
+        worker_health_forget,
+        worker_health_publish,
+        worker_health_read,
+    )
 
     connection = redis_connection()
     queue = sandbox_queue()
