@@ -126,12 +126,10 @@ class _SuiteCache:
             return hit
 
     def get(self, suite: TestSuite) -> LoadedSuite:
+        hit = self.peek(suite)
+        if hit is not None:
+            return hit
         key = self.key(suite)
-        with self._lock:
-            hit = self._items.get(key)
-            if hit is not None:
-                self._items.move_to_end(key)
-                return hit
         loaded = _load_suite(suite)
         with self._lock:
             # Suites never change after activation, so a cached copy never goes stale.
