@@ -27,12 +27,13 @@ from api.conf import api_setting
 from api.connection import redis_connection, sandbox_queue
 from api.errors import NotFound, PayloadTooLarge, Unavailable
 from api.selectors import verification_target
-from core.queues import EARLY_RESULT_KEY, WORKER_HEALTH_HASH, worker_health_parse
+from core.queues import EARLY_RESULT_KEY, WORKER_HEALTH_HASH, redis_now, worker_health_parse
+from problems.jobs import JUDGE_JOB_SNAPSHOT
 from problems.judging import suite_snapshot
 from problems.models import Problem, TestSuite
 
 # By dotted path, so the web process needs only the name of the worker-side function
-# (problems.jobs.judge_code_job(problem_id, suite_id, language, code, mode, resolved=...) -> dict).
+# (problems.jobs.judge_code_job(problem_id, suite_id, language, code, mode) -> dict).
 JUDGE_JOB = "problems.jobs.judge_code_job"
 BATCH_KEY = "hardtests:api:batch:{id}"
 # A finished single verification is read at once; keep its result only briefly.
@@ -81,10 +82,11 @@ def _enqueue(items: list[Verification], *, queued_ttl: int, result_ttl: int) -> 
             pipe.smembers(WORKERS_BY_QUEUE_KEY % queue.name)
             pipe.llen(queue.key)
             pipe.hgetall(WORKER_HEALTH_HASH)
-            keys, backlog, health = pipe.execute()
+            pipe.time()
+            keys, backlog, health, now = pipe.execute()
         if not keys:
             raise Unavailable("no sandbox worker is running; try again later", code="no_workers", retry_after_s=30)
-        _refuse_if_no_worker_can_judge([as_text(key).split(":", 2)[-1] for key in keys], health)
+        _refuse_if_no_worker_can_judge([as_text(key).split(":", 2)[-1] for key in keys], health, redis_now(now))
         limit = api_setting("HARDTESTS_API_QUEUE_MAX")
         if backlog + len(items) > limit:
             raise Unavailable(
@@ -96,8 +98,10 @@ def _enqueue(items: list[Verification], *, queued_ttl: int, result_ttl: int) -> 
                 Queue.prepare_data(
                     JUDGE_JOB,
                     args=(v.problem.pk, v.suite.pk, v.language, v.code, v.mode),
-                    # the worker judges from its cache with no query when it has the suite
-                    kwargs={"resolved": suite_snapshot(v.suite)},
+                    # the worker judges from its cache with no query when it has the suite; in
+                    # the job's meta, which a worker of an earlier release ignores (a rolling
+                    # deploy may upgrade the web side first)
+                    meta={JUDGE_JOB_SNAPSHOT: suite_snapshot(v.suite)},
                     timeout=job_timeout,
                     # A job nobody picked up within this time is dropped by RQ: its caller gave up.
                     ttl=queued_ttl,
@@ -112,10 +116,10 @@ def _enqueue(items: list[Verification], *, queued_ttl: int, result_ttl: int) -> 
         raise Unavailable("the job queue (Redis) is unavailable", code="redis_unavailable") from exc
 
 
-def _refuse_if_no_worker_can_judge(names: list[str], published: dict[bytes, bytes]) -> None:
+def _refuse_if_no_worker_can_judge(names: list[str], published: dict[bytes, bytes], now: float) -> None:
     """503 naming the cause when every worker of the queue (by name) reports it cannot reach
     the database or the test storage (workers that publish no health count as able)."""
-    health = worker_health_parse(published, names)
+    health = worker_health_parse(published, names, now)
     if names and all(name in health and not health[name].get("ok", True) for name in names):
         reasons = sorted({p for name in names for p in health[name].get("problems", [])})
         raise Unavailable(f"no sandbox worker can judge now: {'; '.join(reasons)[:1000]}",

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from typing import Any
 
 import redis
@@ -38,21 +37,37 @@ def get_queue(name: str) -> Queue:
 
 # What each checked worker last found about itself (hardtests_web/ops/worker.py): one hash,
 # a field per worker name, so that the API reads every worker's health in the same round trip
-# as the queue's workers and backlog. A record names its own expiry (a hash field has no TTL):
-# a worker that died without a word stops counting once it has passed.
+# as the queue's workers and backlog. A record names its own expiry (a hash field has no TTL)
+# on Redis's clock, not a host's, so machines whose clocks differ agree on it: a worker that
+# died without a word stops counting once it has passed.
 WORKER_HEALTH_HASH = "hardtests:worker-health"
 
 
+def redis_now(answer: tuple[int, int]) -> float:
+    """Redis's TIME answer (seconds, microseconds) as epoch seconds."""
+    seconds, micros = answer
+    return seconds + micros / 1e6
+
+
 def worker_health_publish(connection: redis.Redis, name: str, record: dict[str, Any], ttl_s: float) -> None:
-    """Store `name`'s health, valid for `ttl_s`, and drop the records that have expired."""
-    now = time.time()
-    stale = [field for field, value in connection.hgetall(WORKER_HEALTH_HASH).items()
-             if not _health_valid(value, now)]
-    with connection.pipeline(transaction=False) as pipe:
-        if stale:
-            pipe.hdel(WORKER_HEALTH_HASH, *stale)
-        pipe.hset(WORKER_HEALTH_HASH, name, json.dumps({**record, "expires_at": now + ttl_s}))
-        pipe.execute()
+    """Store `name`'s health, valid for `ttl_s`, and drop the records that have expired (only
+    if none changed meanwhile: a worker's fresh record is never dropped as another's stale one)."""
+    with connection.pipeline() as pipe:
+        try:
+            pipe.watch(WORKER_HEALTH_HASH)
+            now = redis_now(pipe.time())
+            stale = [field for field, value in pipe.hgetall(WORKER_HEALTH_HASH).items()
+                     if _health_valid(value, now) is None]
+            pipe.multi()
+            if stale:
+                pipe.hdel(WORKER_HEALTH_HASH, *stale)
+            pipe.hset(WORKER_HEALTH_HASH, name, json.dumps({**record, "expires_at": now + ttl_s}))
+            pipe.execute()
+            return
+        except redis.WatchError:
+            pass  # another worker wrote meanwhile: publish, and prune the next time
+    now = redis_now(connection.time())
+    connection.hset(WORKER_HEALTH_HASH, name, json.dumps({**record, "expires_at": now + ttl_s}))
 
 
 def worker_health_forget(connection: redis.Redis, name: str) -> None:
@@ -60,18 +75,19 @@ def worker_health_forget(connection: redis.Redis, name: str) -> None:
 
 
 def _health_valid(raw: bytes | str | None, now: float) -> dict[str, Any] | None:
+    """The record, unless it is malformed or has expired at `now` (Redis's clock)."""
     try:
         record = json.loads(raw) if raw else None
-    except ValueError:
-        return None
-    if not isinstance(record, dict) or float(record.get("expires_at", 0)) <= now:
+        if not isinstance(record, dict) or float(record.get("expires_at", 0)) <= now:
+            return None
+    except (ValueError, TypeError):
         return None
     return record
 
 
-def worker_health_parse(raw: dict[bytes, bytes], names: list[str]) -> dict[str, dict[str, Any]]:
-    """From the whole hash (HGETALL), the unexpired health of each named worker that has one."""
-    now = time.time()
+def worker_health_parse(raw: dict[bytes, bytes], names: list[str], now: float) -> dict[str, dict[str, Any]]:
+    """From the whole hash (HGETALL), the unexpired health of each named worker that has one;
+    `now` is Redis's time (read in the same round trip: `redis_now(pipe.time())`)."""
     found = {}
     for name in names:
         record = _health_valid(raw.get(name.encode()), now)
@@ -84,8 +100,12 @@ def worker_health_read(connection: redis.Redis, names: list[str]) -> dict[str, d
     """The last published, unexpired health of each named worker that publishes one."""
     if not names:
         return {}
-    raw = connection.hmget(WORKER_HEALTH_HASH, names)
-    return worker_health_parse({name.encode(): value for name, value in zip(names, raw, strict=True) if value}, names)
+    with connection.pipeline(transaction=False) as pipe:
+        pipe.hmget(WORKER_HEALTH_HASH, names)
+        pipe.time()
+        raw, now = pipe.execute()
+    published = {name.encode(): value for name, value in zip(names, raw, strict=True) if value}
+    return worker_health_parse(published, names, redis_now(now))
 
 
 # A job's return value, published by the job itself as it returns, on a stream the API waits on

@@ -8,6 +8,7 @@ fields' own converters (aware datetimes, JSON, booleans), exactly as a queryset'
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from django.db import connection
@@ -47,13 +48,15 @@ def fetch_all(sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
         return cursor.fetchall()
 
 
-_built: dict[tuple[str, str], Any] = {}
+_built = threading.local()
 
 
 def per_vendor(name: str, build: Any) -> Any:
-    """`build()` once per database vendor (quoting and converters differ between them)."""
+    """`build()` once per thread and database vendor: quoting and converters differ between
+    vendors, and the converters belong to the thread's own connection."""
+    made: dict[tuple[str, str], Any] = getattr(_built, "made", None) or {}
+    _built.made = made
     key = (name, connection.vendor)
-    made = _built.get(key)
-    if made is None:
-        made = _built[key] = build()
-    return made
+    if key not in made:
+        made[key] = build()
+    return made[key]

@@ -7,6 +7,7 @@ from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
+from rq import get_current_job
 
 from core.queues import early_result_publish, get_queue, redis_connection
 from problems.judging import judge_code, solution_judge, suite_from_snapshot
@@ -36,15 +37,23 @@ def judge_solution_job(task_id: int) -> str:
     return verdict.verdict
 
 
+# The key of a judging job's meta under which the API leaves its snapshot of the suite.
+JUDGE_JOB_SNAPSHOT = "resolved"
+
+
 def judge_code_job(problem_id: int, suite_id: int, language: str, code: str, mode: str,
                    resolved: dict[str, Any] | None = None) -> dict[str, Any]:
     """Judge submitted code without storing it (the verification API); returns the result.
 
-    `resolved` is the suite as the API resolved it (problems.judging.suite_snapshot): when this
-    worker has the suite's bodies cached, judging needs no query at all (a millisecond less
-    between the request and its answer); else one query reads the suite and its problem (the
-    judging function too when the bodies are not cached yet).
+    `resolved` (by default the job's meta[JUDGE_JOB_SNAPSHOT]) is the suite as the API resolved
+    it (problems.judging.suite_snapshot): when this worker has the suite's bodies cached,
+    judging needs no query at all (a millisecond less between the request and its answer);
+    else one query reads the suite and its problem (the judging function too when the bodies
+    are not cached yet).
     """
+    if resolved is None:
+        job = get_current_job()
+        resolved = job.meta.get(JUDGE_JOB_SNAPSHOT) if job is not None else None
     hit = suite_from_snapshot(resolved) if resolved and resolved.get("suite_id") == suite_id \
         and resolved.get("problem_id") == problem_id else None
     if hit is not None:

@@ -133,6 +133,8 @@ class _SuiteCache:
         loaded = _load_suite(suite)
         with self._lock:
             # Suites never change after activation, so a cached copy never goes stale.
+            if key in self._items:  # loaded meanwhile by another thread: counted once
+                return self._items[key]
             self._items[key] = loaded
             self._bytes += loaded.size
             while self._bytes > self.max_bytes and len(self._items) > 1:

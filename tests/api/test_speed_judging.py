@@ -230,16 +230,30 @@ def test_a_worker_with_the_suite_cached_judges_from_the_api_s_snapshot_without_a
         assert _without_timing(again) == _without_timing(cold)
 
 
-def test_the_api_enqueues_its_snapshot_of_the_suite(fake_worker, django_assert_num_queries):
+def test_the_api_enqueues_its_snapshot_of_the_suite_and_a_worker_judges_from_it(fake_worker,
+                                                                              django_assert_num_queries):
+    from rq.worker import SimpleWorker
+
+    from api.connection import sandbox_queue
     from api.verification import _enqueue, verification_prepare
+    from problems.jobs import JUDGE_JOB_SNAPSHOT
 
     problem = ProblemFactory(source="t", pid="ab/snap", time_limit_ms=1500, memory_limit_mb=128)
     suite = _suite(problem, _tests(2))
     with django_assert_num_queries(1):  # the problem and its active suites in one query
         item = verification_prepare(problem="ab/snap", language="python3", code=ADD, mode="fail_fast", suite=None)
     with django_assert_num_queries(0):  # everything the snapshot holds was read resolving the suite
-        [job] = _enqueue([item], queued_ttl=5, result_ttl=5)
-    resolved = job.kwargs["resolved"]
+        [job] = _enqueue([item], queued_ttl=30, result_ttl=30)
+    # in the job's meta, not its arguments: a worker of an earlier release takes the job as before
+    assert job.args == (problem.pk, suite.pk, "python3", ADD, "fail_fast") and job.kwargs == {}
+    resolved = job.meta[JUDGE_JOB_SNAPSHOT]
     assert (resolved["suite_id"], resolved["problem_id"], resolved["version"]) == (suite.pk, problem.pk, 1)
     assert (resolved["time_limit_ms"], resolved["memory_limit_mb"], resolved["comparison"]) == (1500, 128, "tokens")
     assert resolved["created_at"] == TestSuite.objects.get(pk=suite.pk).created_at
+    # a worker (here, in this process) with the suite cached judges the job from its meta alone
+    judge_code(problem=problem, suite=suite, language="python3", code=ADD)
+    queue = sandbox_queue()
+    with django_assert_num_queries(0):
+        SimpleWorker([queue], connection=queue.connection).work(burst=True)
+    answer = job.latest_result().return_value
+    assert (answer["verdict"], answer["passed"], answer["suite_id"]) == ("AC", 2, suite.pk)

@@ -67,7 +67,10 @@ def test_a_queue_whose_every_worker_reports_it_cannot_judge_is_503_saying_why(ap
         time.sleep(0.05)
         assert set(worker_health_read(connection, [fake_worker.name, second.name])) == {fake_worker.name}
         assert api.post("/api/v1/verify", ITEM).json()["code"] == "timeout"
-        # the next record published drops the expired ones of others
+        # a malformed record is no word either, never a 500
+        connection.hset(WORKER_HEALTH_HASH, second.name, '{"ok": false, "expires_at": "soon"}')
+        assert api.post("/api/v1/verify", ITEM).json()["code"] == "timeout"
+        # the next record published drops the expired and malformed ones of others
         worker_health_publish(connection, fake_worker.name, sick, 60)
         fields = connection.hkeys(WORKER_HEALTH_HASH)
         assert fake_worker.name.encode() in fields and second.name.encode() not in fields
