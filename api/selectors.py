@@ -23,22 +23,33 @@ def problem_ref(problem: Problem) -> str:
     return f"{problem.source}:{problem.pid}"
 
 
+def _refuse_unusable_ref(ref: str) -> None:
+    if not ref or "\x00" in ref or len(ref) > 300:
+        raise NotFound(f"no problem {ref[:300]!r}")
+
+
+def _ambiguous(ref: str, matches: list[Problem]) -> BadRequest:
+    refs = ", ".join(problem_ref(p) for p in matches[:5])
+    return BadRequest(f"pid {ref!r} names problems in several sources; use source:pid, one of: {refs}",
+                      code="ambiguous")
+
+
+def _no_active_suite(problem: Problem) -> NotFound:
+    return NotFound(f"problem {problem_ref(problem)} has no active test suite", code="no_active_suite")
+
+
 def problem_resolve(ref: str) -> Problem:
     """The problem named by a bare pid, a source:pid, or a mirror's (alias) pid.
 
     A pid is unique only within its source, so a bare pid that several sources share is
     refused with 400 naming the refs to use instead of picking one silently.
     """
-    if not ref or "\x00" in ref or len(ref) > 300:
-        raise NotFound(f"no problem {ref[:300]!r}")
+    _refuse_unusable_ref(ref)
     matches = list(Problem.objects.filter(pid=ref).order_by("source")[:6])
     if len(matches) == 1:
         return matches[0]
     if len(matches) > 1:
-        refs = ", ".join(problem_ref(p) for p in matches[:5])
-        raise BadRequest(
-            f"pid {ref!r} names problems in several sources; use source:pid, one of: {refs}", code="ambiguous"
-        )
+        raise _ambiguous(ref, matches)
     if ":" in ref:
         source, pid = ref.split(":", 1)
         problem = Problem.objects.filter(source=source, pid=pid).first()
@@ -99,14 +110,10 @@ class _TargetQuery:
 def verification_target(ref: str, version: int | None) -> tuple[Problem, TestSuite]:
     """The problem and suite a verification names: problem_resolve and suite_resolve, with
     the common case (a pid or source:pid and the active suite) in one query."""
-    if not ref or "\x00" in ref or len(ref) > 300:
-        raise NotFound(f"no problem {ref[:300]!r}")
+    _refuse_unusable_ref(ref)
     matches = per_vendor("verification_target", _TargetQuery).run(ref)
     if len(matches) > 1:
-        refs = ", ".join(problem_ref(p) for p, _ in matches[:5])
-        raise BadRequest(
-            f"pid {ref!r} names problems in several sources; use source:pid, one of: {refs}", code="ambiguous"
-        )
+        raise _ambiguous(ref, [problem for problem, _ in matches])
     if not matches:
         problem = problem_resolve(ref)  # an alias: rare, and read the usual way
         return problem, suite_resolve(problem, version)
@@ -115,7 +122,7 @@ def verification_target(ref: str, version: int | None) -> tuple[Problem, TestSui
         return problem, suite_resolve(problem, version)
     suite = preferred_active(active)
     if suite is None:
-        raise NotFound(f"problem {problem_ref(problem)} has no active test suite", code="no_active_suite")
+        raise _no_active_suite(problem)
     return problem, suite
 
 
@@ -124,7 +131,7 @@ def suite_resolve(problem: Problem, version: int | None) -> TestSuite:
     if version is None:
         suite = suite_for_judging(problem)
         if suite is None:
-            raise NotFound(f"problem {problem_ref(problem)} has no active test suite", code="no_active_suite")
+            raise _no_active_suite(problem)
         return suite
     suite = (
         problem.suites.filter(version=version, status__in=COMPLETE).first()

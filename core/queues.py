@@ -50,24 +50,20 @@ def redis_now(answer: tuple[int, int]) -> float:
 
 
 def worker_health_publish(connection: redis.Redis, name: str, record: dict[str, Any], ttl_s: float) -> None:
-    """Store `name`'s health, valid for `ttl_s`, and drop the records that have expired (only
-    if none changed meanwhile: a worker's fresh record is never dropped as another's stale one)."""
-    with connection.pipeline() as pipe:
-        try:
-            pipe.watch(WORKER_HEALTH_HASH)
-            now = redis_now(pipe.time())
-            stale = [field for field, value in pipe.hgetall(WORKER_HEALTH_HASH).items()
-                     if _health_valid(value, now) is None]
-            pipe.multi()
-            if stale:
-                pipe.hdel(WORKER_HEALTH_HASH, *stale)
-            pipe.hset(WORKER_HEALTH_HASH, name, json.dumps({**record, "expires_at": now + ttl_s}))
-            pipe.execute()
-            return
-        except redis.WatchError:
-            pass  # another worker wrote meanwhile: publish, and prune the next time
-    now = redis_now(connection.time())
-    connection.hset(WORKER_HEALTH_HASH, name, json.dumps({**record, "expires_at": now + ttl_s}))
+    """Store `name`'s health, valid for `ttl_s`, and drop the records that have expired: under
+    WATCH (redis-py's `transaction` tries again when another worker wrote meanwhile), so a
+    worker's fresh record is never dropped as another's stale one."""
+
+    def publish(pipe: redis.client.Pipeline) -> None:
+        now = redis_now(pipe.time())
+        stale = [field for field, value in pipe.hgetall(WORKER_HEALTH_HASH).items()
+                 if _health_valid(value, now) is None]
+        pipe.multi()
+        if stale:
+            pipe.hdel(WORKER_HEALTH_HASH, *stale)
+        pipe.hset(WORKER_HEALTH_HASH, name, json.dumps({**record, "expires_at": now + ttl_s}))
+
+    connection.transaction(publish, WORKER_HEALTH_HASH)
 
 
 def worker_health_forget(connection: redis.Redis, name: str) -> None:

@@ -54,8 +54,9 @@ _built = threading.local()
 def per_vendor(name: str, build: Any) -> Any:
     """`build()` once per thread and database vendor: quoting and converters differ between
     vendors, and the converters belong to the thread's own connection."""
-    made: dict[tuple[str, str], Any] = getattr(_built, "made", None) or {}
-    _built.made = made
+    made: dict[tuple[str, str], Any] | None = getattr(_built, "made", None)
+    if made is None:
+        made = _built.made = {}
     key = (name, connection.vendor)
     if key not in made:
         made[key] = build()

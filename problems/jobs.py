@@ -54,8 +54,8 @@ def judge_code_job(problem_id: int, suite_id: int, language: str, code: str, mod
     if resolved is None:
         job = get_current_job()
         resolved = job.meta.get(JUDGE_JOB_SNAPSHOT) if job is not None else None
-    hit = suite_from_snapshot(resolved) if resolved and resolved.get("suite_id") == suite_id \
-        and resolved.get("problem_id") == problem_id else None
+    names_this_suite = bool(resolved) and (resolved.get("suite_id"), resolved.get("problem_id")) == (suite_id, problem_id)
+    hit = suite_from_snapshot(resolved) if names_this_suite else None
     if hit is not None:
         suite, loaded = hit
     else:

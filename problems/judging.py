@@ -174,8 +174,8 @@ suite_cache = _SuiteCache(CACHE_MAX_BYTES)
 
 
 def suite_snapshot(suite: TestSuite) -> dict[str, Any]:
-    """What judging reads of a complete suite and its problem (plain values, for a job's
-    arguments): with it a worker that has the suite's bodies cached judges without a query
+    """What judging reads of a complete suite and its problem (plain values, for a judging
+    job's meta): with it a worker that has the suite's bodies cached judges without a query
     (suite_from_snapshot). The problem's limits are those of the moment it was taken."""
     problem = suite.problem
     return {"suite_id": suite.pk, "problem_id": suite.problem_id, "version": suite.version,
