@@ -7,13 +7,19 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from api import tokens
 from api.models import ApiToken
+from core.forms import form_refused_pop, form_refused_redirect
 
 # A user is not meant to hold hundreds of tokens; the cap bounds what one account can mint.
 MAX_ACTIVE_TOKENS = 50
+# The new secret crosses the redirect after "Create" in a signed cookie that lives a minute and
+# is read once: it is never stored on the server, and reloading the list does not show it again.
+SECRET_COOKIE = "new_token"
+SECRET_COOKIE_MAX_AGE_S = 60
 
 
 class TokenForm(forms.Form):
@@ -30,10 +36,26 @@ def _page(request: HttpRequest, form: TokenForm, *, secret: str | None = None, s
     )
 
 
+def _over_cap(request: HttpRequest) -> bool:
+    return ApiToken.objects.filter(user=request.user, revoked_at__isnull=True).count() >= MAX_ACTIVE_TOKENS
+
+
 @login_required
 @require_GET
 def token_list(request: HttpRequest) -> HttpResponse:
-    return _page(request, TokenForm())
+    data, errors = form_refused_pop(request, key="token")
+    form = TokenForm(data) if data is not None else TokenForm()
+    if data is not None:
+        form.is_valid()
+        for error in errors:
+            form.add_error(None, error)
+    secret = request.get_signed_cookie(SECRET_COOKIE, default=None, max_age=SECRET_COOKIE_MAX_AGE_S,
+                                       salt=SECRET_COOKIE)
+    response = _page(request, form, secret=secret)
+    if secret is not None:
+        response.delete_cookie(SECRET_COOKIE, path=request.path)
+    response["Cache-Control"] = "no-store"
+    return response
 
 
 @login_required
@@ -41,15 +63,16 @@ def token_list(request: HttpRequest) -> HttpResponse:
 def token_create(request: HttpRequest) -> HttpResponse:
     form = TokenForm(request.POST)
     if not form.is_valid():
-        return _page(request, form, status=400)
-    if ApiToken.objects.filter(user=request.user, revoked_at__isnull=True).count() >= MAX_ACTIVE_TOKENS:
-        form.add_error(None, f"You already have {MAX_ACTIVE_TOKENS} active tokens; revoke one first.")
-        return _page(request, form, status=400)
+        return form_refused_redirect(request, key="token", to=reverse("token_list"))
+    if _over_cap(request):
+        return form_refused_redirect(request, key="token", to=reverse("token_list"), errors=[
+            f"You already have {MAX_ACTIVE_TOKENS} active tokens; revoke one first."])
     new = tokens.token_create(user=request.user, name=form.cleaned_data["name"])
-    # Rendered in this response only (not a redirect, not a message): the secret is never
-    # stored in clear, so this page is the one chance to copy it.
-    response = _page(request, TokenForm(), secret=new.secret)
-    response["Cache-Control"] = "no-store"
+    response = redirect("token_list")
+    response.status_code = 303
+    response.set_signed_cookie(SECRET_COOKIE, new.secret, salt=SECRET_COOKIE, max_age=SECRET_COOKIE_MAX_AGE_S,
+                               path=reverse("token_list"), httponly=True, samesite="Strict",
+                               secure=request.is_secure())
     return response
 
 

@@ -7,7 +7,9 @@ from collections.abc import Callable
 
 from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
+from django.urls import Resolver404, resolve
 
 # Paths reachable without a session: the login page, static files, the token-authenticated API.
 _OPEN_PREFIXES = ("/accounts/login/", "/static/", "/api/", "/healthz")
@@ -39,3 +41,41 @@ class LoginRequiredUnlessPublicMiddleware:
             response["HX-Redirect"] = f"{settings.LOGIN_URL_PATH}?next={path}"
             return response
         return redirect_to_login(request.get_full_path())
+
+
+class MethodNotAllowedPageMiddleware:
+    """A POST-only address typed or reloaded in the address bar (after a form, say) is not a
+    blank 405: it sends the person to the page the form belongs to (the address one segment
+    up, when that is a page), or shows the site's 405 page. API paths keep their JSON errors."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if response.status_code != 405 or request.path.startswith("/api/") or _sandboxfusion_path(request.path):
+            return response
+        if request.method in ("GET", "HEAD"):
+            parent = _parent_page(request.path)
+            if parent is not None:
+                return HttpResponseRedirect(parent, status=303)
+        page = render(request, "405.html", {"request_path": request.path, "allowed": response.get("Allow", "")},
+                      status=405)
+        if response.has_header("Allow"):
+            page["Allow"] = response["Allow"]
+        return page
+
+
+def _parent_page(path: str) -> str | None:
+    """The nearest address above `path` that names a view (`/studies/3/items/9/label/` ->
+    `/studies/3/items/9/`), or None."""
+    parts = [p for p in path.split("/") if p]
+    while parts:
+        parts.pop()
+        candidate = "/" + "/".join(parts) + ("/" if parts else "")
+        try:
+            resolve(candidate)
+        except Resolver404:
+            continue
+        return candidate
+    return None

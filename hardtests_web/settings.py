@@ -1,7 +1,8 @@
 """Settings for hardtests_web: one module, environment variables with embedded defaults.
 
 `make run` needs no environment: SQLite under var/, an embedded Redis server, a secret key
-generated once into var/. Production sets DEBUG=0, SECRET_KEY, DATABASE_URL and REDIS_URL.
+generated once into var/, DEBUG off (`serve --dev` turns it on). Production sets
+HARDTESTS_DEMO=0, SECRET_KEY, DATABASE_URL and REDIS_URL.
 Every variable read here is listed in .env.example and in the README.
 """
 
@@ -21,7 +22,12 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("HARDTESTS_VAR_DIR", str(BASE_DIR / "var")))
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
-DEBUG = env_bool("DEBUG", True)
+# Off unless asked for (`serve --dev` sets DEBUG=1): Django's debug pages list every URL
+# pattern and setting to whoever reaches the server.
+DEBUG = env_bool("DEBUG", False)
+# Demo mode (the default, what `make run` serves): demo logins exist, a secret key is made
+# under var/ when none is given, and cookies work over plain HTTP on loopback.
+HARDTESTS_DEMO = env_bool("HARDTESTS_DEMO", True)
 
 
 def _secret_key() -> str:
@@ -31,9 +37,9 @@ def _secret_key() -> str:
         return key
     if key_file:
         return Path(key_file).read_text().strip()
-    if not DEBUG:
-        raise ImproperlyConfigured("SECRET_KEY (or SECRET_KEY_FILE) is required when DEBUG=0")
-    # Development: generate once and keep it, so sessions survive restarts.
+    if not DEBUG and not HARDTESTS_DEMO:
+        raise ImproperlyConfigured("SECRET_KEY (or SECRET_KEY_FILE) is required when DEBUG=0 and HARDTESTS_DEMO=0")
+    # Development and the demo: generate once and keep it, so sessions survive restarts.
     path = VAR_DIR / "secret_key"
     if not path.exists():
         path.write_text(secrets.token_urlsafe(50))
@@ -93,6 +99,7 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
     "csp.middleware.CSPMiddleware",
     "hardtests_web.middleware.LoginRequiredUnlessPublicMiddleware",
+    "hardtests_web.middleware.MethodNotAllowedPageMiddleware",
 ]
 
 ROOT_URLCONF = "hardtests_web.urls"
@@ -191,7 +198,8 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = Path(env_str("HARDTESTS_STATIC_ROOT") or VAR_DIR / "staticfiles")
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 # In development whitenoise serves straight from static/, no collectstatic needed.
-WHITENOISE_USE_FINDERS = DEBUG
+# The demo is served without collectstatic (make run); production images collect them.
+WHITENOISE_USE_FINDERS = DEBUG or HARDTESTS_DEMO
 WHITENOISE_AUTOREFRESH = DEBUG
 
 LOGIN_URL = "login"
@@ -209,12 +217,12 @@ CSRF_COOKIE_HTTPONLY = False  # htmx reads the token from the page, not the cook
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 if not DEBUG:
-    SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", True)
-    CSRF_COOKIE_SECURE = env_bool("SECURE_COOKIES", True)
+    # The demo is served over plain HTTP on loopback; everything else behind HTTPS.
+    SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", not HARDTESTS_DEMO)
+    CSRF_COOKIE_SECURE = env_bool("SECURE_COOKIES", not HARDTESTS_DEMO)
 
 # Product settings.
 HARDTESTS_PUBLIC_READ = env_bool("HARDTESTS_PUBLIC_READ", False)
-HARDTESTS_DEMO = env_bool("HARDTESTS_DEMO", True)
 
 # LLM: any OpenAI-compatible endpoint.
 OPENAI_BASE_URL = env_str("OPENAI_BASE_URL")
@@ -323,8 +331,12 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     # Tokens sent in URL paths (HARDTESTS_API_URL_TOKENS) never reach the logs.
-    "filters": {"path_tokens": {"()": "hardtests_web.log_redact.PathTokenFilter"}},
+    "filters": {"path_tokens": {"()": "hardtests_web.log_redact.PathTokenFilter"},
+                # A refusal (403, 404, 405) is an answer, not a failure: one line, no traceback.
+                "expected_refusals": {"()": "hardtests_web.log_filters.RefusalFilter"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["path_tokens"]}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    "loggers": {"django.db.backends": {"level": "WARNING"},
+                "django.request": {"filters": ["expected_refusals"]},
+                "django.security": {"filters": ["expected_refusals"]}},
 }

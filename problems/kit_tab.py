@@ -8,6 +8,9 @@ from typing import Any
 
 from django.db.models import OuterRef, Subquery
 from django.http import HttpRequest, HttpResponse
+from django.urls import reverse
+
+from core.forms import form_refused_pop, form_refused_redirect
 
 from problems.forms import KitEditForm
 from problems.models import Problem, TestKit
@@ -64,5 +67,17 @@ def kit_tab_context(problem: Problem, version: str | None = None, edit_form: Kit
 def kit_tab_render(request: HttpRequest, problem: Problem, *, version: str | None = None,
                    edit_form: KitEditForm | None = None, errors: list[str] | None = None,
                    status: int = 200) -> HttpResponse:
+    key = f"kit:{problem.pk}"
+    if request.method == "POST" and status >= 400 and not getattr(request, "htmx", False):
+        # A refused edit posted the plain way: back to the Kit tab's own address, with the
+        # typed code and the reasons (post/redirect/get).
+        return form_refused_redirect(request, key=key, to=reverse("problem_kit", args=[problem.pk]),
+                                     errors=errors)
+    if request.method == "GET" and edit_form is None:
+        refused, refused_errors = form_refused_pop(request, key=key)
+        if refused is not None:
+            edit_form = KitEditForm(refused)
+            edit_form.is_valid()
+            errors = refused_errors
     context = kit_tab_context(problem, version, edit_form, errors)
     return render_tab(request, problem, "kit", "problems/_tab_kit.html", context, status=status)

@@ -13,8 +13,10 @@ from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from core.forms import form_refused_pop, form_refused_redirect
 from core.permissions import is_maintainer
 from review.models import Annotation, Study, StudyItem, ValidatorTrial
 from review.studies import assignment, selectors, services
@@ -207,7 +209,12 @@ def annotate(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
         raise Http404("this item is not assigned to you")
     if study.status == Study.Status.OPEN:
         services.annotation_view(annotation=annotation)
-    form = LabelForm(initial=_initial(annotation), study=study)
+    refused, _ = form_refused_pop(request, key=f"label:{item.pk}")
+    if refused is not None:
+        form = LabelForm(refused, study=study)
+        form.is_valid()  # shows the reasons the submission was refused for
+    else:
+        form = LabelForm(initial=_initial(annotation), study=study)
     return render(request, "review/studies/annotate.html",
                   _annotate_context(study, item, annotation, form, _kind_pages(request)))
 
@@ -253,6 +260,9 @@ def label(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
         raise PermissionDenied("this item is not assigned to you")
     form = LabelForm(request.POST, study=study)
     if not form.is_valid():
+        if not request.htmx:
+            return form_refused_redirect(request, key=f"label:{item.pk}",
+                                         to=reverse("studies:annotate", args=[pk, item_pk]))
         context = _annotate_context(study, item, annotation, form)
         return render(request, "review/studies/annotate.html", context, status=422)
     data = form.cleaned_data

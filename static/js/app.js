@@ -16,6 +16,27 @@
     scope.classList.toggle("wrap-off", !on);
   });
 
+  // Buttons with data-copy="<selector>" copy that element's text (a new API token).
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest("[data-copy]");
+    if (!button) return;
+    var source = document.querySelector(button.getAttribute("data-copy"));
+    var status = button.parentElement && button.parentElement.querySelector("[data-copy-status]");
+    if (!source) return;
+    var done = function (text) { if (status) status.textContent = text; };
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(source.textContent.trim()).then(function () { done("Copied."); },
+        function () { done("Copy failed: select the token and copy it by hand."); });
+    } else {
+      var range = document.createRange();
+      range.selectNodeContents(source);
+      var selection = window.getSelection();
+      selection.removeAllRanges();
+      selection.addRange(range);
+      done(document.execCommand && document.execCommand("copy") ? "Copied." : "Selected: press Ctrl-C to copy.");
+    }
+  });
+
   // Buttons with data-confirm ask before their form submits.
   document.addEventListener("submit", function (event) {
     var button = event.submitter || event.target.querySelector("[data-confirm]");
@@ -60,6 +81,21 @@
       event.detail.shouldSwap = false;
       refusal(event.detail.target, "Refused (" + xhr.status + "): " + body.trim().slice(0, 500));
     }
+  });
+  // The verdict panel: on a phone it is a sheet (CSS); a newly opened cell shows it again and
+  // brings it into view, and its Close button hides it.
+  document.addEventListener("htmx:afterSwap", function (event) {
+    var panel = event.detail.target;
+    if (!panel || panel.id !== "cell-detail") return;
+    panel.classList.remove("closed");
+    var rect = panel.getBoundingClientRect();
+    if (rect.top < 0 || rect.bottom > window.innerHeight) panel.scrollIntoView({block: "nearest"});
+  });
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest("[data-close-panel]");
+    if (!button) return;
+    var panel = button.closest(".cell-panel");
+    if (panel) panel.classList.add("closed");
   });
   document.addEventListener("htmx:sendError", function (event) {
     refusal(event.detail.target, "Not sent: the server did not answer. Check the connection and try again.");

@@ -31,13 +31,20 @@ def alice_client(alice):
 
 
 def test_create_shows_the_secret_once_and_stores_only_its_hash(alice_client):
-    response = alice_client.post(reverse("token_create"), {"name": "rl-cluster"})
+    # Post/redirect/get: the secret crosses the redirect in a signed cookie read once.
+    response = alice_client.post(reverse("token_create"), {"name": "rl-cluster"}, follow=True)
+    assert response.redirect_chain == [(reverse("token_list"), 303)]
     assert response.status_code == 200 and response["Cache-Control"] == "no-store"
     secret = re.search(r"htk_[0-9a-f]{12}_[A-Za-z0-9_-]+", response.content.decode()).group(0)
     token = ApiToken.objects.get(user__username="alice")
     assert token.name == "rl-cluster" and token_authenticate(secret) == token
+    assert 'data-copy="#new-token"' in response.content.decode()
     listing = alice_client.get(reverse("token_list")).content.decode()
     assert "rl-cluster" in listing and token.prefix in listing and secret not in listing
+    # The secret is not kept anywhere on the server side in clear.
+    from django.contrib.sessions.models import Session
+
+    assert not any(secret in str(s.get_decoded()) for s in Session.objects.all())
 
 
 def test_list_shows_only_my_tokens(alice, alice_client):
@@ -63,8 +70,10 @@ def test_cannot_revoke_someone_elses_token(alice_client):
 
 def test_get_cannot_create_or_revoke(alice, alice_client):
     new = token_create(user=alice, name="t")
-    assert alice_client.get(reverse("token_create")).status_code == 405
-    assert alice_client.get(reverse("token_revoke", args=[new.token.pk])).status_code == 405
+    # The address typed again is sent to the page the form belongs to, and changes nothing.
+    for url in (reverse("token_create"), reverse("token_revoke", args=[new.token.pk])):
+        response = alice_client.get(url)
+        assert response.status_code == 303 and response["Location"] == reverse("token_list")
     assert ApiToken.objects.count() == 1 and token_authenticate(new.secret) is not None
 
 
@@ -81,9 +90,13 @@ def test_anonymous_users_are_sent_to_login():
     assert ApiToken.objects.count() == 0
 
 
-def test_empty_name_is_refused(alice_client):
-    assert alice_client.post(reverse("token_create"), {"name": ""}).status_code == 400
+def test_empty_name_is_refused_and_the_browser_lands_on_the_list(alice_client):
+    response = alice_client.post(reverse("token_create"), {"name": ""}, follow=True)
+    assert response.redirect_chain == [(reverse("token_list"), 303)]
+    assert "This field is required." in response.content.decode()
     assert ApiToken.objects.count() == 0
+    # Shown once: a reload is the plain page again.
+    assert "This field is required." not in alice_client.get(reverse("token_list")).content.decode()
 
 
 def _command(*args: str) -> str:

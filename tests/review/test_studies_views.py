@@ -294,8 +294,14 @@ def test_label_submit_moves_to_the_next_item_and_records_time(world):
     assert "Is the validator correct?" in page and "<kbd>1</kbd>" in page and 'class="highlight"' in page
     assert "Hacking (HackGen)" in page and "2000000000" in page
     item_pk = int(first.rstrip("/").split("/")[-1])
-    bad = client.post(reverse("studies:label", args=[study.pk, item_pk]), {"validator_label": "incorrect"})
-    assert bad.status_code == 422 and "say why" in bad.content.decode()
+    # Refused: post/redirect/get back to the item, with what was typed and the reason.
+    bad = client.post(reverse("studies:label", args=[study.pk, item_pk]),
+                      {"validator_label": "incorrect", "comment": "kept across the redirect"}, follow=True)
+    assert bad.redirect_chain == [(first, 303)]
+    assert "say why" in bad.content.decode() and "kept across the redirect" in bad.content.decode()
+    htmx = client.post(reverse("studies:label", args=[study.pk, item_pk]), {"validator_label": "incorrect"},
+                       HTTP_HX_REQUEST="true")
+    assert htmx.status_code == 422 and "say why" in htmx.content.decode()
     response = client.post(reverse("studies:label", args=[study.pk, item_pk]), {
         "validator_label": "incorrect", "validator_reason": "wrong_bound", "counterexample": "-5 3\r\n",
         "suite_label": "complete", "comment": "hi", "elapsed_ms": "12345",

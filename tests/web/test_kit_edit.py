@@ -12,11 +12,18 @@ from tests.web.conftest import World
 pytestmark = pytest.mark.django_db
 
 
-def _edit(client: Client, world: World, validator: str, judge: str | None = None):
+def _edit(client: Client, world: World, validator: str, judge: str | None = None, *, follow: bool = False):
     return client.post(f"/problems/{world.problem.pk}/kit/edit/", {
         "validator_code": validator, "judge_code": world.kit.output_judge.code if judge is None else judge,
         "note": "", "kit_version": world.kit.version,
-    })
+    }, follow=follow)
+
+
+def _refused(response, world: World) -> str:
+    """A refused edit posted without htmx lands back on the Kit tab's own address (post/redirect/get)."""
+    assert response.redirect_chain == [(f"/problems/{world.problem.pk}/kit/", 303)]
+    assert response.status_code == 200
+    return response.content.decode()
 
 
 def _counts(world: World) -> tuple[int, int]:
@@ -30,9 +37,8 @@ def _counts(world: World) -> tuple[int, int]:
 def test_broken_validator_is_refused_before_saving_and_keeps_the_typed_code(
         maintainer_client: Client, world: World, code: str, reason: str) -> None:
     before = _counts(world)
-    response = _edit(maintainer_client, world, code)
-    html = response.content.decode()
-    assert response.status_code == 422 and reason in html
+    html = _refused(_edit(maintainer_client, world, code, follow=True), world)
+    assert reason in html
     assert "def check(s)" in html or "def validate_input(s)" in html  # the typed code is still there
     assert _counts(world) == before
 
@@ -41,13 +47,16 @@ def test_validator_that_rejects_a_sample_is_refused_in_the_sandbox(maintainer_cl
     world.problem.samples = [{"input": "1 2\n", "output": "3\n"}, {"input": "5 5\n", "output": "10\n"}]
     world.problem.save()
     before = _counts(world)
-    response = _edit(maintainer_client, world, "def validate_input(s):\n    return s.startswith('1')\n")
-    html = response.content.decode()
-    assert response.status_code == 422 and "Validator rejects sample 2 (returned False)" in html
+    html = _refused(_edit(maintainer_client, world, "def validate_input(s):\n    return s.startswith('1')\n",
+                          follow=True), world)
+    assert "Validator rejects sample 2 (returned False)" in html and "s.startswith(&#x27;1&#x27;)" in html
     assert "sample 1" not in html
-    response = _edit(maintainer_client, world, "def validate_input(s):\n    return True\n",
-                     judge="def output_judging_function(i, c, r):\n    raise ValueError('boom')\n")
-    assert response.status_code == 422 and "Judging function failed on sample 1" in response.content.decode()
+    html = _refused(_edit(maintainer_client, world, "def validate_input(s):\n    return True\n",
+                          judge="def output_judging_function(i, c, r):\n    raise ValueError('boom')\n",
+                          follow=True), world)
+    assert "Judging function failed on sample 1" in html
+    # Shown once: the tab's address again is the current kit.
+    assert "Judging function failed" not in maintainer_client.get(f"/problems/{world.problem.pk}/kit/").content.decode()
     assert _counts(world) == before
     # A good edit still passes the same check and is saved.
     assert _edit(maintainer_client, world, "def validate_input(s):\n    return len(s) > 0\n").status_code == 302

@@ -47,6 +47,9 @@ class Command(BaseCommand):
         self.own_redis = False
         self.manage = [sys.executable, str(settings.BASE_DIR / "manage.py")]
         port = options["port"] or int(os.environ.get("PORT", "8000"))
+        if options["dev"]:
+            # Debug pages only where asked for; the children inherit it.
+            os.environ["DEBUG"] = "1"
         self.host = options["host"]
         try:
             self._start(port, options)
