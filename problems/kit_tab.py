@@ -11,7 +11,6 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 
 from core.forms import form_refused_pop, form_refused_redirect
-
 from problems.forms import KitEditForm
 from problems.models import Problem, TestKit
 from problems.selectors import code_versions
