@@ -128,7 +128,7 @@ def matrix_body(matrix: Any, problem_id: int) -> SafeString:
         mark = ' class="contradicts"' if row_contradicts else ""
         flag = ' <span class="gold-flag" title="a program known to be correct fails this test">≠ gold</span>' \
             if row_contradicts else ""
-        parts = [f'<tr{mark}><th scope="row" class="test-head"><span class="num">{int(ordinal)}</span> '
+        parts = [f'<tr{mark}><th scope="row" class="test-head"><span class="num">{int(ordinal) + 1}</span> '
                  f'<span class="kind kind-{kind_html}">{html_escape(label)}</span>{flag}</th>']
         for solution_id, cell in zip(solution_ids, cells, strict=True):
             if cell is None:

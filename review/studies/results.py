@@ -185,7 +185,7 @@ def annotator_rows(study: Study) -> list[AnnotatorRow]:
 # --- export -----------------------------------------------------------------------------
 
 EXPORT_FIELDS = [
-    "study_id", "study", "item_position", "problem_id", "problem_pid", "problem_title",
+    "study_id", "study", "item_number", "item_index_0based", "problem_id", "problem_pid", "problem_title",
     "validator_version", "suite_id", "suite_version", "annotator", "status",
     "validator_label", "validator_reason", "counterexample", "counterexample_accepted",
     "suite_label", "missing_cases", "suggested_input", "comment", "time_spent_ms",
@@ -211,7 +211,8 @@ def export_rows(study: Study, *, viewer: Any) -> Iterator[dict[str, Any]]:
         yield {
             "study_id": study.pk,
             "study": study.name,
-            "item_position": item.position,
+            "item_number": item.position + 1,  # as the pages number items
+            "item_index_0based": item.position,
             "problem_id": item.problem_id,
             "problem_pid": item.problem.pid,
             "problem_title": item.problem.title,

@@ -16,6 +16,16 @@
     scope.classList.toggle("wrap-off", !on);
   });
 
+  // <time data-local>: the exact moment on hover, in the reader's own time zone.
+  function localTimes(root) {
+    (root || document).querySelectorAll("time[data-local]").forEach(function (el) {
+      var moment = new Date(el.getAttribute("datetime"));
+      if (!isNaN(moment)) el.title = moment.toLocaleString(undefined, {dateStyle: "medium", timeStyle: "short"});
+    });
+  }
+  document.addEventListener("DOMContentLoaded", function () { localTimes(document); });
+  document.addEventListener("htmx:afterSettle", function (event) { localTimes(event.detail.elt); });
+
   // Buttons with data-copy="<selector>" copy that element's text (a new API token).
   document.addEventListener("click", function (event) {
     var button = event.target.closest("[data-copy]");

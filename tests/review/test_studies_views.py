@@ -414,7 +414,8 @@ def test_export_has_every_label_as_csv_and_json_lines(world):
     assert response["Content-Disposition"].endswith('.csv"')
     rows = list(csv.DictReader(io.StringIO(response.content.decode())))
     assert len(rows) == 4 and {r["annotator"] for r in rows} == {"alice", "bob"}
-    assert {r["final_validator_label"] for r in rows if r["item_position"] == "0"} == {"incorrect"}
+    assert {r["final_validator_label"] for r in rows if r["item_number"] == "1"} == {"incorrect"}
+    assert {r["item_index_0based"] for r in rows if r["item_number"] == "1"} == {"0"}
     assert all(r["comment"].startswith("'=") for r in rows)  # a spreadsheet will not run it as a formula
     lines = client.get(reverse("studies:export_jsonl", args=[study.pk])).content.decode().splitlines()
     records = [json.loads(line) for line in lines]
