@@ -63,7 +63,7 @@ def _as_datetime(value: Any) -> dt.datetime | None:
     else:
         return None
     if timezone.is_naive(moment):
-        moment = timezone.make_aware(moment, dt.timezone.utc)
+        moment = timezone.make_aware(moment, dt.UTC)
     return moment
 
 
@@ -73,6 +73,6 @@ def when(value: Any) -> SafeString | str:
     moment = _as_datetime(value)
     if moment is None:
         return "" if value in (None, "") else str(value)
-    utc = moment.astimezone(dt.timezone.utc)
+    utc = moment.astimezone(dt.UTC)
     return format_html('<time datetime="{}" title="{}" data-local>{}</time>', utc.isoformat(timespec="seconds"),
                        utc.strftime("%Y-%m-%d %H:%M UTC"), naturaltime(moment))
