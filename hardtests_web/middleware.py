@@ -12,7 +12,7 @@ from django.shortcuts import render
 from django.urls import Resolver404, resolve
 
 # Paths reachable without a session: the login page, static files, the token-authenticated API.
-_OPEN_PREFIXES = ("/accounts/login/", "/static/", "/api/", "/healthz")
+_OPEN_PREFIXES = ("/accounts/login/", "/static/", "/api/", "/healthz", "/favicon.ico")
 # The SandboxFusion-compatible endpoints authenticate themselves (hardtests_web/api/headerless.py).
 _SANDBOXFUSION = re.compile(r"(t/[^/]+/)?(run_code|submit|openapi\.json)/?")
 

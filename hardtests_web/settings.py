@@ -17,6 +17,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from core.env import env_bool, env_float, env_int, env_list, env_str
 from core.storage import storage_backend
+from hardtests_web.csp import inline_script_hashes
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("HARDTESTS_VAR_DIR", str(BASE_DIR / "var")))
@@ -74,7 +75,8 @@ INSTALLED_APPS = [
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
         "default-src": ["'self'"],
-        "script-src": ["'self'"],
+        # Plus, by hash, the one inline script of django-rq's staff dashboard (hardtests_web/csp.py).
+        "script-src": ["'self'", *inline_script_hashes("django_rq")],
         "style-src": ["'self'", "'unsafe-inline'"],
         "img-src": ["'self'", "data:"],
         "font-src": ["'self'", "data:"],

@@ -3,21 +3,26 @@ from __future__ import annotations
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.templatetags.static import static
 from django.urls import include, path
 from django.views import defaults
+from django.views.generic import RedirectView
 
 from api.sandboxfusion import sandboxfusion_api, sandboxfusion_prefix
 from api.v1 import api
 from generation.dashboard import home
 from hardtests_web.ops.health import healthz, healthz_deep
+from hardtests_web.views import SiteLoginView
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     # django-rq wraps each of its views in staff_member_required itself.
     path("rq/", include("django_rq.urls")),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", SiteLoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("healthz", healthz, name="healthz"),
+    # Browsers ask for /favicon.ico whatever the page says.
+    path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True)),
     path("healthz/deep", healthz_deep, name="healthz-deep"),
     path("api/v1/", api.urls),
     # SandboxFusion-compatible /run_code and /submit (HARDTESTS_SANDBOXFUSION_PREFIX).

@@ -135,7 +135,11 @@ def demo_build_status(*, cached: bool = True) -> DemoBuild | None:
     status = cache.get(key) if cached else None
     if status is None:
         # Runs belong to generation, above problems; reach them through the relation.
-        runs = Problem._meta.get_field("generation_runs").related_model.objects.filter(problem__source=DEMO_SOURCE)
+        # Only the first build: runs on demo problems that have no active generated suite yet.
+        # A later regeneration of a built problem is an ordinary run, not "the first run".
+        built = Problem.objects.filter(source=DEMO_SOURCE, suites__origin="generated", suites__status="active")
+        runs = (Problem._meta.get_field("generation_runs").related_model.objects
+                .filter(problem__source=DEMO_SOURCE).exclude(problem__in=built))
         busy = runs.aggregate(running=Count("pk", filter=Q(status="running")),
                               queued=Count("pk", filter=Q(status="queued")))
         status = DemoBuild(problems=0, ready=0, running=busy["running"], queued=busy["queued"], failed=0)
@@ -148,20 +152,29 @@ def demo_build_status(*, cached: bool = True) -> DemoBuild | None:
     return status if status.problems and status.building else None
 
 
+def demo_logins() -> list[tuple[str, str, str]]:
+    """(username, password, role) of the demo accounts that exist, in demo mode only: the
+    summary block and the login page show them; production (HARDTESTS_DEMO=0) shows none."""
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+
+    if not settings.HARDTESTS_DEMO:
+        return []
+    present = set(get_user_model().objects.filter(username__in=[u for u, _, _ in DEMO_USERS])
+                  .values_list("username", flat=True))
+    return [(u, p, DEMO_ROLES.get(u, g)) for u, p, g in DEMO_USERS if u in present]
+
+
 def first_run_summary(url: str, *, building: DemoBuild | None = None) -> str:
     """The block `make run` ends with: where the site is, who can log in, and what is being built."""
     width = 66
     lines = ["", "=" * width, f"  HardTests is running at {url}"]
-    from django.conf import settings
-    from django.contrib.auth import get_user_model
 
-    present = set(get_user_model().objects.filter(username__in=[u for u, _, _ in DEMO_USERS])
-                  .values_list("username", flat=True)) if settings.HARDTESTS_DEMO else set()
-    if present:
+    logins = demo_logins()
+    if logins:
         lines += ["", "  Demo logins (username / password):"]
-        for username, password, group in DEMO_USERS:
-            if username in present:
-                lines.append(f"    {username:<12} {password:<18} {DEMO_ROLES.get(username, group)}")
+        for username, password, role in logins:
+            lines.append(f"    {username:<12} {password:<18} {role}")
         lines.append(f"  Admin: {url.rstrip('/')}/admin/   Queues: {url.rstrip('/')}/rq/  (log in as admin)")
     status = building if building is not None else demo_build_status(cached=False)
     if status is not None:

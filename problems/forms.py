@@ -28,6 +28,12 @@ class ProblemFilterForm(forms.Form):
     # No separate empty choice: the default order is by id, shown as "Sort: Id" (one entry, not two).
     sort = forms.ChoiceField(required=False, choices=[(k, f"Sort: {v}") for k, v in SORT_LABELS.items()])
     page = forms.IntegerField(required=False, min_value=1)
+    per_page = forms.ChoiceField(required=False, label="Per page", choices=[
+        ("", "50 per page"), ("25", "25 per page"), ("100", "100 per page"), ("200", "200 per page")])
+
+    # Choice filters whose value, when unknown (an old link, a typo), still filters (to nothing)
+    # and is named on the page, instead of being dropped and showing every problem.
+    NAMED_WHEN_UNKNOWN = ("platform", "difficulty", "tag")
 
     def __init__(self, *args: Any, facets: dict[str, Any], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -42,7 +48,8 @@ class ProblemFilterForm(forms.Form):
         for extension in list_extensions():
             self.fields[extension.name] = forms.ChoiceField(required=False, choices=extension.choices,
                                                             label=extension.label)
-        self.order_fields([name for name in self.fields if name not in ("sort", "page")] + ["sort", "page"])
+        self.order_fields([name for name in self.fields if name not in ("sort", "page", "per_page")]
+                          + ["sort", "page", "per_page"])
 
     def clean_q(self) -> str:
         q = self.cleaned_data.get("q") or ""
@@ -53,10 +60,23 @@ class ProblemFilterForm(forms.Form):
         return q
 
     def filters(self) -> dict[str, Any]:
-        """The cleaned filter state; invalid values (an unknown tag in an old link) are ignored."""
+        """The cleaned filter state. An unknown platform, difficulty or tag still filters (it
+        matches nothing) and is listed in `unknown`; other invalid values are ignored."""
         if self.is_valid():
             return {k: v for k, v in self.cleaned_data.items() if v not in (None, "")}
-        return {k: self.cleaned_data[k] for k in getattr(self, "cleaned_data", {}) if self.cleaned_data[k]}
+        kept = {k: self.cleaned_data[k] for k in getattr(self, "cleaned_data", {}) if self.cleaned_data[k]}
+        for name in self.NAMED_WHEN_UNKNOWN:
+            raw = self.data.get(name) if self.is_bound else None
+            if name in self.errors and raw:
+                kept[name] = str(raw)[:200]
+        return kept
+
+    def unknown(self) -> list[tuple[str, str]]:
+        """(field label, value) of the choice filters whose value names nothing in the catalogue."""
+        if not self.is_bound or self.is_valid():
+            return []
+        return [(str(self.fields[name].label or name).lower(), str(self.data.get(name))[:200])
+                for name in self.NAMED_WHEN_UNKNOWN if name in self.errors and self.data.get(name)]
 
 
 class KitEditForm(forms.Form):

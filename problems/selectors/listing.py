@@ -118,6 +118,7 @@ class ProblemPage:
 
 def problem_page(params: dict[str, Any], page: int) -> ProblemPage:
     """One page of the list with everything its rows show, in six queries plus one per extension column."""
+    size = int(params.get("per_page") or PAGE_SIZE)
     qs = problem_list_filter(params)
     # An unfiltered count is one index scan. A filtered count stops at COUNT_CAP matches: an
     # exact one would evaluate the filters over the whole catalogue on every keystroke.
@@ -126,17 +127,17 @@ def problem_page(params: dict[str, Any], page: int) -> ProblemPage:
     else:
         total = qs.order_by().values("pk")[: COUNT_CAP + 1].count()
         capped = total > COUNT_CAP
-    last = max(1, -(-total // PAGE_SIZE))
+    last = max(1, -(-total // size))
     page = max(1, page) if capped else min(max(1, page), last)
-    offset = (page - 1) * PAGE_SIZE
+    offset = (page - 1) * size
     # Plain value rows rather than model instances with prefetch_related: the page shows 50
     # rows and the ORM's per-row related managers would cost more than the queries.
-    problems = list(qs.values_list("id", "pid", "title", "platform")[offset : offset + PAGE_SIZE + 1])
-    has_next = len(problems) > PAGE_SIZE
-    problems = problems[:PAGE_SIZE]
+    problems = list(qs.values_list("id", "pid", "title", "platform")[offset : offset + size + 1])
+    has_next = len(problems) > size
+    problems = problems[:size]
     if capped and not problems and page > 1:
         page, offset = 1, 0
-        problems = list(qs.values_list("id", "pid", "title", "platform")[:PAGE_SIZE])
+        problems = list(qs.values_list("id", "pid", "title", "platform")[:size])
         has_next = True
     ids = [p[0] for p in problems]
     tags: dict[int, list[str]] = {}
@@ -178,7 +179,7 @@ def problem_page(params: dict[str, Any], page: int) -> ProblemPage:
             row.suite_status = mine[0][0]
         rows.append(row)
     return ProblemPage(rows=rows, number=page, total=min(total, COUNT_CAP) if capped else total,
-                       has_next=has_next, capped=capped, extra_columns=[e.column for e in columns])
+                       has_next=has_next, capped=capped, page_size=size, extra_columns=[e.column for e in columns])
 
 
 def problem_facets() -> dict[str, Any]:

@@ -87,8 +87,10 @@ class SuiteDiff:
 
 def suite_diff(a: TestSuite, b: TestSuite, *, show: int = 50) -> SuiteDiff:
     """What changed from suite a to suite b: tests by input content hash, and verdicts per solution."""
-    in_a = dict(a.tests.values_list("input_sha256", "output_sha256"))
-    in_b = dict(b.tests.values_list("input_sha256", "output_sha256"))
+    rows_a = list(a.tests.values_list("input_sha256", "output_sha256", "ordinal"))
+    rows_b = list(b.tests.values_list("input_sha256", "output_sha256", "ordinal"))
+    in_a = {i: o for i, o, _ in rows_a}
+    in_b = {i: o for i, o, _ in rows_b}
     added = sorted(set(in_b) - set(in_a))
     removed = sorted(set(in_a) - set(in_b))
     common = set(in_a) & set(in_b)
@@ -98,19 +100,44 @@ def suite_diff(a: TestSuite, b: TestSuite, *, show: int = 50) -> SuiteDiff:
     removed_tests = list(a.tests.filter(input_sha256__in=removed[:show]).only(*fields).order_by("ordinal"))
     by_solution: dict[int, dict[str, Any]] = {}
     for v in Verdict.objects.filter(suite__in=[a, b]).select_related("solution").only(
-        "suite_id", "verdict", "passed", "total", "solution__id", "solution__name", "solution__role",
+        "suite_id", "verdict", "passed", "total", "results", "solution__id", "solution__name", "solution__role",
         "solution__language", "solution__gold_verdict",
     ):
         entry = by_solution.setdefault(v.solution_id, {"solution": v.solution, "a": None, "b": None})
         entry["a" if v.suite_id == a.pk else "b"] = v
+    # Tests present in both versions with the same input and the same expected output: a verdict
+    # that differs there did not come from the suite's change but from the run (timing, mostly).
+    same = {key for key in common if in_a[key] == in_b[key]}
+    ordinal_a = {o: i for i, _, o in rows_a if i in same}
+    ordinal_b = {o: i for i, _, o in rows_b if i in same}
     verdicts = []
     for entry in by_solution.values():
         va, vb = entry["a"], entry["b"]
         entry["changed"] = (va.verdict if va else None) != (vb.verdict if vb else None)
+        entry["flipped"] = _flipped_on_unchanged_tests(va, vb, ordinal_a, ordinal_b) if va and vb else []
+        entry["timing_sensitive"] = bool(entry["flipped"])
         verdicts.append(entry)
     verdicts.sort(key=lambda e: (not e["changed"], e["solution"].role, e["solution"].pk))
     return SuiteDiff(a, b, len(added), len(removed), changed, len(common) - changed, added_tests, removed_tests,
                      verdicts)
+
+
+def _flipped_on_unchanged_tests(va: Verdict, vb: Verdict, ordinal_a: dict[int, str],
+                                ordinal_b: dict[int, str]) -> list[dict[str, Any]]:
+    """Unchanged tests (same input, same expected output) on which the program's verdict differs
+    between the two versions: [{"ordinal_a", "ordinal_b", "a", "b"}] (at most 20)."""
+    def by_input(results: Any, ordinals: dict[int, str]) -> dict[str, tuple[int, str]]:
+        out: dict[str, tuple[int, str]] = {}
+        for r in results or []:
+            key = ordinals.get(r.get("ordinal")) if isinstance(r, dict) else None
+            if key is not None and r.get("verdict"):
+                out[key] = (r["ordinal"], r["verdict"])
+        return out
+
+    left, right = by_input(va.results, ordinal_a), by_input(vb.results, ordinal_b)
+    flips = [{"ordinal_a": left[k][0], "ordinal_b": right[k][0], "a": left[k][1], "b": right[k][1]}
+             for k in left.keys() & right.keys() if left[k][1] != right[k][1]]
+    return sorted(flips, key=lambda f: f["ordinal_b"])[:20]
 
 
 def kit_versions(problem: Problem) -> list[TestKit]:

@@ -16,7 +16,8 @@ def problem_list(request: HttpRequest) -> HttpResponse:
     page = problem_page(filters, filters.get("page") or 1)
     sort = filters.get("sort") or "pid"
     next_sort = {"pid": "-pid" if sort == "pid" else "pid", "title": "-title" if sort == "title" else "title"}
-    context = {"form": form, "page": page, "sort": sort, "next_sort": next_sort}
+    context = {"form": form, "page": page, "sort": sort, "next_sort": next_sort,
+               "unknown_filters": form.unknown() if request.GET else []}
     if htmx_target(request) == "problem-table":
         return render(request, "problems/_problem_table.html", context)
     return render(request, "problems/problem_list.html", context)

@@ -220,7 +220,8 @@ def _near_duplicates_section(suites: list[TestSuite], budget_s: float, processes
 
 
 def evaluation_report_compute(
-    *, selection: Selection, near_duplicate_budget_s: float = NEAR_DUPLICATE_BUDGET_S
+    *, selection: Selection, near_duplicate_budget_s: float = NEAR_DUPLICATE_BUDGET_S,
+    on_step: Callable[[int, int, str], None] | None = None,
 ) -> dict[str, Any]:
     """The report, from current verdicts only (nothing is judged here)."""
     from problems.judging import KIND_ORDER
@@ -265,24 +266,32 @@ def evaluation_report_compute(
             "redundancy": f"precision/recall with a random x% of each suite kept, mean over {metrics.SEEDS} seeds",
             "cost": "seconds of test runs (wall time) to verify one program against one suite; compilation excluded",
         },
-        "by_origin": metrics.by_origin(outcomes),
-        "by_difficulty": metrics.by_origin_and(outcomes, metrics.difficulty_keys),
-        "by_platform": metrics.by_origin_and(outcomes, metrics.platform_keys),
-        "by_kind": metrics.kind_ablation(outcomes),
-        "tau": metrics.tau_sweep(outcomes),
-        "tau_selection": paper.tau_selection(outcomes),
-        "paper": paper.paper_tables(
+    }
+    # Each section is a step the page shows while the report is computed (near-duplicates can
+    # take most of a minute on its own).
+    sections: list[tuple[str, str, Callable[[], Any]]] = [
+        ("by_origin", "precision and recall by origin", lambda: metrics.by_origin(outcomes)),
+        ("by_difficulty", "by difficulty", lambda: metrics.by_origin_and(outcomes, metrics.difficulty_keys)),
+        ("by_platform", "by platform", lambda: metrics.by_origin_and(outcomes, metrics.platform_keys)),
+        ("by_kind", "ablation by test kind", lambda: metrics.kind_ablation(outcomes)),
+        ("tau", "the tau sweep", lambda: metrics.tau_sweep(outcomes)),
+        ("tau_selection", "training-data selection", lambda: paper.tau_selection(outcomes)),
+        ("paper", "the papers' tables", lambda: paper.paper_tables(
             outcomes, difficulty_source=selection.params.get("difficulty_source"),
             origins=[o for o in selection.origins if o in suites_by_origin], levels=selection.params.get("levels") or (),
             same_problems_only=selection.params.get("same_problems", True),
-        ),
-        "redundancy": metrics.subsample_curve(outcomes),
-        "near_duplicates": _near_duplicates_section(suites, near_duplicate_budget_s),
-        "cost": metrics.cost_summary(outcomes, KIND_ORDER),
-        "misclassified": errors,
-        "split": split_section(selection.problems, main_split),
-        "refinement": refinement_section(selection.problems),
-    }
+        )),
+        ("redundancy", "the redundancy curve", lambda: metrics.subsample_curve(outcomes)),
+        ("near_duplicates", "near-duplicate inputs", lambda: _near_duplicates_section(suites, near_duplicate_budget_s)),
+        ("cost", "cost", lambda: metrics.cost_summary(outcomes, KIND_ORDER)),
+        ("split", "the tuning/held-out split", lambda: split_section(selection.problems, main_split)),
+        ("refinement", "refinement rounds", lambda: refinement_section(selection.problems)),
+    ]
+    for index, (key, label, compute) in enumerate(sections):
+        if on_step:
+            on_step(index, len(sections), label)
+        report[key] = compute()
+    report["misclassified"] = errors
     if selection.split == "both":
         report["by_split"] = {
             side: metrics.by_origin(evaluation_outcomes(pairs=evaluation_pairs(
@@ -341,7 +350,13 @@ def evaluation_report_run(
         if plan.task_ids:
             evaluation_wait(task_ids=plan.task_ids, timeout_s=timeout_s, on_progress=progress)
         EvaluationReport.objects.filter(pk=report_id).update(status=EvaluationReport.Status.COMPUTING)
-        data = evaluation_report_compute(selection=selection, near_duplicate_budget_s=near_duplicate_budget_s)
+
+        def step(done: int, total: int, label: str) -> None:
+            EvaluationReport.objects.filter(pk=report_id).update(compute_done=done, compute_total=total,
+                                                                 compute_step=label[:100])
+
+        data = evaluation_report_compute(selection=selection, near_duplicate_budget_s=near_duplicate_budget_s,
+                                         on_step=step)
     except Exception as exc:
         EvaluationReport.objects.filter(pk=report_id).update(
             status=EvaluationReport.Status.FAILED, error=f"{type(exc).__name__}: {exc}"[:4000],

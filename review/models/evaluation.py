@@ -28,6 +28,10 @@ class EvaluationReport(models.Model):
     # Judging progress while status is JUDGING, so the page can show it from the database.
     judging_total = models.PositiveIntegerField(default=0)
     judging_done = models.PositiveIntegerField(default=0)
+    # Computing progress while status is COMPUTING: sections done of all, and the one under way.
+    compute_total = models.PositiveIntegerField(default=0)
+    compute_done = models.PositiveIntegerField(default=0)
+    compute_step = models.CharField(max_length=100, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -44,3 +48,14 @@ class EvaluationReport(models.Model):
     @property
     def finished(self) -> bool:
         return self.status in (self.Status.DONE, self.Status.FAILED)
+
+    @property
+    def percent(self) -> int:
+        """Overall progress: judging is the first 80%, computing the metrics the rest."""
+        if self.status == self.Status.DONE:
+            return 100
+        if self.status == self.Status.JUDGING:
+            return round(80 * self.judging_done / self.judging_total) if self.judging_total else 0
+        if self.status == self.Status.COMPUTING:
+            return 80 + (round(20 * self.compute_done / self.compute_total) if self.compute_total else 0)
+        return 0

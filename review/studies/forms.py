@@ -93,6 +93,9 @@ class StudyForm(forms.ModelForm):
                                                                  or stored.get(key))
         self.fields["seed"].required = False
         self.fields["seed"].help_text = "fixes the item order; left empty, a random seed is drawn"
+        if not self.instance.pk:
+            # The model's default (0) is a seed like any other; a new study starts empty, as the help says.
+            self.initial["seed"] = None
         study = self.instance if self.instance.pk else None
         if study is not None:
             self.initial["annotators"] = list(study.annotators.values_list("pk", flat=True))

@@ -137,7 +137,10 @@ def test_the_job_runs_the_report(rq_queues):  # noqa: F811
     # The test has no sandbox worker: judge in-process first so the job finds current verdicts.
     run_sync(pids=[world.problem.pid])
     assert evaluation_report_job(report.pk) == EvaluationReport.Status.DONE
-    assert EvaluationReport.objects.get(pk=report.pk).report["counts"]["pairs_judged"] == 8
+    done = EvaluationReport.objects.get(pk=report.pk)
+    assert done.report["counts"]["pairs_judged"] == 8
+    # The metrics step reported every section it computed, the last one being under way at the end.
+    assert done.compute_total == 12 and done.compute_done == 11 and done.compute_step == "refinement rounds"
 
 
 def test_status_partial_stops_polling_with_286_when_finished():
@@ -145,7 +148,13 @@ def test_status_partial_stops_polling_with_286_when_finished():
     report = EvaluationReport.objects.create(status=EvaluationReport.Status.JUDGING, judging_total=8, judging_done=3)
     url = f"{URL}runs/{report.pk}/status/"
     running = client.get(url, HTTP_HX_REQUEST="true")
-    assert running.status_code == 200 and "3 / 8" in running.content.decode()
+    html = running.content.decode()
+    assert running.status_code == 200 and "3/8 judging tasks finished" in html
+    assert '<progress value="30" max="100"' in html  # judging is the first 80%: 3/8 of it
+    EvaluationReport.objects.filter(pk=report.pk).update(status=EvaluationReport.Status.COMPUTING, compute_done=6,
+                                                         compute_total=12, compute_step="near-duplicate inputs")
+    html = client.get(url, HTTP_HX_REQUEST="true").content.decode()
+    assert "6/12 sections · now near-duplicate inputs" in html and '<progress value="90" max="100"' in html
     EvaluationReport.objects.filter(pk=report.pk).update(status=EvaluationReport.Status.FAILED, error="boom")
     done = client.get(url, HTTP_HX_REQUEST="true")
     assert done.status_code == 286 and "boom" in done.content.decode()

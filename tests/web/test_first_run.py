@@ -37,6 +37,19 @@ def test_banner_shows_progress_while_demo_suites_build_and_goes_when_done(user_c
     assert "demo-banner" not in user_client.get("/problems/").content.decode()
 
 
+def test_banner_does_not_come_back_for_a_later_run_of_a_built_demo_problem(user_client: Client) -> None:
+    from problems.services import suite_activate, suite_create
+
+    demo_load()
+    for problem in Problem.objects.filter(source="demo"):
+        suite_activate(suite=suite_create(problem=problem, origin="generated"))
+    first = Problem.objects.filter(source="demo").first()
+    GenerationRun.objects.create(problem=first, mode=GenerationRun.Mode.FROM_KIT, status=GenerationRun.Status.QUEUED)
+    cache.clear()
+    assert demo_build_status(cached=False) is None
+    assert "demo-banner" not in user_client.get("/problems/").content.decode()
+
+
 def test_demo_logins_include_a_staff_account_that_opens_admin_and_queues() -> None:
     demo_users_ensure()
     client = Client()
@@ -72,3 +85,13 @@ def test_first_run_summary_names_no_login_that_does_not_exist(settings) -> None:
     demo_users_ensure()
     settings.HARDTESTS_DEMO = False
     assert "Demo logins" not in first_run_summary("http://127.0.0.1:8000/")
+
+
+def test_login_page_lists_the_demo_logins_in_demo_mode_only(settings) -> None:
+    demo_users_ensure()
+    page = Client().get("/accounts/login/").content.decode()
+    for username, password, _ in DEMO_USERS:
+        assert f'<td class="mono">{username}</td><td class="mono">{password}</td>' in page
+    settings.HARDTESTS_DEMO = False
+    page = Client().get("/accounts/login/").content.decode()
+    assert "Demo logins" not in page and DEMO_USERS[0][1] not in page

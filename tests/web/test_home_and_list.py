@@ -138,9 +138,23 @@ def test_sorting_and_pagination_keep_the_filters_in_the_url(user_client: Client,
     assert "Page 3 of 3" in last
 
 
-def test_unknown_filter_values_are_ignored(user_client: Client, world: World) -> None:
+def test_an_unknown_tag_matches_nothing_and_says_so(user_client: Client, world: World) -> None:
     response = user_client.get("/problems/?tag=nope&suite=weird&page=x")
-    assert response.status_code == 200 and b"cf/1A" in response.content
+    html = response.content.decode()
+    assert response.status_code == 200 and "cf/1A" not in html
+    assert "No problem has the tag “nope”: nothing matches." in html
+    # One empty-state message, not two.
+    assert html.count("No problems match") == 1
+    # A known tag with invalid other values (suite=weird, page=x ignored) still lists its problems.
+    assert "cf/1A" in user_client.get("/problems/?tag=math&suite=weird&page=x").content.decode()
+
+
+def test_per_page_sets_the_page_size_and_stays_in_the_links(user_client: Client, db: None) -> None:
+    many_problems(120)
+    html = user_client.get("/problems/?per_page=25").content.decode()
+    assert "Showing 1–25 of 120 problems" in html and "Page 1 of 5" in html
+    assert "per_page=25&amp;page=2" in html
+    assert "Showing 1–50 of 120" in user_client.get("/problems/?per_page=7").content.decode()  # not offered: default
 
 
 def test_list_query_count_does_not_grow_with_rows(user_client: Client, world: World, django_assert_max_num_queries) -> None:

@@ -34,3 +34,20 @@ def test_suite_compare_marks_exactly_the_solutions_whose_verdict_changed(user_cl
     assert "<strong>changed</strong>" not in rows[world.oracle.name]
     # changed rows come first
     assert list(rows)[0] == "bad.py"
+
+
+def test_a_verdict_that_flips_on_an_unchanged_test_is_marked_timing_sensitive(user_client: Client, world: World) -> None:
+    old = {t.input_sha256: t.ordinal for t in world.old_suite.tests.all()}
+    new = list(world.suite.tests.order_by("ordinal"))
+    shared = next(t for t in new if t.input_sha256 in old)  # same input and output in both versions
+    verdict_record(solution=world.good, suite=world.old_suite, verdict="AC", passed=5, total=5, complete=True,
+                   results=[{"ordinal": o, "verdict": "AC", "time_ms": 900} for o in old.values()])
+    verdict_record(solution=world.good, suite=world.suite, verdict="TLE", passed=len(new) - 1, total=len(new),
+                   complete=True, results=[{"ordinal": t.ordinal, "verdict": "TLE" if t.pk == shared.pk else "AC",
+                                            "time_ms": 1000} for t in new])
+    url = f"/problems/{world.problem.pk}/suite/compare/?a={world.old_suite.pk}&b={world.suite.pk}"
+    rows = rows_by_solution(user_client.get(url, **htmx("suite-diff")).content.decode())
+    assert "timing-sensitive" in rows["good.py"]
+    assert f"test {shared.ordinal + 1}: AC → TLE" in rows["good.py"]
+    # bad.py changed because the suite changed (no per-test flip on a shared test): not flagged.
+    assert "timing-sensitive" not in rows["bad.py"]
