@@ -11,7 +11,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def _run(code: str, **env: str) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items() if k not in ("SECRET_KEY", "DEBUG", "REDIS_URL", "DATABASE_URL")}
+    clean = {k: v for k, v in os.environ.items()
+             if k not in ("SECRET_KEY", "DEBUG", "REDIS_URL", "DATABASE_URL", "HARDTESTS_DEMO", "SECURE_COOKIES")}
     return subprocess.run(
         [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60,
         env={**clean, "DJANGO_SETTINGS_MODULE": "hardtests_web.settings", **env},
@@ -19,9 +20,9 @@ def _run(code: str, **env: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_production_refuses_to_start_without_a_secret_key(tmp_path):
-    result = _run("import django; django.setup()", DEBUG="0", HARDTESTS_VAR_DIR=str(tmp_path))
+    result = _run("import django; django.setup()", HARDTESTS_DEMO="0", HARDTESTS_VAR_DIR=str(tmp_path))
     assert result.returncode != 0
-    assert "SECRET_KEY (or SECRET_KEY_FILE) is required when DEBUG=0" in result.stderr
+    assert "SECRET_KEY (or SECRET_KEY_FILE) is required when DEBUG=0 and HARDTESTS_DEMO=0" in result.stderr
 
 
 def test_development_generates_the_secret_key_once(tmp_path):
@@ -36,10 +37,13 @@ def test_development_generates_the_secret_key_once(tmp_path):
 def test_defaults_need_no_environment(tmp_path):
     code = (
         "import django; django.setup(); from django.conf import settings as s; "
-        "print(s.DATABASES['default']['ENGINE'], s.REDIS_URL.startswith('unix://'), s.DEBUG)"
+        "print(s.DATABASES['default']['ENGINE'], s.REDIS_URL.startswith('unix://'), s.DEBUG, "
+        "s.HARDTESTS_DEMO, s.SESSION_COOKIE_SECURE)"
     )
     result = _run(code, HARDTESTS_VAR_DIR=str(tmp_path))
-    assert result.stdout.split() == ["django.db.backends.sqlite3", "True", "True"]
+    # What `make run` gets: no debug pages (they list every URL pattern), the demo over plain HTTP.
+    assert result.stdout.split() == ["django.db.backends.sqlite3", "True", "False", "True", "False"]
+    assert _run(code, HARDTESTS_VAR_DIR=str(tmp_path), DEBUG="1").stdout.split()[2] == "True"
 
 
 def test_a_malformed_variable_fails_loudly(tmp_path):

@@ -95,7 +95,8 @@ def test_run_is_refused_to_annotators_and_anonymous_users():
     assert client_for(annotator()).post(run).status_code == 403
     anonymous = Client().post(run)
     assert anonymous.status_code == 302 and "/accounts/login/" in anonymous["Location"]
-    assert client_for(maintainer()).get(run).status_code == 405  # POST only
+    typed = client_for(maintainer()).get(run)  # POST only: the address typed goes back to the page
+    assert typed.status_code == 303 and typed["Location"] == URL
     assert not EvaluationReport.objects.exists()
 
 
