@@ -38,12 +38,19 @@ def _private_services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None
 
     saved_queues = dict(django_rq.settings.QUEUES)
     django_rq.settings.QUEUES.update(queues)
+    # ...and its dashboard reads each queue's connection from a list made at import, too.
+    saved_list = [dict(entry) for entry in django_rq.settings.QUEUES_LIST]
+    for entry in django_rq.settings.QUEUES_LIST:
+        if entry["name"] in queues:
+            entry["connection_config"] = queues[entry["name"]]
     os.environ["REDIS_URL"] = url
     os.environ["HARDTESTS_MEDIA_ROOT"] = str(media)
     try:
         yield
     finally:
         django_rq.settings.QUEUES.update(saved_queues)
+        for entry, saved in zip(django_rq.settings.QUEUES_LIST, saved_list, strict=True):
+            entry.update(saved)
         override.disable()
         assert child is not None
         child.terminate()

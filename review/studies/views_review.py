@@ -14,11 +14,20 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from core.forms import form_refused_pop, form_refused_redirect
 from problems.kit_check import kit_code_errors
 from review.models import Study, StudyItem, SuiteAddition
 from review.studies import results, selectors, services
 from review.studies.forms import AdjudicationForm, InputForm, ValidatorEditForm
 from review.studies.view_helpers import STOP_POLLING, _item, _kind_pages, _study, maintainer_required
+
+# The item page's forms a refusal sends back to it: name in the page's context -> (form class,
+# the field that carries reasons found beyond the form's own validation).
+_REFUSABLE: dict[str, tuple[type, str | None]] = {
+    "adjudication_form": (AdjudicationForm, None),
+    "validator_form": (ValidatorEditForm, "code"),
+    "input_form": (InputForm, None),
+}
 
 # --- results, review, adjudication, export ----------------------------------------------
 
@@ -38,7 +47,28 @@ def study_results(request: HttpRequest, pk: int) -> HttpResponse:
 def review_item(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
     study = get_object_or_404(Study, pk=pk)
     item = _item(study, item_pk)
-    return render(request, "review/studies/review_item.html", _review_context(request, study, item))
+    forms: dict[str, Any] = {}
+    for name, (form_class, error_field) in _REFUSABLE.items():
+        data, errors = form_refused_pop(request, key=f"review:{item.pk}:{name}")
+        if data is not None:
+            form = form_class(data)
+            form.is_valid()
+            for error in errors:
+                if error not in form.errors.get(error_field or "__all__", []):
+                    form.add_error(error_field, error)
+            forms[name] = form
+    return render(request, "review/studies/review_item.html", _review_context(request, study, item, **forms))
+
+
+def _refused(request: HttpRequest, study: Study, item: StudyItem, name: str, form: Any) -> HttpResponse:
+    """A refused form: the re-rendered page for htmx, else back to the item's page with what was
+    typed and why (post/redirect/get), so the address bar never holds a POST-only address."""
+    if request.htmx:
+        context = _review_context(request, study, item, **{name: form})
+        return render(request, "review/studies/review_item.html", context, status=422)
+    extra = [str(e) for e in form.errors.get(_REFUSABLE[name][1] or "__all__", [])] if name == "validator_form" else []
+    return form_refused_redirect(request, key=f"review:{item.pk}:{name}", errors=extra,
+                                 to=reverse("studies:review_item", kwargs={"pk": study.pk, "item_pk": item.pk}))
 
 
 def _review_context(request: HttpRequest, study: Study, item: StudyItem, **forms: Any) -> dict[str, Any]:
@@ -73,8 +103,7 @@ def adjudicate(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
     item = _item(study, item_pk)
     form = AdjudicationForm(request.POST)
     if not form.is_valid():
-        context = _review_context(request, study, item, adjudication_form=form)
-        return render(request, "review/studies/review_item.html", context, status=422)
+        return _refused(request, study, item, "adjudication_form", form)
     adjudication = services.adjudication_set(item=item, user=request.user, **form.cleaned_data)
     note = " The counterexample is now a regression input of the validator." if adjudication.regression_recorded else ""
     messages.success(request, "Final label saved." + note)
@@ -96,8 +125,7 @@ def validator_edit(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
         for error in kit_code_errors(problem=item.problem, validator_code=form.cleaned_data["code"], judge_code=""):
             form.add_error("code", error)
     if not form.is_valid():
-        context = _review_context(request, study, item, validator_form=form)
-        return render(request, "review/studies/review_item.html", context, status=422)
+        return _refused(request, study, item, "validator_form", form)
     edit = services.validator_edit(item=item, user=request.user, **form.cleaned_data)
     messages.success(request, f"Saved validator v{edit.validator.version} (kit v{edit.kit.version}); {edit.message}.")
     return redirect("studies:review_item", pk=pk, item_pk=item_pk)
@@ -110,8 +138,7 @@ def suite_addition_start(request: HttpRequest, pk: int, item_pk: int) -> HttpRes
     item = _item(study, item_pk)
     form = InputForm(request.POST)
     if not form.is_valid():
-        context = _review_context(request, study, item, input_form=form)
-        return render(request, "review/studies/review_item.html", context, status=422)
+        return _refused(request, study, item, "input_form", form)
     annotation = item.annotations.filter(pk=request.POST.get("annotation") or 0).first()
     try:
         addition = services.suite_addition_start(

@@ -591,9 +591,15 @@ def test_validator_edit_from_an_item_is_checked_before_saving(world):
     item = study.items.order_by("position").first()
     before = InputValidator.objects.filter(problem=item.problem).count()
     url = reverse("studies:validator_edit", args=[study.pk, item.pk])
-    response = _client(m).post(url, {"code": "def check(s):\n    return True\n", "note": ""})
-    assert response.status_code == 422
-    assert "Validator: defines no top-level function validate_input()" in response.content.decode()
+    page = reverse("studies:review_item", args=[study.pk, item.pk])
+    # Refused: back to the item's page (post/redirect/get) with the typed code and the reason, once.
+    response = _client(m).post(url, {"code": "def check(s):\n    return True\n", "note": ""}, follow=True)
+    assert response.redirect_chain == [(page, 303)]
+    html = response.content.decode()
+    assert html.count("Validator: defines no top-level function validate_input()") == 1 and "def check(s)" in html
+    assert "defines no top-level function" not in _client(m).get(page).content.decode()
+    htmx = _client(m).post(url, {"code": "def check(s):\n    return True\n", "note": ""}, HTTP_HX_REQUEST="true")
+    assert htmx.status_code == 422 and "defines no top-level function validate_input()" in htmx.content.decode()
     response = _client(m).post(url, {"code": InputValidator.objects.filter(problem=item.problem).order_by("-version").first().code,
                                      "note": ""},
                                follow=True)
