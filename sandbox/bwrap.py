@@ -158,6 +158,7 @@ def limit_options(spec: BatchSpec, *, cgroup: bool) -> list[str]:
         "-t", str(spec.cpu_kill_us()),
         "-w", str(spec.wall_us()),
         "-W", str(spec.starved_wall_us()),
+        "-e", str(spec.idle_kill_us()),
         "-m", str(address_space),
         "-f", str(limits.output_kb * 1024 + 1),
         # the user namespace's uid 0 also owns bwrap's, the runner's and its launcher's processes
