@@ -21,7 +21,7 @@ from tests.sandbox.conftest import run_one
 REPO = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(params=["bwrap", "docker"])
+@pytest.fixture(params=["bwrap", pytest.param("docker", marks=pytest.mark.docker)])
 def any_sb(request: pytest.FixtureRequest) -> Sandbox:
     return request.getfixturevalue("sb" if request.param == "bwrap" else "docker_sb")
 
