@@ -937,20 +937,24 @@ static void run_one(const char *input) {
             }
         }
         if (!killed && t1 - t0 > wall_kill_us) {
-            /* the wall-clock backstop: an idle test (one that was not kept from a CPU:
-             * sleeping, blocked, stopped, a zombie's parent, whatever its tasks' states)
-             * is killed at once, TLE; one whose tasks waited for a CPU most of the time
-             * they did not run was held back by a loaded machine: it may go on (the CPU
-             * limit still stops it) until -W, then the verdict is the machine's fault
-             * (4), never the program's */
+            /* the wall-clock backstop: a test that was neither on a CPU nor waiting for
+             * one (the run delay) most of the time is idle, whatever its tasks' states
+             * (sleeping, blocked, stopped, a zombie's parent): killed at once, TLE.  A busy
+             * one may go on (the CPU limit still stops it) until -W; there, if its tasks
+             * waited for a CPU at least half of the time they did not run, the machine held
+             * it back and the verdict is the machine's fault (4), never the program's;
+             * otherwise it is TLE */
             long long on_cpu = 0;
             long long delay = run_delay_us(&on_cpu);
             long long cpu = cg[CG_CPU_USAGE] >= 0 ? cg_cpu() - cpu0 : -1;
             /* without a cgroup's CPU figure, the live tasks' own CPU time still
              * enforces the CPU limit (a fork bomb is busy, not starved) */
+            long long used = cpu >= 0 ? cpu : on_cpu;
             if (cpu < 0 && on_cpu > cpu_kill_us) killed = 1;
-            else if (!starved_over(t1 - t0, cpu >= 0 ? cpu : on_cpu, delay)) killed = 2;
-            else if (t1 - t0 > (starved_kill_us > wall_kill_us ? starved_kill_us : wall_kill_us)) killed = 4;
+            else if (delay < 0 || (used + delay) * 2 < t1 - t0) killed = 2;
+            else if (t1 - t0 > (starved_kill_us > wall_kill_us ? starved_kill_us : wall_kill_us))
+                /* busy to the end: the machine's fault only if it kept the test waiting */
+                killed = starved_over(t1 - t0, used, delay) ? 4 : 2;
         }
         if (killed) {
             /* the test may have ended since the poll above (its init then sleeps in the
