@@ -866,6 +866,9 @@ static void run_one(const char *input) {
     if (unix_baseline < 0) unix_baseline = unix_sockets();
     long long t0 = now_us();
     long long idle_checked = t0, progress_at = t0, progress_cpu = 0, progress_delay = 0;
+    /* the backstop's window: the last 400 ms (less for a backstop under 800 ms) */
+    long long window = wall_kill_us / 2 < 400000 ? wall_kill_us / 2 : 400000;
+    long long ref_t = -1, ref_used = 0, ref_delay = 0, ref_on_cpu = 0;
     pid_t init;
     if (flat_mode) {
         init = fork();
@@ -936,25 +939,37 @@ static void run_one(const char *input) {
                 killed = 2;
             }
         }
-        if (!killed && t1 - t0 > wall_kill_us) {
-            /* the wall-clock backstop: a test that was neither on a CPU nor waiting for
-             * one (the run delay) most of the time is idle, whatever its tasks' states
-             * (sleeping, blocked, stopped, a zombie's parent): killed at once, TLE.  A busy
-             * one may go on (the CPU limit still stops it) until -W; there, if its tasks
-             * waited for a CPU at least half of the time they did not run, the machine held
-             * it back and the verdict is the machine's fault (4), never the program's;
+        if (!killed && ref_t < 0 && t1 - t0 >= wall_kill_us - window) {
+            /* the start of the window the backstop looks at */
+            ref_t = t1;
+            ref_delay = run_delay_us(&ref_on_cpu);
+            ref_used = cg[CG_CPU_USAGE] >= 0 ? cg_cpu() - cpu0 : ref_on_cpu;
+        }
+        if (!killed && t1 - t0 > wall_kill_us && t1 - ref_t >= window) {
+            /* the wall-clock backstop, over the last window (a program busy at its start,
+             * a JVM's, and idle since is idle now): a test that was neither on a CPU nor
+             * waiting for one (the run delay) most of that time is idle, whatever its tasks'
+             * states (sleeping, blocked, stopped, a zombie's parent): killed at once, TLE.
+             * A busy one may go on (the CPU limit still stops it) until -W; there, if its
+             * tasks waited for a CPU at least half of the time they did not run, the machine
+             * held it back and the verdict is the machine's fault (4), never the program's;
              * otherwise it is TLE */
             long long on_cpu = 0;
             long long delay = run_delay_us(&on_cpu);
             long long cpu = cg[CG_CPU_USAGE] >= 0 ? cg_cpu() - cpu0 : -1;
+            long long used = cpu >= 0 ? cpu : on_cpu;
+            long long span = t1 - ref_t, d_used = used - ref_used, d_delay = delay - ref_delay;
+            if (d_used < 0) d_used = 0;
+            if (d_delay < 0) d_delay = 0; /* a task that ended took its run delay with it */
             /* without a cgroup's CPU figure, the live tasks' own CPU time still
              * enforces the CPU limit (a fork bomb is busy, not starved) */
-            long long used = cpu >= 0 ? cpu : on_cpu;
             if (cpu < 0 && on_cpu > cpu_kill_us) killed = 1;
-            else if (delay < 0 || (used + delay) * 2 < t1 - t0) killed = 2;
+            else if (delay < 0 || ref_delay < 0 || (d_used + d_delay) * 2 < span) killed = 2;
             else if (t1 - t0 > (starved_kill_us > wall_kill_us ? starved_kill_us : wall_kill_us))
-                /* busy to the end: the machine's fault only if it kept the test waiting */
-                killed = starved_over(t1 - t0, used, delay) ? 4 : 2;
+                killed = starved_over(span, d_used, d_delay) ? 4 : 2;
+            ref_t = t1;
+            ref_used = used;
+            ref_delay = delay;
         }
         if (killed) {
             /* the test may have ended since the poll above (its init then sleeps in the
