@@ -5,7 +5,6 @@ from __future__ import annotations
 import atexit
 import collections
 import contextlib
-import errno
 import functools
 import logging
 import os
@@ -158,6 +157,7 @@ def limit_options(spec: BatchSpec, *, cgroup: bool) -> list[str]:
         "-t", str(spec.cpu_kill_us()),
         "-w", str(spec.wall_us()),
         "-W", str(spec.starved_wall_us()),
+        "-e", str(spec.idle_kill_us()),
         "-m", str(address_space),
         "-f", str(limits.output_kb * 1024 + 1),
         # the user namespace's uid 0 also owns bwrap's, the runner's and its launcher's processes
@@ -245,6 +245,8 @@ class _Started:
     def __init__(self, sandbox: BwrapSandbox, spec: BatchSpec, *, spare: bool) -> None:
         self.spec = spec
         self.in_dir = self.prog_dir = None
+        # what this sandbox binds of the cache: links of its own (see cache.batch_view)
+        self.views: list[Path] = []
         self.is_ready = False
         self.nice = 0  # a spare's while it waits (-L)
         self.started_at = time.monotonic()
@@ -265,7 +267,7 @@ class _Started:
                 if self.nice:
                     runner += ["-L", str(self.nice)]
                 self.in_dir = cache.make_private_dir(spec.inputs_dir.parent, prefix=SPARE_PREFIX)
-                self.prog_dir = cache.make_private_dir(cache.staging_dir(), prefix=SPARE_PREFIX)
+                self.prog_dir = cache.make_private_dir(cache.neutral_root(), prefix=SPARE_PREFIX)
             else:
                 runner += limit_options(spec, cgroup=self.bounded)
             if self.cgroup is not None:
@@ -280,9 +282,9 @@ class _Started:
                 "--ro-bind", str(sandbox.runner_dir), BIN_DIR,
             ]
             if spec.prog_dir is not None:
-                argv += ["--ro-bind", str(self.prog_dir or spec.prog_dir), languages.PROG_DIR]
+                argv += ["--ro-bind", str(self.prog_dir or self._view(spec.prog_dir)), languages.PROG_DIR]
             if spec.pch_dir is not None:
-                argv += ["--ro-bind", str(spec.pch_dir), languages.PCH_DIR]
+                argv += ["--ro-bind", str(self._view(spec.pch_dir)), languages.PCH_DIR]
             if spec.build_dir is not None:
                 argv += ["--bind", str(spec.build_dir), languages.BUILD_DIR]
             program = spec.argv
@@ -300,6 +302,11 @@ class _Started:
             self.release()
             raise
 
+    def _view(self, entry: Path) -> Path:
+        view = cache.batch_view(entry)
+        self.views.append(view)
+        return view
+
     def ready(self, timeout_s: float) -> bool:
         """A spare: whether its runner came up and waits for its limits."""
         assert self.proc.stdout is not None
@@ -315,8 +322,8 @@ class _Started:
     def serve(self, spec: BatchSpec) -> None:
         """A spare takes on `spec`: its inputs and program linked in, its limits set."""
         assert self.in_dir is not None and self.prog_dir is not None and spec.prog_dir is not None
-        _link_tree(spec.inputs_dir, self.in_dir)
-        _link_tree(spec.prog_dir, self.prog_dir)
+        cache.link_tree(spec.inputs_dir, self.in_dir)
+        cache.link_tree(spec.prog_dir, self.prog_dir)
         if self.cgroup is not None:
             self.cgroup.set_limits(spec.memory_bytes(), _cgroup_pids(spec))
         self.spec = spec
@@ -351,26 +358,12 @@ class _Started:
         if self.cgroup is not None:
             self.cgroup.close()
             self.cgroup = None
-        for path in (self.in_dir, self.prog_dir):
+        for path in (self.in_dir, self.prog_dir, *self.views):
             if path is not None:
                 shutil.rmtree(path, ignore_errors=True)
         self.in_dir = self.prog_dir = None
+        self.views = []
         self.errors.close()
-
-
-def _link_tree(source: Path, target: Path) -> None:
-    """Hard links to every file under `source` in `target` (copies across filesystems)."""
-    for dirpath, dirnames, filenames in os.walk(source):
-        here = target / os.path.relpath(dirpath, source)
-        for name in dirnames:
-            (here / name).mkdir(mode=0o755)
-        for name in filenames:
-            try:
-                os.link(os.path.join(dirpath, name), here / name)
-            except OSError as exc:
-                if exc.errno != errno.EXDEV:
-                    raise
-                shutil.copy2(os.path.join(dirpath, name), here / name)
 
 
 class Spares:
@@ -644,7 +637,7 @@ class BwrapSandbox(Sandbox):
         if found is None:
             raise SandboxUnavailable(MISSING)
         self.bwrap = found
-        self.runner_dir = cache.runner_dir()
+        self.runner_dir = cache.tool_view(cache.runner_dir())
         self.userns = userns_args(found)
         self._probe()
 

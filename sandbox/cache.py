@@ -5,23 +5,34 @@ atomic rename, so a reader never sees a half-written entry; a per-key lock
 file only avoids doing the same work twice when workers race.
 
 The compiled programs and PCH are bounded: HARDTESTS_COMPILE_CACHE_MAX_MB
-(default 2048) in all, evicted least recently used first, and no single build
-over HARDTESTS_COMPILE_MAX_ARTIFACT_MB (default 256) is kept: it becomes a CE.
-Eviction is the mirror of publishing: an entry is renamed out of the cache
-first (atomic, so a reader sees all of it or nothing), then deleted; one
-worker at a time evicts (a file lock), and entries used in the last few
-minutes stay, since a batch may be running them.  A running total kept beside
-the locks tells a publish whether to scan at all.
+(default 2048) in all, evicted least recently used first at every publish, and
+no single build over HARDTESTS_COMPILE_MAX_ARTIFACT_MB (default 256) or over the
+cache's own cap is kept: it becomes a CE.  Eviction is the mirror of publishing:
+an entry is renamed out of the cache first (atomic, so a reader sees all of it
+or nothing), then deleted; one worker at a time evicts (a file lock).  A batch
+never runs an entry in place: it binds hard links of its files made for it
+(`batch_view`), so an entry evicted while the batch runs goes on existing for
+it.  A running total kept beside the locks tells a publish whether to scan.
+
+The cache lives under $HARDTESTS_SANDBOX_CACHE, else $HARDTESTS_VAR_DIR/sandbox-cache,
+else the checkout's var/sandbox-cache.  Nothing is bound into a sandbox from there:
+/proc/self/mountinfo shows each bind's path within its filesystem, which would name
+the installation.  Sandboxes bind from `neutral_root()` instead, a directory named
+after nothing of the installation (hard links on the cache's filesystem, copies on
+/dev/shm where no such directory shares it).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
+import functools
 import hashlib
 import json
 import os
 import shutil
+import stat as stat_mod
 import subprocess
 import tempfile
 import time
@@ -43,15 +54,103 @@ DEFAULT_MAX_MB = 2048
 DEFAULT_MAX_ARTIFACT_MB = 256
 # the kinds eviction may remove; our own tools (runner, hts-dock) are tiny and always needed
 EVICTABLE = ("prog", "pch")
-# an entry used this recently may be bound into a running batch: never evicted
+# an entry used this recently is evicted only when the cap cannot be met otherwise (running
+# batches hold links of their own, see batch_view; this keeps a just compiled program for
+# the run that follows its compile)
 EVICT_GRACE_S = 600.0
+NEUTRAL_PREFIX = "hardtests-sandbox-"
 
 
 def cache_root() -> Path:
     env = os.environ.get("HARDTESTS_SANDBOX_CACHE")
-    root = Path(env) if env else Path(__file__).resolve().parent.parent / "var" / "sandbox-cache"
+    var = os.environ.get("HARDTESTS_VAR_DIR")
+    if env:
+        root = Path(env)
+    elif var:
+        root = Path(var) / "sandbox-cache"
+    else:
+        root = Path(__file__).resolve().parent.parent / "var" / "sandbox-cache"
     root.mkdir(parents=True, exist_ok=True, mode=0o755)
     return root
+
+
+def neutral_root() -> Path:
+    """Where everything bound into a sandbox comes from: a directory whose path names nothing
+    of the installation, on the cache's filesystem where one of the usual scratch
+    directories shares it (hard links and renames then work), else on /dev/shm."""
+    root = cache_root()
+    return _neutral_root(str(root), os.geteuid())
+
+
+@functools.cache
+def _neutral_root(root: str, uid: int) -> Path:
+    dev = os.stat(root).st_dev
+    name = f"{NEUTRAL_PREFIX}{uid}-{key_of(root)[:10]}"
+    candidates = [Path("/var/tmp"), Path(tempfile.gettempdir()), Path("/tmp"), MEMORY_SCRATCH]
+    same = [c for c in candidates if _usable(c) and os.stat(c).st_dev == dev and not _names_checkout(c)]
+    for parent in [*same, MEMORY_SCRATCH, Path(tempfile.gettempdir())]:
+        path = parent / name
+        with contextlib.suppress(FileExistsError):
+            path.mkdir(mode=0o755)
+        with contextlib.suppress(OSError):
+            st = os.lstat(path)
+            # a world-writable parent: someone else may have made it first, or a symlink
+            if stat_mod.S_ISDIR(st.st_mode) and st.st_uid == uid and not st.st_mode & 0o022:
+                path.chmod(0o755)
+                return path
+    raise SandboxUnavailable(f"no private directory for the sandboxes' binds (tried {name} in /tmp, /dev/shm)")
+
+
+def _usable(path: Path) -> bool:
+    return path.is_dir() and os.access(path, os.W_OK | os.X_OK)
+
+
+def _names_checkout(path: Path) -> bool:
+    checkout = str(Path(__file__).resolve().parent.parent)
+    return str(path.resolve()).startswith(checkout)
+
+
+def link_tree(source: Path, target: Path) -> None:
+    """Hard links to every file under `source` in `target` (copies across filesystems)."""
+    for dirpath, dirnames, filenames in os.walk(source):
+        here = target / os.path.relpath(dirpath, source)
+        for name in dirnames:
+            (here / name).mkdir(mode=0o755)
+        for name in filenames:
+            try:
+                os.link(os.path.join(dirpath, name), here / name)
+            except OSError as exc:
+                if exc.errno not in (errno.EXDEV, errno.EPERM):
+                    raise
+                shutil.copy2(os.path.join(dirpath, name), here / name)
+
+
+def batch_view(entry: Path) -> Path:
+    """A private copy (hard links) of a cache entry for one batch to bind: the entry may be
+    evicted while the batch runs; the caller removes the view when the batch ends."""
+    view = make_private_dir(neutral_root(), prefix="v-")
+    try:
+        link_tree(entry, view)
+    except BaseException:
+        shutil.rmtree(view, ignore_errors=True)
+        raise
+    return view
+
+
+def tool_view(entry: Path) -> Path:
+    """A lasting view of one of our own tools (the runner, hts-dock: never evicted)."""
+    view = neutral_root() / f"{entry.parent.name}-{entry.name}"
+    if view.is_dir():
+        return view
+    fresh = make_private_dir(neutral_root(), prefix=".new-")
+    link_tree(entry, fresh)
+    try:
+        os.rename(fresh, view)
+    except OSError:
+        shutil.rmtree(fresh, ignore_errors=True)
+        if not view.is_dir():
+            raise
+    return view
 
 
 def key_of(*parts: str | bytes) -> str:
@@ -100,9 +199,9 @@ def inputs_parent(total_bytes: int) -> Path | None:
     try:
         st = os.statvfs(MEMORY_SCRATCH)
     except OSError:
-        return None
+        return neutral_root()
     free = st.f_bavail * st.f_frsize
-    return MEMORY_SCRATCH if os.access(MEMORY_SCRATCH, os.W_OK) and free > 4 * total_bytes + 64 * MB else None
+    return MEMORY_SCRATCH if os.access(MEMORY_SCRATCH, os.W_OK) and free > 4 * total_bytes + 64 * MB else neutral_root()
 
 
 def _restore_owner(path: Path) -> None:
@@ -166,6 +265,12 @@ def publish(kind: str, key: str, build_dir: Path) -> Path:
     final = entry_path(kind, key)
     final.parent.mkdir(parents=True, exist_ok=True)
     _restore_owner(build_dir)
+    if os.stat(build_dir).st_dev != os.stat(final.parent).st_dev:
+        # built on /dev/shm (no neutral directory on the cache's filesystem): copied over first
+        moved = make_private_dir(staging_dir())
+        shutil.copytree(build_dir, moved, dirs_exist_ok=True, symlinks=True)
+        shutil.rmtree(build_dir, ignore_errors=True)
+        build_dir = moved
     try:
         os.rename(build_dir, final)
     except OSError:
@@ -222,33 +327,33 @@ def _entry_size(path: Path) -> int:
 def evict(max_bytes: int | None = None, *, grace_s: float | None = None, keep: Path | None = None) -> int:
     """Remove least recently used entries until the cache fits in max_bytes; bytes freed.
 
-    Stops at 90% of the cap so that every publish does not evict again.  Another
-    worker already evicting is enough: this one returns at once.
+    Stops at 90% of the cap so that every publish does not evict again (entries used
+    within `grace_s` go only as far as the cap needs).
     """
     limit = max_cache_bytes() if max_bytes is None else max_bytes
     grace = EVICT_GRACE_S if grace_s is None else grace_s
     root = cache_root()
-    entries = _scan()
-    total = sum(size for _, size, _ in entries)
-    if total <= limit:
-        _add_usage(0, exact=total)
-        return 0
     lock_dir = root / "locks"
     lock_dir.mkdir(exist_ok=True)
     freed = 0
+    # one evictor at a time, and the next one looks again after it: the cap holds when
+    # every publish returns, not eventually
     with open(lock_dir / "evict.lock", "a") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        entries = _scan()
+        total = sum(size for _, size, _ in entries)
+        if total <= limit:
+            _add_usage(0, exact=total)
             return 0
         trash = root / "staging"
         trash.mkdir(exist_ok=True)
         now = time.time()
-        for used, size, path in sorted(entries, key=lambda e: e[0]):
-            if total - freed <= 0.9 * limit:
+        # the cap holds after every publish: entries used within the grace go too, last,
+        # when the older ones are not enough (running batches hold links of their own)
+        ordered = sorted(entries, key=lambda e: (now - e[0] < grace, e[0]))
+        for used, size, path in ordered:
+            if total - freed <= (0.9 * limit if now - used >= grace else limit):
                 break
-            if now - used < grace:
-                break  # everything from here on is in use or about to be
             if path == keep:
                 continue  # its publisher is about to use it
             target = trash / f"evicted-{uuid.uuid4().hex}"
@@ -275,15 +380,17 @@ def write_meta(path: Path, meta: dict) -> None:
     `meta` is updated in place, so that the caller reports what the cache holds.
     """
     size = tree_size(path)
-    if meta.get("verdict") == "OK" and size > max_artifact_bytes():
+    # an entry the cache could not keep within its cap is not kept at all
+    cap = min(max_artifact_bytes(), max_cache_bytes())
+    if meta.get("verdict") == "OK" and size > cap:
         for child in path.iterdir():
             if child.is_dir() and not child.is_symlink():
                 shutil.rmtree(child, ignore_errors=True)
             else:
                 child.unlink(missing_ok=True)
         meta["verdict"] = "CE"
-        meta["message"] = (f"the compiled program is {size // MB} MB, over the {max_artifact_bytes() // MB} MB "
-                           f"limit ({MAX_ARTIFACT_MB_ENV})")
+        meta["message"] = (f"the compiled program is {size / MB:.1f} MB, over the {cap / MB:.0f} MB "
+                           f"limit ({MAX_ARTIFACT_MB_ENV}, {MAX_MB_ENV})")
         size = 0
     meta["size"] = size
     (path / "meta.json").write_text(json.dumps(meta))
@@ -297,7 +404,8 @@ def staging_dir() -> Path:
 
 
 def build_dir() -> Path:
-    return make_private_dir(staging_dir(), writable_by_sandbox=True)
+    """A compile's directory, bound writable into its sandbox: under the neutral root."""
+    return make_private_dir(neutral_root(), writable_by_sandbox=True)
 
 
 def tool_dir(source_path: Path, binary: str) -> Path:

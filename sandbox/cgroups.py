@@ -55,6 +55,8 @@ FD_FILES = (
     ("memory", "memory.usage_in_bytes", os.O_RDONLY),
     ("memory", "memory.oom_control", os.O_RDONLY),
     ("cpuacct", "cpuacct.usage", os.O_RDWR),
+    # the file cache a test brought in, left out of its reported peak
+    ("memory", "memory.stat", os.O_RDONLY),
 )
 # v2 controllers we enable; CPU needs none (cpu.stat's usage_usec is always there)
 V2_CONTROLLERS = ("memory", "pids")
@@ -66,6 +68,7 @@ V2_FD_FILES = (
     ("memory.peak", os.O_RDWR, "memory-peak"),
     ("memory.current", os.O_RDONLY, "memory-peak"),
     ("memory.events", os.O_RDONLY, "oom"),
+    ("memory.stat", os.O_RDONLY, "memory-peak"),
 )
 
 

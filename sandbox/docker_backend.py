@@ -15,7 +15,11 @@ The guarantees match the bubblewrap backend's:
   POSIX queues and the files in /tmp and /dev/shm.  Keyrings are out of reach
   (seccomp), abstract sockets die with their processes.
 * CPU and memory come from a cgroup the worker creates as the container's
-  cgroup parent and binds in, where the runner can reset its counters per test.
+  cgroup parent and binds in: the program of each test joins its child ``prog``,
+  whose memory limit is the problem's (the runner, charged to the container,
+  has room of its own above it), and whose counters the runner resets per test:
+  the memory peak is the cgroup's (every process of the test), less the file
+  cache it brought in.
 * The seccomp filter of `seccomp_policy`, no network, no new privileges, a
   read-only root.
 """
@@ -131,23 +135,29 @@ class BatchCgroupParent:
     container's.
     """
 
-    def __init__(self, version: str, memory_bytes: int) -> None:
+    def __init__(self, version: str, memory_bytes: int, pids: int = 0) -> None:
+        """`memory_bytes` (and `pids`, 0 none) bound the program's cgroup `prog`; the batch
+        cgroup around it and the container has RUNNER_MEMORY more for the runner."""
         self.version = version
         self.name = f"{CGROUP_BASE}/d-{os.getpid()}-{uuid.uuid4().hex[:12]}"
         self.dirs: dict[str, Path] = {}
         try:
             if version == "v1":
-                for controller in ("memory", "cpuacct"):
+                for controller in ("memory", "cpuacct", "pids"):
                     path = V1_ROOT / controller / self.name
                     path.mkdir(parents=True)
                     self.dirs[controller] = path
-                mem = self.dirs["memory"]
-                (mem / "memory.limit_in_bytes").write_text(str(memory_bytes))
-                with contextlib.suppress(OSError):
-                    # no swap either, so the limit is real memory
-                    (mem / "memory.memsw.limit_in_bytes").write_text(str(memory_bytes))
-                with contextlib.suppress(OSError):
-                    (mem / "memory.swappiness").write_text("0")
+                    (path / "prog").mkdir()
+                for mem, limit in ((self.dirs["memory"], memory_bytes + RUNNER_MEMORY),
+                                   (self.dirs["memory"] / "prog", memory_bytes)):
+                    (mem / "memory.limit_in_bytes").write_text(str(limit))
+                    with contextlib.suppress(OSError):
+                        # no swap either, so the limit is real memory
+                        (mem / "memory.memsw.limit_in_bytes").write_text(str(limit))
+                    with contextlib.suppress(OSError):
+                        (mem / "memory.swappiness").write_text("0")
+                if pids > 0:
+                    (self.dirs["pids"] / "prog" / "pids.max").write_text(str(pids))
             else:
                 root = cgroups.v2_own_dir()
                 if root is None:
@@ -163,9 +173,17 @@ class BatchCgroupParent:
                 path = root / self.name
                 path.mkdir()
                 self.dirs["unified"] = path
-                (path / "memory.max").write_text(str(memory_bytes))
-                with contextlib.suppress(OSError):
-                    (path / "memory.swap.max").write_text("0")
+                for controller in ("memory", "pids", "cpu"):
+                    with contextlib.suppress(OSError):
+                        (path / "cgroup.subtree_control").write_text(f"+{controller}")
+                (path / "prog").mkdir()
+                for where, limit in ((path, memory_bytes + RUNNER_MEMORY), (path / "prog", memory_bytes)):
+                    (where / "memory.max").write_text(str(limit))
+                    with contextlib.suppress(OSError):
+                        (where / "memory.swap.max").write_text("0")
+                if pids > 0:
+                    with contextlib.suppress(OSError):
+                        (path / "prog" / "pids.max").write_text(str(pids))
         except OSError:
             self.close()
             raise
@@ -221,7 +239,8 @@ class DockerBatch(Batch):
         self.cgroup: BatchCgroupParent | None = None
         # disk-backed (program output is page cache, not memory) and for root only: the
         # runner is root in the container, the program is not
-        self.private = cache.make_private_dir(cache.cache_root() / "staging")
+        self.private = cache.make_private_dir(cache.neutral_root())
+        self.views: list[Path] = []
         self.private.chmod(0o700)
         (self.private / "in").mkdir()
         try:
@@ -236,7 +255,7 @@ class DockerBatch(Batch):
         memory = spec.memory_bytes() + RUNNER_MEMORY
         if version != "none":
             try:
-                self.cgroup = BatchCgroupParent(version, memory)
+                self.cgroup = BatchCgroupParent(version, spec.memory_bytes(), spec.nproc() + 8)
             except OSError as exc:
                 raise SandboxUnavailable(f"cannot create the batch cgroup for Docker: {exc}") from None
         uid = cache.sandbox_uid() or os.geteuid()
@@ -252,7 +271,7 @@ class DockerBatch(Batch):
         argv = [dock, "init", version, f"{PRIV_DIR}/cg", f"{PRIV_DIR}/io", f"{BIN_DIR}/hts-runner", "-N",
                 *options, "--", dock, "drop", str(uid), str(uid), *spec.argv]
         volumes: dict[str, dict[str, str]] = {
-            str(self.sandbox.runner_dir): {"bind": BIN_DIR, "mode": "ro"},
+            str(self.sandbox.runner_dir): {"bind": BIN_DIR, "mode": "ro"},  # views: see cache.neutral_root
             str(self.sandbox.dock_dir): {"bind": DOCK_DIR, "mode": "ro"},
             str(self.private): {"bind": PRIV_DIR, "mode": "rw"},
         }
@@ -262,16 +281,20 @@ class DockerBatch(Batch):
         for piece in ETC_PIECES:
             if os.path.exists(piece):
                 volumes[piece] = {"bind": piece, "mode": "ro"}
-        if spec.prog_dir is not None:
-            volumes[str(spec.prog_dir)] = {"bind": languages.PROG_DIR, "mode": "ro"}
-        if spec.pch_dir is not None:
-            volumes[str(spec.pch_dir)] = {"bind": languages.PCH_DIR, "mode": "ro"}
+        for entry, target in ((spec.prog_dir, languages.PROG_DIR), (spec.pch_dir, languages.PCH_DIR)):
+            if entry is not None:
+                self.views.append(cache.batch_view(entry))
+                volumes[str(self.views[-1])] = {"bind": target, "mode": "ro"}
         if spec.build_dir is not None:
             volumes[str(spec.build_dir)] = {"bind": languages.BUILD_DIR, "mode": "rw"}
         limits: dict[str, Any] = {}
         if self.cgroup is not None:
             volumes.update(self.cgroup.volumes())
             limits["cgroup_parent"] = "/" + self.cgroup.name
+            if version == "v2":
+                # the program's cgroup is a sibling of the container's, which a private
+                # cgroup namespace would not let the runner move it into
+                limits["cgroupns"] = "host"
         else:
             # rusage only: the engine's own limit, with room for the runner
             limits["mem_limit"] = limits["memswap_limit"] = memory + 48 * MB
@@ -360,6 +383,9 @@ class DockerBatch(Batch):
             self.cgroup.close()
             self.cgroup = None
         shutil.rmtree(self.private, ignore_errors=True)
+        for view in self.views:
+            shutil.rmtree(view, ignore_errors=True)
+        self.views = []
 
 
 class DockerSandbox(Sandbox):
@@ -378,8 +404,8 @@ class DockerSandbox(Sandbox):
             raise SandboxUnavailable(
                 f"no Docker engine answers ({exc}): apt-get install docker.io and start dockerd"
             ) from None
-        self.runner_dir: Path = cache.runner_dir()
-        self.dock_dir: Path = cache.tool_dir(Path(__file__).with_name("docker_init.c"), "hts-dock")
+        self.runner_dir: Path = cache.tool_view(cache.runner_dir())
+        self.dock_dir: Path = cache.tool_view(cache.tool_dir(Path(__file__).with_name("docker_init.c"), "hts-dock"))
         self.cgroup_version = self._cgroup_version(info)
         if self.cgroup_version == "v1":
             _sweep_stale_cgroups()

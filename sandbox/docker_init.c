@@ -5,10 +5,10 @@
  *     pid 1 of the container, as root with a handful of capabilities.  Opens
  *     the batch cgroup's counters (bound in from the host, where they can be
  *     reset) and hands them to the runner as inherited descriptors, creates the
- *     runner's private output directory, then becomes the runner.  CPU time and
- *     OOM kills come from the cgroup; the memory peak does not, since the
- *     cgroup's peak includes the page cache of the program's output (the
- *     memory limit still holds everything, and the peak is the rusage one).
+ *     runner's private output directory, then becomes the runner.  CPU time,
+ *     OOM kills and the memory peak come from the batch cgroup's child "prog",
+ *     which each program joins: the runner (and the page cache of the output it
+ *     keeps) is charged to the container's cgroup beside it, not to the program.
  *
  *   hts-dock drop <uid> <gid> <program> [args...]
  *     what the runner executes for each test: leaves root for the program's
@@ -56,21 +56,35 @@ static int cmd_init(int argc, char **argv) {
     char spec[128] = "";
     const char *flag = NULL;
     if (strcmp(version, "v1") == 0) {
-        char mem[4096], cpu[4096];
-        snprintf(mem, sizeof mem, "%s/memory", cgdir);
-        snprintf(cpu, sizeof cpu, "%s/cpuacct", cgdir);
+        char mem[4096], cpu[4096], pids[4096];
+        snprintf(mem, sizeof mem, "%s/memory/prog", cgdir);
+        snprintf(cpu, sizeof cpu, "%s/cpuacct/prog", cgdir);
+        snprintf(pids, sizeof pids, "%s/pids/prog", cgdir);
+        int mprocs = open_or_none(mem, "cgroup.procs", O_WRONLY);
+        int cprocs = open_or_none(cpu, "cgroup.procs", O_WRONLY);
+        int pprocs = open_or_none(pids, "cgroup.procs", O_WRONLY);
+        int peak = open_or_none(mem, "memory.max_usage_in_bytes", O_RDWR);
+        int usage = open_or_none(mem, "memory.usage_in_bytes", O_RDONLY);
         int oom = open_or_none(mem, "memory.oom_control", O_RDONLY);
         int usec = open_or_none(cpu, "cpuacct.usage", O_RDWR);
-        if (usec < 0) die("open cpuacct.usage");
-        /* the cgroup.procs slots stay empty: every process of the container is already in
-         * it; the peak slots too (see the top) */
-        snprintf(spec, sizeof spec, "-1,-1,-1,-1,-1,%d,%d", oom, usec);
+        int stat = open_or_none(mem, "memory.stat", O_RDONLY);
+        if (mprocs < 0 || cprocs < 0 || usec < 0) die("open the program's cgroup");
+        /* each program joins the batch's cgroup "prog" (the runner's flat mode does, before
+         * it becomes hts-dock drop): its limit is the problem's, its peak every process's */
+        snprintf(spec, sizeof spec, "%d,%d,%d,%d,%d,%d,%d,%d", mprocs, cprocs, pprocs, peak, usage, oom, usec, stat);
         flag = "-g";
     } else if (strcmp(version, "v2") == 0) {
-        int stat = open_or_none(cgdir, "cpu.stat", O_RDONLY);
-        int events = open_or_none(cgdir, "memory.events", O_RDONLY);
-        if (stat < 0) die("open cpu.stat");
-        snprintf(spec, sizeof spec, "-1,%d,-1,-1,-1,%d", stat, events);
+        char prog[4096];
+        snprintf(prog, sizeof prog, "%s/prog", cgdir);
+        int procs = open_or_none(prog, "cgroup.procs", O_WRONLY);
+        int stat = open_or_none(prog, "cpu.stat", O_RDONLY);
+        int kill = open_or_none(prog, "cgroup.kill", O_WRONLY);
+        int peak = open_or_none(prog, "memory.peak", O_RDWR);
+        int current = open_or_none(prog, "memory.current", O_RDONLY);
+        int events = open_or_none(prog, "memory.events", O_RDONLY);
+        int mstat = open_or_none(prog, "memory.stat", O_RDONLY);
+        if (procs < 0 || stat < 0) die("open the program's cgroup");
+        snprintf(spec, sizeof spec, "%d,%d,%d,%d,%d,%d,%d", procs, stat, kill, peak, current, events, mstat);
         flag = "-G";
     }
     char **args = calloc(argc + 3, sizeof *args);
@@ -88,26 +102,56 @@ static int cmd_init(int argc, char **argv) {
     return 2;
 }
 
-/* Remove everything below dir that this uid may remove (a test's leftovers are all its own). */
+/* Remove everything below dir that this uid may remove (a test's leftovers are all its
+ * own), one directory descriptor at a time however deep the tree: paths beyond PATH_MAX
+ * are never built (the same walk as hts-runner's wipe_tree). */
 static void wipe(const char *dir) {
-    DIR *d = opendir(dir);
-    if (!d) return;
-    struct dirent *e;
-    char path[4096];
-    while ((e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        struct stat st;
-        if (lstat(path, &st) != 0) continue;
-        if (S_ISDIR(st.st_mode)) {
-            chmod(path, 0700); /* a directory left unreadable on purpose */
-            wipe(path);
-            rmdir(path);
-        } else {
-            unlink(path);
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), depth = 0;
+    long long steps = 0;
+    while (fd >= 0 && steps++ < 10000000) {
+        DIR *d = fdopendir(dup(fd));
+        if (!d) break;
+        int descended = 0;
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+            if (unlinkat(fd, e->d_name, 0) == 0) continue;
+            if (errno != EISDIR && errno != EPERM) continue;
+            if (unlinkat(fd, e->d_name, AT_REMOVEDIR) == 0) continue;
+            fchmodat(fd, e->d_name, 0700, 0); /* a directory left unreadable on purpose */
+            int sub = openat(fd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (sub < 0) continue;
+            close(fd);
+            fd = sub;
+            depth++;
+            descended = 1;
+            break;
         }
+        closedir(d);
+        if (descended) continue;
+        if (depth == 0) break;
+        struct stat here;
+        if (fstat(fd, &here) != 0) break;
+        int up = openat(fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        close(fd);
+        fd = up;
+        depth--;
+        if (fd < 0) break;
+        /* a directory that stays non-empty would be entered again forever: give up */
+        DIR *check = fdopendir(dup(fd));
+        int stuck = 0;
+        if (check) {
+            while ((e = readdir(check)) != NULL) {
+                if (e->d_ino == here.st_ino && strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+                    stuck = unlinkat(fd, e->d_name, AT_REMOVEDIR) != 0;
+                    break;
+                }
+            }
+            closedir(check);
+        }
+        if (stuck) break;
     }
-    closedir(d);
+    if (fd >= 0) close(fd);
 }
 
 /* /proc/sysvipc/{shm,msg,sem}: a header line, then "key id ..." per object. */

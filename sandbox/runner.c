@@ -64,11 +64,16 @@
 #define ERR_TAIL 4096
 
 /* the first three are the cgroup.procs files to join (v1: one per hierarchy) */
-enum { CG_PROCS_1, CG_PROCS_2, CG_PROCS_3, CG_MEM_MAX, CG_MEM_USAGE, CG_MEM_OOM, CG_CPU_USAGE, CG_KILL, CG_N };
-/* where each descriptor of -G goes */
-static const int cg_v2_slots[] = {CG_PROCS_1, CG_CPU_USAGE, CG_KILL, CG_MEM_MAX, CG_MEM_USAGE, CG_MEM_OOM};
+enum { CG_PROCS_1, CG_PROCS_2, CG_PROCS_3, CG_MEM_MAX, CG_MEM_USAGE, CG_MEM_OOM, CG_CPU_USAGE, CG_KILL, CG_MEM_STAT, CG_N };
+/* where each descriptor of -g and -G goes (memory.stat last: an older caller may leave it out) */
+static const int cg_v1_slots[] = {CG_PROCS_1, CG_PROCS_2, CG_PROCS_3, CG_MEM_MAX, CG_MEM_USAGE, CG_MEM_OOM, CG_CPU_USAGE,
+                                  CG_MEM_STAT};
+static const int cg_v2_slots[] = {CG_PROCS_1, CG_CPU_USAGE, CG_KILL, CG_MEM_MAX, CG_MEM_USAGE, CG_MEM_OOM, CG_MEM_STAT};
 
 static long long cpu_kill_us = 10000000, wall_kill_us = 30000000, starved_kill_us = -1;
+/* -e: stop a test whose CPU time has not grown for this long while none of its tasks waited
+ * for a CPU (compiles: a compiler that reads a pipe or a terminal waits forever); 0 never */
+static long long idle_kill_us = 0;
 static long long as_bytes = 0, fsize_bytes = 64 << 20, stack_bytes = 0, tmpfs_bytes = 256 << 20;
 static long nproc = 64, nofile = 256;
 static int cg[CG_N];
@@ -120,7 +125,26 @@ static const char *const denied_calls[] = {
     "init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load", "reboot",
     "swapon", "swapoff", "syslog", "acct", "quotactl", "open_by_handle_at", "name_to_handle_at",
     "lookup_dcookie", "fanotify_init", "settimeofday", "clock_settime", "clock_adjtime", "adjtimex",
+    /* the page cache's state, read without timing: which pages of a file are resident */
+    "mincore",
+    /* Linux AIO: RWF_NOWAIT in an iocb (memory the filter cannot see) probes the page cache */
+    "io_setup", "io_submit",
 };
+/* Calls that succeed and do nothing: advice a program may give but must not act on.
+ * Evicting pages of shared files (fadvise DONTNEED, madvise PAGEOUT/COLD below) writes
+ * state that the next program of anyone reads (its timing, its memory charge); readahead
+ * only warms pages, which reading does too, but it is a free write with no CPU cost.
+ * Scheduling: a program that lowers its own priority or pins its threads to one CPU
+ * makes the machine withhold the CPU from it, which must never pass for an overloaded
+ * machine (SE): every test runs at the same priority on any CPU. */
+static const char *const ignored_calls[] = {
+    "fadvise64", "readahead", "setpriority", "sched_setscheduler", "sched_setattr", "sched_setparam",
+    "sched_setaffinity", "ioprio_set",
+};
+#define CACHESTAT_NR 451 /* the same number on every architecture; libseccomp < 2.5.5 lacks the name */
+#define HTS_RWF_NOWAIT 0x8
+#define HTS_MADV_COLD 20
+#define HTS_MADV_PAGEOUT 21
 #define NS_FLAGS (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | 0x00000080 /* CLONE_NEWTIME */)
 static struct sock_fprog filter;
 
@@ -155,6 +179,26 @@ static void build_filter(void) {
         if (nr == __NR_SCMP_ERROR) continue; /* unknown to this libseccomp: older than the call */
         rc = seccomp_rule_add_fn(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
     }
+    for (size_t i = 0; i < sizeof ignored_calls / sizeof ignored_calls[0] && rc == 0; i++) {
+        int nr = seccomp_syscall_resolve_name_fn(ignored_calls[i]);
+        if (nr == __NR_SCMP_ERROR) continue;
+        rc = seccomp_rule_add_fn(ctx, SCMP_ACT_ERRNO(0), nr, 0);
+    }
+    if (rc == 0) {
+        int nr = seccomp_syscall_resolve_name_fn("cachestat");
+        rc = seccomp_rule_add_fn(ctx, SCMP_ACT_ERRNO(EPERM), nr == __NR_SCMP_ERROR ? CACHESTAT_NR : nr, 0);
+    }
+    /* preadv2/pwritev2 with RWF_NOWAIT: "is this range in the page cache?" answered by EAGAIN */
+    const char *const flagged_rw[] = {"preadv2", "pwritev2"};
+    for (size_t i = 0; i < 2 && rc == 0; i++) {
+        int nr = seccomp_syscall_resolve_name_fn(flagged_rw[i]);
+        if (nr != __NR_SCMP_ERROR)
+            rc = seccomp_rule_add_fn(ctx, SCMP_ACT_ERRNO(EOPNOTSUPP), nr, 1,
+                                     SCMP_A5(SCMP_CMP_MASKED_EQ, HTS_RWF_NOWAIT, HTS_RWF_NOWAIT));
+    }
+    const int evicting[] = {HTS_MADV_COLD, HTS_MADV_PAGEOUT};
+    for (size_t i = 0; i < 2 && rc == 0; i++)
+        rc = seccomp_rule_add_fn(ctx, SCMP_ACT_ERRNO(0), SCMP_SYS(madvise), 1, SCMP_A2(SCMP_CMP_EQ, evicting[i]));
     /* clone with any namespace flag: one rule per flag (each rule tests one masked value) */
     for (unsigned long bit = 1; bit && rc == 0; bit <<= 1) {
         if (!(NS_FLAGS & bit)) continue;
@@ -202,7 +246,7 @@ static long long cg_read(int fd) {
 /* The value of one "key value" line of a flat keyed file (memory.oom_control,
  * memory.events, cpu.stat). */
 static long long cg_keyed(int fd, const char *key) {
-    char buf[1024];
+    char buf[8192]; /* memory.stat is the longest (v2: ~1.5 KB of keys before the file ones) */
     if (fd < 0) return -1;
     ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
     if (n <= 0) return -1;
@@ -215,6 +259,15 @@ static long long cg_keyed(int fd, const char *key) {
 }
 
 static long long cg_oom_kills(void) { return cg_keyed(cg[CG_MEM_OOM], "oom_kill"); }
+
+/* Page cache of files (not tmpfs: shmem lives on the anon lists) charged to the test
+ * cgroup, in bytes, -1 unknown.  A program is charged for the pages of a shared file it
+ * brings in (the JDK's, evicted by someone else, or never read since boot): what it holds
+ * is its memory, not that cache, so the peak it is reported leaves out the cache's growth. */
+static long long cg_file_cache(void) {
+    long long active = cg_keyed(cg[CG_MEM_STAT], "active_file"), inactive = cg_keyed(cg[CG_MEM_STAT], "inactive_file");
+    return active < 0 || inactive < 0 ? -1 : active + inactive;
+}
 
 /* CPU time of the test cgroup in microseconds: v1 cpuacct.usage is in
  * nanoseconds (and reset before each test), v2 has usage_usec in cpu.stat. */
@@ -373,12 +426,7 @@ static void test_init(int in_fd, int out_fd, int err_fd, int rep_fd) {
     _exit(0); /* the kernel now kills whatever else lives in this namespace */
 }
 
-static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
-    (void)sb;
-    (void)flag;
-    if (ftw->level > 0) remove(path);
-    return 0;
-}
+static void wipe_tree(int top);
 
 /* pid 1 of the container: kill every other process (background children,
  * setsid escapes), reap them, and wipe the scratch directories. */
@@ -388,8 +436,8 @@ static void flat_cleanup(pid_t session) {
     cg_write(cg[CG_KILL], "1");
     kill(getpid() == 1 ? -1 : -session, SIGKILL);
     while (waitpid(-1, NULL, 0) > 0 || errno == EINTR) {}
-    nftw("/tmp", remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
-    nftw("/dev/shm", remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+    wipe_tree(open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    wipe_tree(open("/dev/shm", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
 }
 
 static void send_file(int fd, long long len, long long skip) {
@@ -438,23 +486,26 @@ static void drain(struct sink *k) {
     }
 }
 
-/* Time the test's live tasks spent on a CPU or waiting for one (schedstat
- * fields 1 and 2, ns), in microseconds, and whether any of them is running,
- * runnable, in uninterruptible sleep or exiting right now (*active): together
- * they tell a program that chose to sleep from one the machine did not run.
- * Every process in our /proc other than us, our ancestors (pid 1: bwrap's init,
- * or ourselves in a container) and the Python zygote belongs to the current test
- * (the zygote waits on the program: its lifetime's CPU would make a sleeper look busy). */
-static long long runnable_us(int *active, long long *on_cpu_us) {
-    long long total = 0, on_cpu = 0;
-    *active = 0;
+/* The test's live tasks, from their schedstat (fields 1 and 2, ns): the time they spent on
+ * a CPU (*on_cpu_us) and the time they spent runnable but waiting for one (the scheduler's
+ * run delay, returned), in microseconds; -1 if /proc cannot be read.  The run delay is
+ * the direct measure of a machine that withheld the CPU from the test: a task that
+ * sleeps, blocks, is stopped or is a zombie accrues none, whatever its state says.  A
+ * task that lowers its own priority to make itself wait is refused by the filter
+ * (setpriority, sched_setscheduler, sched_setaffinity do nothing).  Every process in our
+ * /proc other than us, our ancestors (pid 1: bwrap's init, or ourselves in a container),
+ * the launcher and the Python zygote belongs to the current test. */
+static pid_t launcher_pid = -1;
+
+static long long run_delay_us(long long *on_cpu_us) {
+    long long delay = 0, on_cpu = 0;
     DIR *d = opendir("/proc");
     if (!d) return -1;
     struct dirent *e;
     pid_t self = getpid();
     while ((e = readdir(d)) != NULL) {
         pid_t pid = atoi(e->d_name);
-        if (pid <= 1 || pid == self || pid == zpid) continue;
+        if (pid <= 1 || pid == self || pid == zpid || pid == launcher_pid) continue;
         char path[64];
         snprintf(path, sizeof path, "/proc/%d/task", pid);
         DIR *t = opendir(path);
@@ -462,30 +513,18 @@ static long long runnable_us(int *active, long long *on_cpu_us) {
         struct dirent *te;
         while ((te = readdir(t)) != NULL) {
             if (te->d_name[0] == '.') continue;
-            char spath[320], buf[1024];
+            char spath[320], buf[256];
             snprintf(spath, sizeof spath, "/proc/%d/task/%s/schedstat", pid, te->d_name);
             int fd = open(spath, O_RDONLY | O_CLOEXEC);
-            if (fd >= 0) {
-                ssize_t n = read(fd, buf, sizeof buf - 1);
-                close(fd);
-                long long run_ns = 0, wait_ns = 0;
-                if (n > 0) {
-                    buf[n] = 0;
-                    if (sscanf(buf, "%lld %lld", &run_ns, &wait_ns) == 2) {
-                        total += (run_ns + wait_ns) / 1000;
-                        on_cpu += run_ns / 1000;
-                    }
-                }
-            }
-            snprintf(spath, sizeof spath, "/proc/%d/task/%s/stat", pid, te->d_name);
-            fd = open(spath, O_RDONLY | O_CLOEXEC);
-            if (fd >= 0) {
-                ssize_t n = read(fd, buf, sizeof buf - 1);
-                close(fd);
-                if (n > 0) {
-                    buf[n] = 0;
-                    char *paren = strrchr(buf, ')');
-                    if (paren && paren[1] == ' ' && strchr("RDZX", paren[2])) *active = 1;
+            if (fd < 0) continue;
+            ssize_t n = read(fd, buf, sizeof buf - 1);
+            close(fd);
+            long long run_ns = 0, wait_ns = 0;
+            if (n > 0) {
+                buf[n] = 0;
+                if (sscanf(buf, "%lld %lld", &run_ns, &wait_ns) == 2) {
+                    delay += wait_ns / 1000;
+                    on_cpu += run_ns / 1000;
                 }
             }
         }
@@ -493,7 +532,15 @@ static long long runnable_us(int *active, long long *on_cpu_us) {
     }
     closedir(d);
     *on_cpu_us = on_cpu;
-    return total;
+    return delay;
+}
+
+/* Whether the machine kept the test from running: over `span_us` of wall time in which
+ * the test ran `cpu_us`, its tasks waited for a CPU at least half of the time they were
+ * not running.  A sleeping, blocked or zombie test waits for nothing and is idle. */
+static int starved_over(long long span_us, long long cpu_us, long long delay_us) {
+    long long off_cpu = span_us - (cpu_us > 0 ? cpu_us : 0);
+    return delay_us > 0 && delay_us * 2 >= off_cpu;
 }
 
 #include "runner_zygote.h"
@@ -508,7 +555,6 @@ static int configure_later = 0;
  * Going back to 0 needs a privilege we do not have in here (CAP_SYS_NICE on the host, or
  * an RLIMIT_NICE of 20): the host does it, and the runner refuses a batch before that. */
 static int idle_nice = 0;
-static pid_t launcher_pid = -1;
 
 static int at_normal_priority(pid_t pid) {
     errno = 0;
@@ -521,6 +567,7 @@ static int option(int opt, char *arg) {
     case 't': cpu_kill_us = atoll(arg); break;
     case 'w': wall_kill_us = atoll(arg); break;
     case 'W': starved_kill_us = atoll(arg); break;
+    case 'e': idle_kill_us = atoll(arg); break;
     case 'm': as_bytes = atoll(arg); break;
     case 'f': fsize_bytes = atoll(arg); break;
     case 'p': nproc = atol(arg); break;
@@ -546,9 +593,9 @@ static int option(int opt, char *arg) {
          * cannot open them itself (no /sys), it only inherits them */
         char *s = arg;
         cg_v2 = opt == 'G';
-        int n = cg_v2 ? (int)(sizeof cg_v2_slots / sizeof cg_v2_slots[0]) : CG_KILL;
+        int n = cg_v2 ? (int)(sizeof cg_v2_slots / sizeof cg_v2_slots[0]) : (int)(sizeof cg_v1_slots / sizeof cg_v1_slots[0]);
         for (int i = 0; i < n && s; i++) {
-            cg[cg_v2 ? cg_v2_slots[i] : i] = atoi(s);
+            cg[cg_v2 ? cg_v2_slots[i] : cg_v1_slots[i]] = atoi(s);
             s = strchr(s, ',');
             if (s) s++;
         }
@@ -568,7 +615,7 @@ static int configure(char *line) {
     args[n] = NULL;
     optind = 1;
     int opt;
-    while ((opt = getopt(n, args, "t:w:W:m:f:p:n:s:z:d:")) != -1) {
+    while ((opt = getopt(n, args, "t:w:W:e:m:f:p:n:s:z:d:")) != -1) {
         if (option(opt, optarg) != 0) return -1;
     }
     return optind == n ? 0 : -1;
@@ -690,6 +737,106 @@ static void launcher_reaped(int *st, struct rusage *ru) {
     ru->ru_maxrss = m.maxrss_kb;
 }
 
+/* ---- what a test leaves in the kernel ---------------------------------
+ * A unix socket sent over a unix socket whose only reference is in flight (an SCM_RIGHTS
+ * cycle) outlives every process of its test: its abstract name stays bound, and the files
+ * in flight with it (a /dev/shm or memfd file of 200 MB) stay charged to the batch's
+ * cgroup, until the kernel's unix garbage collector runs, which happens only when some
+ * other unix socket is released later.  The next test must not meet either, so after each
+ * test that left sockets behind (the count of /proc/net/unix, this sandbox's network
+ * namespace, against the count before the first test), the runner starts a collection and
+ * waits for it: it puts a socket of its own in flight on its own queue, a cycle, keeps its
+ * peer, and releases another socket, which schedules the collector; the peer sees its
+ * socket's end (POLLHUP) when the collector has freed the cycle, and with it every cycle
+ * the test left (the program's and ours are found in the same pass). */
+static int unix_baseline = -1;
+
+static int unix_sockets(void) {
+    int fd = open("/proc/net/unix", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    char buf[16384];
+    int lines = 0;
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof buf)) > 0)
+        for (ssize_t i = 0; i < n; i++) lines += buf[i] == '\n';
+    close(fd);
+    return lines;
+}
+
+static void collect_unix_garbage(void) {
+    if (unix_baseline < 0) return;
+    for (int round = 0; round < 4 && unix_sockets() > unix_baseline; round++) {
+        int sv[2], other[2];
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return;
+        /* sent on sv[1], queued on sv[0] itself: once closed, sv[0] is garbage */
+        send_fds(sv[1], "G", &sv[0], 1);
+        close(sv[0]);
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, other) == 0) {
+            close(other[0]);
+            close(other[1]);
+        }
+        struct pollfd p = {sv[1], POLLRDHUP, 0};
+        while (poll(&p, 1, 1000) < 0 && errno == EINTR) {}
+        close(sv[1]);
+        /* the collector's frees go through the kernel's delayed file release: a few us */
+        for (int spin = 0; spin < 50 && unix_sockets() > unix_baseline; spin++) usleep(200);
+    }
+}
+
+/* Remove everything below the directory open at `top` (closed here), holding one
+ * directory descriptor at a time however deep the tree (paths beyond PATH_MAX included):
+ * down into the first subdirectory that is not empty, up by "..", each directory read
+ * again until it is empty.  Directories left unreadable are opened up first. */
+static void wipe_tree(int top) {
+    int fd = top, depth = 0;
+    long long steps = 0;
+    while (fd >= 0 && steps++ < 10000000) {
+        DIR *d = fdopendir(dup(fd));
+        if (!d) break;
+        int descended = 0;
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+            if (unlinkat(fd, e->d_name, 0) == 0) continue;
+            if (errno != EISDIR && errno != EPERM) continue;
+            if (unlinkat(fd, e->d_name, AT_REMOVEDIR) == 0) continue;
+            fchmodat(fd, e->d_name, 0700, 0);
+            int sub = openat(fd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (sub < 0) continue;
+            close(fd);
+            fd = sub;
+            depth++;
+            descended = 1;
+            break;
+        }
+        closedir(d);
+        if (descended) continue;
+        if (depth == 0) break;
+        /* this directory is as empty as it gets: back up, where it is removed */
+        struct stat here;
+        if (fstat(fd, &here) != 0) break;
+        int up = openat(fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        close(fd);
+        fd = up;
+        depth--;
+        if (fd < 0) break;
+        /* a directory that stays non-empty would be entered again forever: give up */
+        DIR *check = fdopendir(dup(fd));
+        int stuck = 0;
+        if (check) {
+            while ((e = readdir(check)) != NULL) {
+                if (e->d_ino == here.st_ino && strcmp(e->d_name, "..") != 0 && strcmp(e->d_name, ".") != 0) {
+                    stuck = unlinkat(fd, e->d_name, AT_REMOVEDIR) != 0;
+                    break;
+                }
+            }
+            closedir(check);
+        }
+        if (stuck) break;
+    }
+    if (fd >= 0) close(fd);
+}
+
 static void run_one(const char *input) {
     char out_path[256];
     snprintf(out_path, sizeof out_path, "%s/out", iodir);
@@ -711,11 +858,17 @@ static void run_one(const char *input) {
     /* v1 max_usage_in_bytes and v2 memory.peak alike restart from the current usage */
     cg_write(cg[CG_MEM_MAX], "0");
     long long mem0 = cg_read(cg[CG_MEM_USAGE]);
+    long long file0 = cg_file_cache();
     if (!cg_v2) cg_write(cg[CG_CPU_USAGE], "0");
     long long cpu0 = cg_v2 ? cg_cpu() : 0;
     int rep[2];
     if (pipe2(rep, O_CLOEXEC) != 0) die("pipe");
+    if (unix_baseline < 0) unix_baseline = unix_sockets();
     long long t0 = now_us();
+    long long idle_checked = t0, progress_at = t0, progress_cpu = 0, progress_delay = 0;
+    /* the backstop's window: the last 400 ms (less for a backstop under 800 ms) */
+    long long window = wall_kill_us / 2 < 400000 ? wall_kill_us / 2 : 400000;
+    long long ref_t = -1, ref_used = 0, ref_delay = 0, ref_on_cpu = 0;
     pid_t init;
     if (flat_mode) {
         init = fork();
@@ -771,22 +924,52 @@ static void run_one(const char *input) {
         if (pr < 0 && errno != EINTR) die("poll");
         if (!killed && out.total >= fsize_bytes) killed = 3;
         if (!killed && cpu0 >= 0 && cg[CG_CPU_USAGE] >= 0 && cg_cpu() - cpu0 > cpu_kill_us) killed = 1;
-        if (!killed && t1 - t0 > wall_kill_us) {
-            /* the wall-clock backstop: idleness (sleeping, blocking) if the test
-             * was off the CPU by its own choice, killed at once; if it was running
-             * or waiting for a CPU most of the time, the machine is loaded: it may
-             * go on (the CPU limit still stops it) until -W, then the verdict is
-             * the machine's fault (4), never the program's */
-            int active = 0;
+        if (!killed && idle_kill_us > 0 && t1 - idle_checked >= 200000) {
+            /* -e: no CPU progress for idle_kill_us while nothing waited for a CPU */
+            idle_checked = t1;
             long long on_cpu = 0;
-            long long busy = runnable_us(&active, &on_cpu);
+            long long delay = run_delay_us(&on_cpu);
+            long long cpu = cg[CG_CPU_USAGE] >= 0 ? cg_cpu() - cpu0 : on_cpu;
+            if (cpu - progress_cpu >= 20000 || delay < 0) {
+                progress_cpu = cpu;
+                progress_at = t1;
+                progress_delay = delay;
+            } else if (t1 - progress_at > idle_kill_us &&
+                       !starved_over(t1 - progress_at, cpu - progress_cpu, delay - progress_delay)) {
+                killed = 2;
+            }
+        }
+        if (!killed && ref_t < 0 && t1 - t0 >= wall_kill_us - window) {
+            /* the start of the window the backstop looks at */
+            ref_t = t1;
+            ref_delay = run_delay_us(&ref_on_cpu);
+            ref_used = cg[CG_CPU_USAGE] >= 0 ? cg_cpu() - cpu0 : ref_on_cpu;
+        }
+        if (!killed && t1 - t0 > wall_kill_us && t1 - ref_t >= window) {
+            /* the wall-clock backstop, over the last window (a program busy at its start,
+             * a JVM's, and idle since is idle now): a test that was neither on a CPU nor
+             * waiting for one (the run delay) most of that time is idle, whatever its tasks'
+             * states (sleeping, blocked, stopped, a zombie's parent): killed at once, TLE.
+             * A busy one may go on (the CPU limit still stops it) until -W; there, if its
+             * tasks waited for a CPU at least half of the time they did not run, the machine
+             * held it back and the verdict is the machine's fault (4), never the program's;
+             * otherwise it is TLE */
+            long long on_cpu = 0;
+            long long delay = run_delay_us(&on_cpu);
             long long cpu = cg[CG_CPU_USAGE] >= 0 ? cg_cpu() - cpu0 : -1;
-            if (cpu > busy) busy = cpu;
+            long long used = cpu >= 0 ? cpu : on_cpu;
+            long long span = t1 - ref_t, d_used = used - ref_used, d_delay = delay - ref_delay;
+            if (d_used < 0) d_used = 0;
+            if (d_delay < 0) d_delay = 0; /* a task that ended took its run delay with it */
             /* without a cgroup's CPU figure, the live tasks' own CPU time still
              * enforces the CPU limit (a fork bomb is busy, not starved) */
             if (cpu < 0 && on_cpu > cpu_kill_us) killed = 1;
-            else if (!active && (busy < 0 || busy * 2 < t1 - t0)) killed = 2;
-            else if (t1 - t0 > (starved_kill_us > wall_kill_us ? starved_kill_us : wall_kill_us)) killed = 4;
+            else if (delay < 0 || ref_delay < 0 || (d_used + d_delay) * 2 < span) killed = 2;
+            else if (t1 - t0 > (starved_kill_us > wall_kill_us ? starved_kill_us : wall_kill_us))
+                killed = starved_over(span, d_used, d_delay) ? 4 : 2;
+            ref_t = t1;
+            ref_used = used;
+            ref_delay = delay;
         }
         if (killed) {
             /* the test may have ended since the poll above (its init then sleeps in the
@@ -845,6 +1028,12 @@ static void run_one(const char *input) {
     long long cpu1 = cg_cpu();
     long long cg_cpu_us = (cpu0 < 0 || cpu1 < 0) ? -1 : cpu1 - cpu0;
     long long mem1 = cg_read(cg[CG_MEM_MAX]);
+    long long file1 = cg_file_cache();
+    if (mem1 >= 0 && mem0 >= 0 && file0 >= 0 && file1 > file0) {
+        /* the peak less the shared files' cache the test brought in (see cg_file_cache);
+         * never below the usage it started from */
+        mem1 = mem1 - (file1 - file0) > mem0 ? mem1 - (file1 - file0) : mem0;
+    }
     long long oom1 = cg_oom_kills();
     if (got && r.cg_err != 0) {
         /* the counters describe an empty cgroup: report nothing rather than zeros,
@@ -874,13 +1063,16 @@ static void run_one(const char *input) {
         if (launcher >= 0) launcher_reaped(&st, &ru);
         else while (wait4(init, &st, 0, &ru) < 0 && errno == EINTR) {}
     }
+    /* every process of the test is gone: what it left is only what the kernel keeps
+     * for it (unix sockets in flight, and the files they carry) */
+    collect_unix_garbage();
 }
 
 #ifndef HTS_LIBRARY
 int main(int argc, char **argv) {
     int opt;
     for (int i = 0; i < CG_N; i++) cg[i] = -1;
-    while ((opt = getopt(argc, argv, "+t:w:W:m:f:p:n:s:z:d:o:i:g:G:NZCL:I:R:")) != -1) {
+    while ((opt = getopt(argc, argv, "+t:w:W:e:m:f:p:n:s:z:d:o:i:g:G:NZCL:I:R:")) != -1) {
         if (option(opt, optarg) != 0) {
             fprintf(stderr, "hts-runner: bad option\n");
             return 2;

@@ -101,8 +101,10 @@ BURN = {
 def test_a_wall_clock_kill_under_the_cpu_limit_is_never_tle(
     sb: Sandbox, language: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # a backstop far below the CPU limit, with no grace for busy programs past it, stands in for
-    # an overloaded machine, deterministically: the program is busy when the wall clock stops it
+    # a really overloaded machine, deterministically: the sandbox (which inherits this process's
+    # CPU affinity) shares one CPU with three host processes that spin, so the program waits for
+    # that CPU three quarters of the time (its run delay), and a backstop far below the CPU
+    # limit, with no grace past it, stops it while it waits
     monkeypatch.setattr(sandbox.base, "STARVED_FACTOR", 1)
     monkeypatch.setattr(sandbox.base, "STARVED_EXTRA_S", 0.0)
     prog = sb.compile(language, BURN[language])
@@ -110,7 +112,18 @@ def test_a_wall_clock_kill_under_the_cpu_limit_is_never_tle(
     opened: list[object] = []
     original = type(sb).open_batch
     monkeypatch.setattr(type(sb), "open_batch", lambda self, spec: opened.append(spec) or original(self, spec))
-    [result] = sb.run(prog, [""], Limits(time_s=10, wall_s=0.4))
+    cpu = min(os.sched_getaffinity(0))
+    before = os.sched_getaffinity(0)
+    spin = f"import os\nos.sched_setaffinity(0, {{{cpu}}})\nwhile True: pass\n"
+    spinners = [subprocess.Popen([sys.executable, "-c", spin]) for _ in range(3)]
+    os.sched_setaffinity(0, {cpu})
+    try:
+        [result] = sb.run(prog, [""], Limits(time_s=10, wall_s=1.0 if language != "java" else 3.0))
+    finally:
+        os.sched_setaffinity(0, before)
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()
     assert result.verdict == Verdict.SE, result
     assert "wall-clock backstop" in result.stderr and "overloaded" in result.stderr
     assert len(opened) == 2  # re-run once, in a fresh sandbox, before giving up

@@ -54,14 +54,47 @@ def test_least_recently_used_entries_go_first(cache_dir: Path) -> None:
     assert [p.name for p in (cache_dir / "staging").iterdir()] == []
 
 
-def test_recently_used_entries_stay_even_over_the_cap(cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_cap_holds_at_every_insert_even_for_recent_entries(cache_dir: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cache, "EVICT_GRACE_S", 600.0)
     for i in range(5):
         add_entry(f"k{i}", 300 * KB)
-    # a running batch may have any of them bound in: the cap waits
-    assert len(entries(cache_dir)) == 5
-    assert cache.evict(grace_s=0) > 0
-    assert sum(entries(cache_dir).values()) <= 1024 * KB
+        # every entry was used just now: the cap holds all the same, the oldest going first
+        assert sum(entries(cache_dir).values()) <= 1024 * KB
+    assert sorted(entries(cache_dir)) == ["k2", "k3", "k4"]
+
+
+def test_a_batch_view_outlives_the_eviction_of_its_entry(cache_dir: Path) -> None:
+    entry = add_entry("k0", 300 * KB)
+    view = cache.batch_view(entry)
+    try:
+        for i in range(1, 5):
+            add_entry(f"k{i}", 300 * KB)
+        assert not entry.exists()
+        # a running batch binds its own links: its program is still all there
+        assert (view / "a.out").stat().st_size == 300 * KB
+        assert cache.neutral_root() in view.parents
+        assert str(Path(cache.__file__).resolve().parents[1]) not in str(view)
+    finally:
+        shutil.rmtree(view)
+
+
+def test_an_entry_over_the_cache_cap_is_not_kept(cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(cache.MAX_ARTIFACT_MB_ENV, "64")  # the cache's own cap (1 MB) is the lower
+    build = cache.build_dir()
+    (build / "a.out").write_bytes(os.urandom(1100 * KB))
+    meta = {"verdict": "OK", "message": ""}
+    cache.write_meta(build, meta)
+    assert meta["verdict"] == "CE" and "over the 1 MB limit" in meta["message"]
+    cache.publish("prog", "big", build)
+    assert entries(cache_dir)["big"] < 4 * KB
+
+
+def test_the_cache_lives_under_the_var_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("HARDTESTS_SANDBOX_CACHE", raising=False)
+    monkeypatch.setenv("HARDTESTS_VAR_DIR", str(tmp_path / "var"))
+    assert cache.cache_root() == tmp_path / "var" / "sandbox-cache"
+    assert (tmp_path / "var" / "sandbox-cache").is_dir()
 
 
 def test_an_oversized_build_becomes_ce_and_leaves_nothing(cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
