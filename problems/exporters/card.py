@@ -26,6 +26,12 @@ _ABOUT = {
     "verl": "verl's RL data layout: `prompt` is the chat message asking for a solution, "
             "`reward_model.ground_truth` is the problem's id (`source:pid`) for the hardtests_web reward "
             "(`hardtests_client.verl.compute_score`), `extra_info` holds the limits and the problem id.",
+    "verl-sandbox-fusion": "verl's RL data layout for verl's built-in `sandbox_fusion` reward: `data_source` is "
+                           "`codecontests`, `reward_model.ground_truth` is the JSON test cases "
+                           "(`inputs`, `outputs`) plus the problem's id (`problem`). verl's built-in reward gives "
+                           "the pass rate of the first 10 tests (continuous) and compares stdout exactly; "
+                           "hardtests_client.verl.compute_score reads the same rows and gives 1.0 only when every "
+                           "test passes. Problems that need an output judging function are left out.",
     "hardtests": "The two tables of HardTests (`sigcp/hardtests_problems`, `sigcp/hardtests_tests`): problems "
                  "with their oracle programs, and test-case kits with the materialised tests.",
     "native": "hardtests_web's lossless JSON lines: problems, labels, samples, solutions, kits and active suites.",
