@@ -27,6 +27,7 @@ import pyarrow.parquet as pq
 
 from problems.exporters.bundles import Bundle, bundles, test_bodies
 from problems.exporters.card import card_write
+from problems.exporters.prompt import answer_prompt
 from problems.exporters.training import DEFAULT_ORIGINS, problem_ref
 
 DATA_SOURCE = "hardtests_web"
@@ -50,22 +51,8 @@ SCHEMA = pa.schema([
     ])),
 ])
 
-INSTRUCTIONS = (
-    "Solve the following competitive programming problem. Your program reads from standard input and writes to "
-    "standard output. Time limit: {time:g} seconds; memory limit: {memory} MB.\n\n{statement}\n{samples}\n"
-    "Answer with one complete program in a single fenced code block labelled with its language "
-    "(```python, ```cpp or ```java; Java: `public class Main`)."
-)
-
-
 def verl_prompt(bundle: Bundle) -> str:
-    p = bundle.problem
-    samples = "".join(
-        f"\nExample {n} input:\n```\n{s.get('input', '')}```\nExample {n} output:\n```\n{s.get('output', '')}```\n"
-        for n, s in enumerate(p.samples if isinstance(p.samples, list) else [], start=1) if isinstance(s, dict)
-    )
-    return INSTRUCTIONS.format(time=p.time_limit_ms / 1000, memory=p.memory_limit_mb, statement=p.statement.strip(),
-                               samples=samples)
+    return answer_prompt(bundle.problem)
 
 
 def verl_row(bundle: Bundle, index: int, origins: tuple[str, ...] = DEFAULT_ORIGINS) -> dict[str, Any] | None:
