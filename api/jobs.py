@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from api.coderun import command_outputs
 from sandbox import Limits, RunResult, Verdict, get_sandbox
 from sandbox.types import SandboxUnavailable
 
@@ -16,22 +17,25 @@ OUTPUT_KB = 8 * 1024
 STDERR_CHARS = 8000
 
 
-def _command(status: str, seconds: float | None, return_code: int | None, stdout: str, stderr: str) -> dict:
-    return {"status": status, "execution_time": seconds, "cpu_time": seconds, "return_code": return_code,
-            "stdout": stdout, "stderr": stderr[-STDERR_CHARS:]}
+def _command(status: str, seconds: float | None, return_code: int | None, stdout: bytes | str, stderr: str,
+             stdout_truncated: bool = False) -> dict:
+    outputs = command_outputs(stdout.encode("utf-8") if isinstance(stdout, str) else stdout, stderr,
+                              stderr_cap=STDERR_CHARS)
+    outputs["stdout_truncated"] = outputs["stdout_truncated"] or stdout_truncated
+    return {"status": status, "execution_time": seconds, "cpu_time": seconds, "return_code": return_code, **outputs}
 
 
 def _run_result(run: RunResult) -> dict[str, Any]:
     seconds = run.time_ms / 1000
-    stdout = run.stdout.decode("utf-8", "replace")
+    stdout, cut = run.stdout, run.stdout_truncated
     if run.verdict == Verdict.OK:
-        return _command("Finished", seconds, 0, stdout, run.stderr)
+        return _command("Finished", seconds, 0, stdout, run.stderr, cut)
     if run.verdict == Verdict.TLE:
-        return _command("TimeLimitExceeded", seconds, None, stdout, run.stderr)
+        return _command("TimeLimitExceeded", seconds, None, stdout, run.stderr, cut)
     # A killed program has no exit code; SandboxFusion reports the negated signal.
     code = run.exit_code if run.exit_code not in (None, 0) else (-run.signal if run.signal else 1)
     note = {Verdict.MLE: "memory limit exceeded\n", Verdict.OLE: "output limit exceeded\n"}.get(run.verdict, "")
-    return _command("Finished", seconds, code, stdout, note + run.stderr)
+    return _command("Finished", seconds, code, stdout, note + run.stderr, cut)
 
 
 def run_code_job(language: str, code: str, stdin: str, time_s: float, memory_mb: int) -> dict[str, Any]:

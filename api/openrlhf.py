@@ -40,8 +40,12 @@ class RewardOut(Schema):
 
 
 def response_of(query: str, prompt: str | None) -> str:
-    if prompt and query.startswith(prompt):
-        return query[len(prompt):]
+    """The response: what follows the prompt in the query. Decoders may put a BOS token or
+    spaces before the prompt, so the prompt is looked for, not only at the start."""
+    if prompt:
+        at = query.find(prompt)
+        if at >= 0:
+            return query[at + len(prompt):]
     return query
 
 

@@ -29,7 +29,13 @@ from api.errors import BadRequest, PayloadTooLarge, Unavailable, install_error_h
 from api.headerless import HeaderlessAuth
 from api.schemas import CleanStr, Error, ValidationErrorOut
 from api.verification import verification_prepare, verify_one
-from hardtests_client.extract import LANGUAGE_ALIASES, extract_code, language_name
+from hardtests_client.extract import (
+    LANGUAGE_ALIASES,
+    extract_code,
+    guess_language,
+    language_name,
+    strip_label_line,
+)
 
 DEFAULT_MEMORY_MB = 1024
 
@@ -41,6 +47,11 @@ class CommandRunResult(Schema):
     return_code: int | None = None
     stdout: str | None = None
     stderr: str | None = None
+    stdout_encoding: Literal["utf-8", "base64"] = Field("utf-8", description="base64 when the output is not UTF-8 "
+                                                        "text (or its JSON escapes would outgrow the cap)")
+    stderr_encoding: Literal["utf-8", "base64"] = "utf-8"
+    stdout_truncated: bool = Field(False, description="stdout holds only a prefix of what the program wrote")
+    stderr_truncated: bool = False
 
 
 # SandboxFusion's names of the languages we run, and the fence labels that mean them.
@@ -53,7 +64,8 @@ class RunCodeIn(Schema):
     stdin: CleanStr | None = None
     compile_timeout: float = Field(10, description="ignored: compiles run under the sandbox's own limits")
     run_timeout: float = Field(10, gt=0, description="CPU seconds, at most HARDTESTS_RUN_CODE_MAX_TIME_S")
-    memory_limit_MB: int = Field(-1, description="MiB; -1 or absent: 1024; at most HARDTESTS_RUN_CODE_MAX_MEMORY_MB")
+    memory_limit_MB: int | None = Field(-1, description="MiB; -1, null or absent: 1024 (SandboxFusion's default; "
+                                                         "verl sends null); at most HARDTESTS_RUN_CODE_MAX_MEMORY_MB")
     files: dict[str, str | None] = Field({}, max_length=0, description="not supported: must be empty")
     fetch_files: list[str] = Field([], max_length=0, description="not supported: must be empty")
 
@@ -112,16 +124,17 @@ def _language(raw: str) -> str:
 @router.post("/run_code", response={200: RunCodeOut, 503: RunCodeOut | Error, **ERRORS})
 def run_code(request: HttpRequest, body: RunCodeIn) -> Status:
     """Run a program once on stdin in the sandbox (SandboxFusion's /run_code)."""
-    language = _language(body.language)
+    declared = _language(body.language)
     if body.files or body.fetch_files:
         raise BadRequest("files and fetch_files are not supported here", code="files_unsupported")
     limit_kb = api_setting("HARDTESTS_API_MAX_CODE_KB")
     if len(body.code.encode("utf-8")) > limit_kb * 1024:
         raise PayloadTooLarge(f"code is larger than {limit_kb} KiB", code="code_too_large")
+    language = guess_language(body.code, declared)
     time_s = min(float(body.run_timeout), float(settings.HARDTESTS_RUN_CODE_MAX_TIME_S))
-    memory = body.memory_limit_MB if body.memory_limit_MB > 0 else DEFAULT_MEMORY_MB
+    memory = body.memory_limit_MB if body.memory_limit_MB and body.memory_limit_MB > 0 else DEFAULT_MEMORY_MB
     memory = max(16, min(memory, settings.HARDTESTS_RUN_CODE_MAX_MEMORY_MB))
-    out = code_run(language=language, code=body.code, stdin=body.stdin or "", time_s=time_s, memory_mb=memory)
+    out = code_run(language=language, code=strip_label_line(body.code), stdin=body.stdin or "", time_s=time_s, memory_mb=memory)
     if out["status"] == "SandboxError":
         return Status(503, out)
     return Status(200, out)
@@ -155,7 +168,8 @@ def submit(request: HttpRequest, body: SubmitIn) -> dict[str, Any]:
     if found.kind == "empty":
         # No program in the answer: a real 0, nothing to run.
         return {**base, "accepted": False, "tests": [], "extra": {"verdict": "CE", "language": found.language,
-                                                                  "message": "no code in the completion"}}
+                                                                  "message": f"no code: {found.reason}",
+                                                                  "reason": found.reason}}
     outcome = verify_one(item)
     result = outcome.result
     if result is None or result["verdict"] == "SE":

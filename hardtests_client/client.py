@@ -25,13 +25,17 @@ from hardtests_client.core import (
     Verification,
     VerifyRequest,
     batch_results,
+    check_on_error,
     chunks,
     completion_requests,
     error_for,
+    rejected_item,
     requests_of,
     retry_delay,
 )
-from hardtests_client.errors import InfrastructureError
+from hardtests_client.errors import InfrastructureError, RequestRejected
+
+Result = Verification | RequestRejected
 
 
 def _json(response: httpx.Response) -> Any:
@@ -86,28 +90,49 @@ class HardTestsClient:
         _, data = self._call("POST", "verify", VerifyRequest(problem, code, language, mode, suite).body())
         return Verification.from_json(data)
 
-    def verify_many(self, items: Iterable[VerifyRequest | Mapping[str, Any]]) -> list[Verification]:
-        """Judge many programs, ``batch_size`` per request; results in the order of ``items``."""
-        out: list[Verification] = []
+    def verify_many(self, items: Iterable[VerifyRequest | Mapping[str, Any]], *, on_error: str = "raise"
+                    ) -> list[Any]:
+        """Judge many programs, ``batch_size`` per request; results in the order of ``items``.
+
+        An item the server refuses (unknown problem, bad language, too large) raises
+        RequestRejected with ``on_error="raise"``; with ``on_error="none"`` its place holds
+        that RequestRejected and the rest of its batch is judged."""
+        check_on_error(on_error)
+        out: list[Result] = []
         for chunk in chunks(requests_of(items), self.settings.batch_size):
-            status, data = self._call("POST", "verify/batch", {"items": [r.body() for r in chunk]})
-            deadline = time.monotonic() + self.settings.poll_timeout_s
-            while status == 202 or data.get("status") != "finished":
-                if time.monotonic() > deadline:
-                    raise InfrastructureError(f"batch {data.get('job_id')} did not finish in time", code="timeout")
-                time.sleep(self.settings.poll_interval_s)
-                status, data = self._call("GET", f"jobs/{data['job_id']}")
-            out.extend(batch_results(data))
+            results: list[Result | None] = [None] * len(chunk)
+            pending = list(range(len(chunk)))
+            while pending:
+                try:
+                    status, data = self._call("POST", "verify/batch", {"items": [chunk[i].body() for i in pending]})
+                except RequestRejected as exc:
+                    bad = rejected_item(exc, len(pending))
+                    if on_error == "raise" or bad is None:
+                        raise
+                    results[pending.pop(bad)] = exc
+                    continue
+                deadline = time.monotonic() + self.settings.poll_timeout_s
+                while status == 202 or data.get("status") != "finished":
+                    if time.monotonic() > deadline:
+                        raise InfrastructureError(f"batch {data.get('job_id')} did not finish in time",
+                                                  code="timeout")
+                    time.sleep(self.settings.poll_interval_s)
+                    status, data = self._call("GET", f"jobs/{data['job_id']}")
+                for index, verification in zip(pending, batch_results(data), strict=True):
+                    results[index] = verification
+                pending = []
+            out.extend(r for r in results if r is not None)
         return out
 
-    def score_completions(self, problems: list[str], completions: list[str], *, language: str | None = None
-                          ) -> list[float]:
+    def score_completions(self, problems: list[str], completions: list[str], *, language: str | None = None,
+                          on_error: str = "raise") -> list[Any]:
         """Reward of each completion (1.0 or 0.0): its program is extracted here and judged;
-        a completion without code scores 0.0 without a request."""
+        a completion without code scores 0.0 without a request. A completion whose problem
+        the server refuses raises (``on_error="raise"``) or scores None (``"none"``)."""
         found, where = completion_requests(problems, completions, language)
-        scores = [0.0] * len(completions)
-        for index, verification in zip(where, self.verify_many(found), strict=True):
-            scores[index] = float(verification.reward)
+        scores: list[float | None] = [0.0] * len(completions)
+        for index, verification in zip(where, self.verify_many(found, on_error=on_error), strict=True):
+            scores[index] = float(verification.reward) if isinstance(verification, Verification) else None
         return scores
 
 
@@ -157,27 +182,45 @@ class AsyncHardTestsClient:
         _, data = await self._call("POST", "verify", VerifyRequest(problem, code, language, mode, suite).body())
         return Verification.from_json(data)
 
-    async def _batch(self, chunk: list[VerifyRequest], gate: asyncio.Semaphore) -> list[Verification]:
+    async def _batch(self, chunk: list[VerifyRequest], gate: asyncio.Semaphore, on_error: str) -> list[Result]:
         async with gate:
-            status, data = await self._call("POST", "verify/batch", {"items": [r.body() for r in chunk]})
-            deadline = time.monotonic() + self.settings.poll_timeout_s
-            while status == 202 or data.get("status") != "finished":
-                if time.monotonic() > deadline:
-                    raise InfrastructureError(f"batch {data.get('job_id')} did not finish in time", code="timeout")
-                await asyncio.sleep(self.settings.poll_interval_s)
-                status, data = await self._call("GET", f"jobs/{data['job_id']}")
-            return batch_results(data)
+            results: list[Result | None] = [None] * len(chunk)
+            pending = list(range(len(chunk)))
+            while pending:
+                try:
+                    status, data = await self._call("POST", "verify/batch",
+                                                    {"items": [chunk[i].body() for i in pending]})
+                except RequestRejected as exc:
+                    bad = rejected_item(exc, len(pending))
+                    if on_error == "raise" or bad is None:
+                        raise
+                    results[pending.pop(bad)] = exc
+                    continue
+                deadline = time.monotonic() + self.settings.poll_timeout_s
+                while status == 202 or data.get("status") != "finished":
+                    if time.monotonic() > deadline:
+                        raise InfrastructureError(f"batch {data.get('job_id')} did not finish in time",
+                                                  code="timeout")
+                    await asyncio.sleep(self.settings.poll_interval_s)
+                    status, data = await self._call("GET", f"jobs/{data['job_id']}")
+                for index, verification in zip(pending, batch_results(data), strict=True):
+                    results[index] = verification
+                pending = []
+            return [r for r in results if r is not None]
 
-    async def verify_many(self, items: Iterable[VerifyRequest | Mapping[str, Any]]) -> list[Verification]:
+    async def verify_many(self, items: Iterable[VerifyRequest | Mapping[str, Any]], *, on_error: str = "raise"
+                          ) -> list[Any]:
+        """As HardTestsClient.verify_many."""
+        check_on_error(on_error)
         gate = asyncio.Semaphore(self._concurrency)
-        parts = await asyncio.gather(*(self._batch(c, gate) for c in chunks(requests_of(items),
-                                                                              self.settings.batch_size)))
+        parts = await asyncio.gather(*(self._batch(c, gate, on_error) for c in chunks(requests_of(items),
+                                                                                        self.settings.batch_size)))
         return [v for part in parts for v in part]
 
-    async def score_completions(self, problems: list[str], completions: list[str], *, language: str | None = None
-                                ) -> list[float]:
+    async def score_completions(self, problems: list[str], completions: list[str], *, language: str | None = None,
+                                on_error: str = "raise") -> list[Any]:
         found, where = completion_requests(problems, completions, language)
-        scores = [0.0] * len(completions)
-        for index, verification in zip(where, await self.verify_many(found), strict=True):
-            scores[index] = float(verification.reward)
+        scores: list[float | None] = [0.0] * len(completions)
+        for index, verification in zip(where, await self.verify_many(found, on_error=on_error), strict=True):
+            scores[index] = float(verification.reward) if isinstance(verification, Verification) else None
         return scores

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import random
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -12,6 +14,9 @@ from hardtests_client.errors import InfrastructureError, RateLimitedError, Reque
 from hardtests_client.extract import extract_code
 
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
+# How the server names the item of a batch it refused: "items[3]: no problem 'x'".
+_ITEM = re.compile(r"\bitems\[(\d+)\]:")
+ON_ERROR = ("raise", "none")
 
 
 @dataclass(frozen=True)
@@ -118,6 +123,36 @@ def batch_results(data: Mapping[str, Any]) -> list[Verification]:
                                       code="job_failed")
         out.append(Verification.from_json(item["result"]))
     return out
+
+
+def rejected_item(exc: RequestRejected, size: int) -> int | None:
+    """Which item of a batch of ``size`` the server refused, when it says so."""
+    found = _ITEM.search(str(exc))
+    index = int(found.group(1)) if found else None
+    return index if index is not None and index < size else None
+
+
+def check_on_error(on_error: str) -> None:
+    if on_error not in ON_ERROR:
+        raise ValueError(f"on_error must be one of {', '.join(ON_ERROR)}, not {on_error!r}")
+
+
+def problem_of(ground_truth: Any, extra_info: Any = None) -> str:
+    """The problem a verl row names: its ground_truth is our id (``source:pid``) or, in the
+    verl-sandbox-fusion export, JSON test cases that carry the id as ``problem``."""
+    if isinstance(ground_truth, Mapping) and ground_truth.get("problem"):
+        return str(ground_truth["problem"])
+    text = str(ground_truth)
+    if text.lstrip().startswith("{"):
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data = None
+        if isinstance(data, dict) and data.get("problem"):
+            return str(data["problem"])
+    if isinstance(extra_info, Mapping) and extra_info.get("problem") and text.lstrip().startswith("{"):
+        return str(extra_info["problem"])
+    return text
 
 
 def completion_requests(problems: list[str], completions: list[str], language: str | None

@@ -19,7 +19,9 @@ _client: HardTestsClient | None = None
 
 
 def _response(query: str, prompt: str | None) -> str:
-    return query[len(prompt):] if prompt and query.startswith(prompt) else query
+    # What follows the prompt (a BOS token may come before it in the decoded query).
+    at = query.find(prompt) if prompt else -1
+    return query[at + len(prompt):] if prompt and at >= 0 else query
 
 
 def reward_func(queries: list[str], prompts: list[str], labels: list[str], **_: Any) -> dict[str, Any]:

@@ -9,8 +9,28 @@ kills a request the API would still answer (with its 503).
 from __future__ import annotations
 
 import os
+from typing import Any
+
+from gunicorn.glogging import Logger
 
 from core.env import env_int, env_str
+from hardtests_web.log_redact import PathTokenFilter, gunicorn_atoms_redact
+
+
+class RedactingLogger(Logger):
+    """gunicorn's logger with API tokens in URL paths (``/t/<token>/``) hidden from the
+    access log (request line, path, referer) and from the error log."""
+
+    def setup(self, cfg: Any) -> None:
+        super().setup(cfg)
+        for log in (self.error_log, self.access_log):
+            for handler in log.handlers:
+                handler.addFilter(PathTokenFilter())
+            log.addFilter(PathTokenFilter())
+
+    def atoms(self, resp: Any, req: Any, environ: dict[str, Any], request_time: Any) -> dict[str, Any]:
+        return gunicorn_atoms_redact(super().atoms(resp, req, environ, request_time))
+
 
 bind = env_str("HARDTESTS_WEB_BIND") or f"0.0.0.0:{env_int('PORT', 8000)}"
 workers = env_int("HARDTESTS_WEB_WORKERS", min(4, 2 * (os.cpu_count() or 1)))
@@ -24,5 +44,6 @@ max_requests = env_int("HARDTESTS_WEB_MAX_REQUESTS", 2000)
 max_requests_jitter = max_requests // 10
 accesslog = "-"
 errorlog = "-"
+logger_class = RedactingLogger
 # Behind a proxy that terminates TLS; it must set X-Forwarded-Proto.
 forwarded_allow_ips = env_str("FORWARDED_ALLOW_IPS", "127.0.0.1")

@@ -22,4 +22,17 @@ class PathTokenFilter(logging.Filter):
         message = record.getMessage()
         if "/t/" in message:
             record.msg, record.args = redact(message), ()
+        # A traceback may quote the path too (a request's repr, a URL in an error).
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text and "/t/" in record.exc_text:
+            record.exc_text = redact(record.exc_text)
+        if record.stack_info and "/t/" in record.stack_info:
+            record.stack_info = redact(record.stack_info)
         return True
+
+
+def gunicorn_atoms_redact(atoms: dict[str, object]) -> dict[str, object]:
+    """gunicorn's access-log atoms without a token: the request line (r), path (U), referer (f)."""
+    return {key: redact(value) if isinstance(value, str) and "/t/" in value else value
+            for key, value in atoms.items()}

@@ -1,4 +1,4 @@
-"""Exporters: native (lossless JSON lines), hardtests (parquet pair), training, verl, icpc packages."""
+"""Exporters: native (lossless JSON lines), hardtests (parquet pair), training, verl (two flavours), icpc packages."""
 
 from __future__ import annotations
 
@@ -9,12 +9,13 @@ from problems.exporters.hardtests import hardtests_export
 from problems.exporters.icpc import icpc_export
 from problems.exporters.native import native_export
 from problems.exporters.training import training_export
-from problems.exporters.verl import verl_export
+from problems.exporters.verl import verl_export, verl_sandbox_fusion_export
 
 EXPORTERS: dict[str, Callable[..., dict[str, Any]]] = {
     "native": native_export,
     "hardtests": hardtests_export,
     "training": training_export,
     "verl": verl_export,
+    "verl-sandbox-fusion": verl_sandbox_fusion_export,
     "icpc": icpc_export,
 }

@@ -26,6 +26,12 @@ _ABOUT = {
     "verl": "verl's RL data layout: `prompt` is the chat message asking for a solution, "
             "`reward_model.ground_truth` is the problem's id (`source:pid`) for the hardtests_web reward "
             "(`hardtests_client.verl.compute_score`), `extra_info` holds the limits and the problem id.",
+    "verl-sandbox-fusion": "verl's RL data layout for verl's built-in `sandbox_fusion` reward: `data_source` is "
+                           "`codecontests`, `reward_model.ground_truth` is the JSON test cases "
+                           "(`inputs`, `outputs`) plus the problem's id (`problem`). verl's built-in reward gives "
+                           "the pass rate of the first 10 tests (continuous) and compares stdout exactly; "
+                           "hardtests_client.verl.compute_score reads the same rows and gives 1.0 only when every "
+                           "test passes. Problems that need an output judging function are left out.",
     "hardtests": "The two tables of HardTests (`sigcp/hardtests_problems`, `sigcp/hardtests_tests`): problems "
                  "with their oracle programs, and test-case kits with the materialised tests.",
     "native": "hardtests_web's lossless JSON lines: problems, labels, samples, solutions, kits and active suites.",
@@ -86,7 +92,9 @@ def card_text(*, kind: str, configs: list[dict[str, Any]], counts: dict[str, Any
     y.append("dataset_info:")
     for config in configs:
         y += [f"- config_name: {config['name']}", "  features:"] + features_yaml(config["schema"], 2)
-        y += ["  splits:", "  - name: train", f"    num_examples: {config['rows']}"]
+        y += ["  splits:", "  - name: train", f"    num_bytes: {config.get('num_bytes', 0)}",
+              f"    num_examples: {config['rows']}"]
+        y += [f"  download_size: {config.get('download_size', 0)}", f"  dataset_size: {config.get('num_bytes', 0)}"]
     y.append("---")
     made = datetime.now(UTC).strftime("%Y-%m-%d")
     body = [
@@ -111,11 +119,28 @@ def card_text(*, kind: str, configs: list[dict[str, Any]], counts: dict[str, Any
     return "\n".join(y + body)
 
 
+def _uncompressed_bytes(path: Path) -> int:
+    if path.suffix != ".parquet":
+        return path.stat().st_size
+    import pyarrow.parquet as pq
+
+    meta = pq.ParquetFile(path).metadata
+    return sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+
+
 def card_write(out: Path, *, kind: str, schema: pa.Schema, files: list[str], counts: dict[str, Any],
                license: str = DEFAULT_LICENSE, extra_files: list[str] | None = None,
                configs: list[dict[str, Any]] | None = None) -> Path:
     rows = int(counts.get("problems", 0))
     configs = configs or [{"name": "default", "files": files, "schema": schema, "rows": rows}]
+    for config in configs:
+        config.setdefault("num_bytes", 0)
+        config.setdefault("download_size", 0)
+        for name in config["files"]:
+            if (out / name).is_file():
+                # num_bytes: the rows' uncompressed size, as datasets records it; download: the files.
+                config["download_size"] += (out / name).stat().st_size
+                config["num_bytes"] += _uncompressed_bytes(out / name)
     path = out / "README.md"
     path.write_text(card_text(kind=kind, configs=configs, counts=counts, license=license, extra_files=extra_files),
                     encoding="utf-8")

@@ -9,6 +9,13 @@ in ``accepted/``, candidates with a failing gold verdict in ``wrong_answer/``,
 system checks that each gets its verdict; a candidate only known as "rejected" goes to
 ``rejected/``.
 
+A Python submission whose gold verdict is a time-limit failure is left out (counted as
+``python_tle_left_out``): that verdict was earned under CPython, the interpreter this
+project judges with, and Kattis and problemtools run ``.py`` files with PyPy, which often
+runs the same program in time; a package must not claim a verdict its judge will not give.
+The export folder gets a README.md card: what the packages are, how many, and how to check
+them with ``verifyproblem``.
+
 Folder names are problem short names as Kattis problemtools requires them (``[a-z0-9]+``),
 made from the pid; ``problem.yaml`` keeps the mapping back to ``source:pid`` (a comment
 and a ``keywords`` entry, since the format forbids keys of its own). Secret data leaves out
@@ -208,6 +215,9 @@ def package_write(bundle: Bundle, root: Path) -> dict[str, int]:
             folder = VERDICT_FOLDERS[sol.gold_verdict]
         else:
             continue
+        if folder == "time_limit_exceeded" and sol.language == Language.PYTHON3:
+            counts["python_tle_left_out"] = counts.get("python_tle_left_out", 0) + 1
+            continue
         numbers[folder] = numbers.get(folder, 0) + 1
         if _submission(root / "submissions" / folder, sol, numbers[folder]):
             counts["accepted" if folder == "accepted" else "rejected"] += 1
@@ -221,6 +231,7 @@ def icpc_export(*, problems: Any, out: Path, limit: int | None = None) -> dict[s
     out.mkdir(parents=True, exist_ok=True)
     totals: dict[str, int] = {"problems": 0}
     used: set[str] = set()
+    names: list[tuple[str, str]] = []
     for bundle in bundles(problems, limit=limit):
         name = shortname(bundle.problem.pid)
         if name in used:  # the same pid in two sources
@@ -232,4 +243,27 @@ def icpc_export(*, problems: Any, out: Path, limit: int | None = None) -> dict[s
         for key, value in package_write(bundle, out / name).items():
             totals[key] = totals.get(key, 0) + value
         totals["problems"] += 1
-    return {**totals, "files": [str(out)]}
+        names.append((name, f"{bundle.problem.source}:{bundle.problem.pid}"))
+    (out / "README.md").write_text(_folder_card(names, totals), encoding="utf-8")
+    return {**totals, "files": [str(out)], "card": str(out / "README.md")}
+
+
+def _folder_card(names: list[tuple[str, str]], totals: dict[str, int]) -> str:
+    lines = [
+        "# hardtests_web ICPC problem packages", "",
+        "One folder per problem in the Kattis / DOMjudge problem package format (`problem.yaml` of the "
+        "2023-07-draft format): `data/sample` and `data/secret` (`NNN.in` / `NNN.ans`), `input_validators/`, "
+        "`output_validator/` where the problem needs one, `statement/problem.en.md`, and `submissions/<verdict>/` "
+        "with the oracles (`accepted/`) and candidates with known verdicts.", "",
+        "Check a package with Kattis problemtools: `verifyproblem FOLDER -p config data validators submissions` "
+        "(it runs `.py` with PyPy, as Kattis does; Python submissions that only time out under CPython are left "
+        "out). Made by `manage.py export_dataset icpc` of hardtests_web.", "",
+        "## Counts", "", "| | |", "|---|---|",
+        *[f"| {key} | {value} |" for key, value in sorted(totals.items())], "",
+        "## Problems", "", "| folder | problem (source:pid) |", "|---|---|",
+        *[f"| `{name}` | `{ref}` |" for name, ref in names], "",
+        "## Licence", "",
+        "The problems come from public datasets and judges whose own terms apply; check each source before "
+        "redistributing.", "",
+    ]
+    return "\n".join(lines)

@@ -1,6 +1,7 @@
 """Training data: one row per problem with what an RL verifier needs, as parquet and JSON lines.
 
-A row holds the statement, the limits, the tests (input, output) of the best active suite
+A row holds the statement, a ready prompt (statement, limits, samples and how to present
+the answer: OpenRLHF's ``--data.input_key prompt --data.label_key id``), the limits, the tests (input, output) of the best active suite
 (generated, else official, else imported, else the public samples), the output judging
 function when the problem needs one (else null: compare tokens), and metadata. Problems
 without any test are left out and counted.
@@ -21,6 +22,7 @@ import pyarrow.parquet as pq
 
 from problems.exporters.bundles import Bundle, bundles, test_bodies
 from problems.exporters.card import card_write
+from problems.exporters.prompt import answer_prompt
 
 DEFAULT_ORIGINS = ("generated", "official", "imported", "public")
 
@@ -30,6 +32,9 @@ SCHEMA = pa.schema([
     ("pid", pa.string()),
     ("title", pa.string()),
     ("statement", pa.string()),
+    # The statement with the limits, samples and how to present the answer (a fenced block
+    # labelled with its language): OpenRLHF's --data.input_key prompt.
+    ("prompt", pa.string()),
     ("time_limit_ms", pa.int64()),
     ("memory_limit_mb", pa.int64()),
     ("tests", pa.list_(pa.struct([("input", pa.string()), ("output", pa.string())]))),
@@ -80,6 +85,7 @@ def training_row(bundle: Bundle, origins: tuple[str, ...] = DEFAULT_ORIGINS) -> 
         "pid": p.pid,
         "title": p.title,
         "statement": p.statement,
+        "prompt": answer_prompt(p),
         "time_limit_ms": p.time_limit_ms,
         "memory_limit_mb": p.memory_limit_mb,
         "tests": tests,

@@ -1,25 +1,38 @@
 """verl's RL data layout: one parquet row per problem with tests, for verl's trainers.
 
-Columns as verl's data preparation scripts write them: ``data_source`` ("hardtests_web"),
-``prompt`` (chat messages: the statement and how to answer), ``ability`` ("code"),
-``reward_model`` (style "rule", ``ground_truth`` = the problem id ``source:pid``) and
-``extra_info``. The reward is computed by the server: point verl's
-``custom_reward_function`` at hardtests_client/verl.py (README, "Use it from verl").
+Columns as verl's data preparation scripts write them: ``data_source``, ``prompt`` (chat
+messages: the statement and how to answer), ``ability`` ("code"), ``reward_model`` (style
+"rule", ``ground_truth``) and ``extra_info``. Two flavours (docs/rl-clients.md):
+
+- ``verl`` (verl_export): data_source "hardtests_web", ground_truth the problem id
+  ``source:pid``; the server judges every test with the problem's own limits and output
+  judge: point verl's ``custom_reward_function`` at hardtests_client/verl.py.
+- ``verl-sandbox-fusion`` (verl_sandbox_fusion_export): rows that verl's *built-in*
+  ``sandbox_fusion`` reward scores unmodified: data_source "codecontests" (one of the names
+  its default_compute_score routes to sandbox_fusion) and ground_truth the JSON test cases
+  ``{"inputs": [...], "outputs": [...]}`` it reads, plus ``"problem"`` (ignored by verl,
+  read by our compute_score, so the same rows also work with ours). verl compares stdout
+  exactly (trailing newlines aside), so problems that need an output judging function
+  are left out and counted.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from problems.exporters.bundles import Bundle, bundles
+from problems.exporters.bundles import Bundle, bundles, test_bodies
 from problems.exporters.card import card_write
+from problems.exporters.prompt import answer_prompt
 from problems.exporters.training import DEFAULT_ORIGINS, problem_ref
 
 DATA_SOURCE = "hardtests_web"
+# verl.utils.reward_score.default_compute_score sends these data sources to sandbox_fusion.
+BUILTIN_DATA_SOURCE = "codecontests"
 
 SCHEMA = pa.schema([
     ("data_source", pa.string()),
@@ -38,22 +51,8 @@ SCHEMA = pa.schema([
     ])),
 ])
 
-INSTRUCTIONS = (
-    "Solve the following competitive programming problem. Your program reads from standard input and writes to "
-    "standard output. Time limit: {time:g} seconds; memory limit: {memory} MB.\n\n{statement}\n{samples}\n"
-    "Answer with one complete program in a single fenced code block labelled with its language "
-    "(```python, ```cpp or ```java; Java: `public class Main`)."
-)
-
-
 def verl_prompt(bundle: Bundle) -> str:
-    p = bundle.problem
-    samples = "".join(
-        f"\nExample {n} input:\n```\n{s.get('input', '')}```\nExample {n} output:\n```\n{s.get('output', '')}```\n"
-        for n, s in enumerate(p.samples if isinstance(p.samples, list) else [], start=1) if isinstance(s, dict)
-    )
-    return INSTRUCTIONS.format(time=p.time_limit_ms / 1000, memory=p.memory_limit_mb, statement=p.statement.strip(),
-                               samples=samples)
+    return answer_prompt(bundle.problem)
 
 
 def verl_row(bundle: Bundle, index: int, origins: tuple[str, ...] = DEFAULT_ORIGINS) -> dict[str, Any] | None:
@@ -72,17 +71,45 @@ def verl_row(bundle: Bundle, index: int, origins: tuple[str, ...] = DEFAULT_ORIG
     }
 
 
-def verl_export(*, problems: Any, out: Path, limit: int | None = None, batch: int = 200) -> dict[str, Any]:
+def verl_sandbox_fusion_row(bundle: Bundle, index: int, origins: tuple[str, ...] = DEFAULT_ORIGINS
+                            ) -> dict[str, Any] | str:
+    """A row for verl's built-in sandbox_fusion reward, or why the problem is left out."""
+    row = verl_row(bundle, index, origins)
+    if row is None:
+        return "without_suite"
+    kit = bundle.kit
+    if kit is not None and kit.needs_output_judge:
+        return "needs_output_judge"  # verl compares stdout exactly: it would refuse right answers
+    chosen = bundle.suite_for(origins)
+    assert chosen is not None
+    inputs, outputs = [], []
+    for inp, out in test_bodies(chosen[1]):
+        try:
+            inputs.append(inp.decode("utf-8"))
+            outputs.append(out.decode("utf-8"))
+        except UnicodeDecodeError:
+            return "binary_tests"  # verl sends stdin as JSON text
+    row["data_source"] = BUILTIN_DATA_SOURCE
+    row["reward_model"] = {"style": "rule", "ground_truth": json.dumps(
+        {"inputs": inputs, "outputs": outputs, "problem": row["extra_info"]["problem"]}, ensure_ascii=False)}
+    return row
+
+
+def verl_export(*, problems: Any, out: Path, limit: int | None = None, batch: int = 200,
+                builtin: bool = False) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     path = out / "train.parquet"
     counts = {"problems": 0, "without_suite": 0}
+    if builtin:
+        counts.update(needs_output_judge=0, binary_tests=0)
     rows: list[dict[str, Any]] = []
     with pq.ParquetWriter(path, SCHEMA) as writer:
-        # Test bodies are not needed: the suite's test list is enough to count them.
         for bundle in bundles(problems, limit=limit):
-            row = verl_row(bundle, counts["problems"])
+            made = verl_sandbox_fusion_row(bundle, counts["problems"]) if builtin else verl_row(
+                bundle, counts["problems"])
+            row = None if isinstance(made, str) else made
             if row is None:
-                counts["without_suite"] += 1
+                counts[made if isinstance(made, str) else "without_suite"] += 1
                 continue
             rows.append(row)
             counts["problems"] += 1
@@ -91,5 +118,12 @@ def verl_export(*, problems: Any, out: Path, limit: int | None = None, batch: in
                 rows.clear()
         if rows:
             writer.write_table(pa.Table.from_pylist(rows, schema=SCHEMA))
-    card_write(out, kind="verl", schema=SCHEMA, files=[path.name], counts=counts)
+    card_write(out, kind="verl-sandbox-fusion" if builtin else "verl", schema=SCHEMA, files=[path.name],
+               counts=counts)
     return {**counts, "files": [str(path)], "card": str(out / "README.md")}
+
+
+def verl_sandbox_fusion_export(*, problems: Any, out: Path, limit: int | None = None, batch: int = 50
+                               ) -> dict[str, Any]:
+    """Rows that verl's built-in ``sandbox_fusion`` reward scores unmodified (module docstring)."""
+    return verl_export(problems=problems, out=out, limit=limit, batch=batch, builtin=True)

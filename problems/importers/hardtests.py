@@ -79,6 +79,8 @@ class HardTestsReader(Reader):
                 if raw.data is not None and (found := index.get(raw.data.get("pid"))) is not None:
                     n, locator = found
                     raw.data["__tests__"] = self.tests[n].get(locator)
+                    # Errors in the tests part must name the tests file, not the problems file.
+                    raw.data["__tests_where__"] = f"{self.tests[n].name} (the row of pid {raw.data.get('pid')!r})"
                     matched += 1
                 yield raw
         self._matched = matched
@@ -260,11 +262,14 @@ def hardtests_map(row: dict[str, Any], counters: FormatCounters) -> dict[str, An
         if status not in (None, "success"):
             counters.add("tests_rows_not_successful")
         elif tests_row.get("test_cases_kit") is not None or tests_row.get("test_cases"):
-            kit, names, codes = _kit(tests_row.get("test_cases_kit") or {})
+            try:
+                kit, names, codes = _kit(tests_row.get("test_cases_kit") or {})
+                suite = _suite(tests_row, names, codes)
+            except RowError as exc:
+                raise RowError(f"in {row.get('__tests_where__') or 'the tests file'}: {exc}") from None
             if any(kit[k] for k in ("input_validator", "output_judging_function", "LLMGen_input",
                                     "RPGen_SPGen_input_generator", "HackGen_input_generator")):
                 native["kit"] = kit
-            suite = _suite(tests_row, names, codes)
             if suite is not None:
                 native["suites"].append(suite)
     return native

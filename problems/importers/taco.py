@@ -9,6 +9,7 @@ re-imports idempotent.
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 from typing import Any
 
@@ -41,6 +42,13 @@ def _io(value: Any, where: str) -> str:
         return "\n".join(value) + "\n"
     if not isinstance(value, str):
         raise RowError(f"{where} must be a string, got {type(value).__name__}")
+    return value
+
+
+def _plain(value: Any) -> Any:
+    # Rows read through Hugging Face datasets carry datetime objects (``date``); extra is JSON.
+    if isinstance(value, datetime.date | datetime.time):
+        return value.isoformat()
     return value
 
 
@@ -80,7 +88,7 @@ def taco_map(row: dict[str, Any], counters: FormatCounters) -> dict[str, Any]:
     level = text(row, "difficulty")
     tags = sorted({t[:100] for t in literal_list(row.get("tags"), "tags") + literal_list(row.get("skill_types"),
                                                                                          "skill_types")})
-    extra = {k: row[k] for k in ("raw_tags", "Expected Auxiliary Space", "Expected Time Complexity", "picture_num",
+    extra = {k: _plain(row[k]) for k in ("raw_tags", "Expected Auxiliary Space", "Expected Time Complexity", "picture_num",
                                  "date", "time_limit", "memory_limit") if row.get(k) not in (None, "", "None")}
     return {
         "source": SOURCE, "pid": pid[:200], "title": (text(row, "name") or title_from(statement, pid))[:500],

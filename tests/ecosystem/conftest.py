@@ -80,3 +80,44 @@ def broken_sandbox_worker(django_db_setup: None, django_db_blocker: Any,
         time.sleep(0.05)
     yield child
     process_group_stop(child)
+
+
+@pytest.fixture(scope="session")
+def verl_loader() -> Any:
+    """verl's own loader of reward functions: ``get_custom_reward_fn`` and the two wrappers it
+    puts around a function (verl/trainer/ppo/reward.py of the pinned verl), and verl's
+    ``load_module`` (``pkg://`` and file paths). That module imports Ray and torch, which
+    this environment does not have, so its three functions are taken from its source as
+    they are; the ``verl`` and ``verl.utils`` packages are bare module objects over the
+    real folders so that verl.utils.import_utils and verl.utils.reward_score import from
+    the installed files without verl/__init__.py."""
+    import ast
+    import inspect
+    import types
+    from functools import partial
+
+    spec = importlib.util.find_spec("verl")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("verl is not installed (scripts/bootstrap.sh installs it with --no-deps)")
+    root = Path(next(iter(spec.submodule_search_locations)))
+    try:
+        import verl.utils.import_utils  # noqa: F401  (a full verl install: use it as it is)
+    except ImportError:
+        for name, folder in (("verl", root), ("verl.utils", root / "utils")):
+            sys.modules.pop(name, None)
+            package = types.ModuleType(name)
+            package.__path__ = [str(folder)]
+            sys.modules[name] = package
+    from verl.utils.import_utils import load_extern_object
+
+    source = (root / "trainer" / "ppo" / "reward.py").read_text()
+    wanted = {"_call_with_kwargs", "_call_with_kwargs_async", "get_custom_reward_fn"}
+    nodes = [n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+             and n.name in wanted]
+    assert {n.name for n in nodes} == wanted, "verl's reward.py changed: read it again"
+    namespace: dict[str, Any] = {"inspect": inspect, "partial": partial, "Optional": Any, "DictConfig": Any,
+                                 "RawRewardFn": Any}
+    exec(compile(ast.Module(body=nodes, type_ignores=[]), str(root / "trainer/ppo/reward.py"), "exec"), namespace)
+    # verl >= 0.5 imports load_extern_object inside get_custom_reward_fn; older ones at the top.
+    namespace.setdefault("load_extern_object", load_extern_object)
+    return namespace["get_custom_reward_fn"]

@@ -63,3 +63,34 @@ def test_client_batches_and_the_verl_and_openrlhf_functions(live_server, token, 
     out = openrlhf_reward_func.reward_func([PROMPT + fenced(ACCEPTED), PROMPT + fenced(WRONG)], [PROMPT] * 2,
                                            ["ab/sum"] * 2)
     assert [float(x) for x in out["rewards"]] == [1.0, 0.0]
+
+
+def test_openrlhf_rewards_with_every_end_token_and_line_end(live_server, token, url_tokens, ab_problem,
+                                                            sandbox_worker):
+    from tests.ecosystem.test_extract import END_TOKENS
+
+    # As OpenRLHF decodes (skip_special_tokens=False): the template's start and end tokens
+    # stay in the query; some tokenizers put a BOS before the prompt.
+    prompt = "<|im_start|>user\nAdd two numbers.<|im_end|>\n<|im_start|>assistant\n"
+    queries, expected = [], []
+    for end in END_TOKENS.values():
+        for nl in ("\n", "\r\n"):
+            for code, reward in ((ACCEPTED, 1.0), (WRONG, 0.0)):
+                queries.append("<s>" + prompt + f"Answer:\n```python\n{code}```{end}".replace("\n", nl))
+                expected.append(reward)
+    body = {"query": queries, "prompts": [prompt] * len(queries), "labels": ["ab/sum"] * len(queries)}
+    response = requests.post(f"{live_server.url}/api/v1/openrlhf/t/{token}/reward", json=body, timeout=600)
+    assert response.status_code == 200, response.content
+    assert response.json()["rewards"] == expected
+
+
+def test_openrlhf_reward_func_file_with_end_tokens(live_server, token, ab_problem, sandbox_worker, monkeypatch):
+    from hardtests_client import openrlhf_reward_func
+
+    monkeypatch.setenv("HARDTESTS_URL", live_server.url)
+    monkeypatch.setenv("HARDTESTS_TOKEN", token)
+    monkeypatch.setattr(openrlhf_reward_func, "_client", None)
+    responses = [f"```python\r\n{ACCEPTED}```<|im_end|>".replace("\n", "\r\n"), f"```python\n{WRONG}```</s>",
+                 f"```py\n{ACCEPTED}```<｜end▁of▁sentence｜>", "<think>\n```python\nprint(3)\n```"]
+    out = openrlhf_reward_func.reward_func([PROMPT + r for r in responses], [PROMPT] * 4, ["ab/sum"] * 4)
+    assert [float(x) for x in out["rewards"]] == [1.0, 0.0, 1.0, 0.0]

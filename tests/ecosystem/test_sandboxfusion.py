@@ -77,6 +77,50 @@ def test_submit_extracts_the_code_and_judges_it(endpoint, ab_problem, sandbox_wo
     assert empty.accepted is False and empty.extracted_type == "empty" and empty.tests == []
 
 
+def test_submit_with_every_end_token_and_line_end(endpoint, ab_problem, sandbox_worker):
+    from tests.ecosystem.test_extract import END_TOKENS
+
+    for name, end in END_TOKENS.items():
+        for code, accepted in ((ACCEPTED, True), (WRONG, False)):
+            completion = f"Sure.\r\n```Python\r\n{code.replace(chr(10), chr(13) + chr(10))}```{end}"
+            out = submit(SubmitRequest(dataset="hardtests", id="ab/sum", completion=completion, config=TestConfig()),
+                         endpoint=endpoint, max_attempts=1)
+            assert (out.accepted, out.extracted_code, out.extracted_type) == (accepted, code, "fenced"), name
+    thinking = submit(SubmitRequest(dataset="hardtests", id="ab/sum", completion=f"<think>\n```python\n{ACCEPTED}```", config=TestConfig()),
+                      endpoint=endpoint, max_attempts=1)
+    assert thinking.accepted is False and thinking.extracted_type == "empty" and thinking.tests == []
+    assert "<think>" in thinking.extra["reason"]
+
+
+def test_run_code_outputs_are_capped_in_bytes_and_never_grow(endpoint, sandbox_worker):
+    import base64
+
+    # 8 MB of 0xFF: not UTF-8, so base64 (4/3), never 6 bytes of JSON per byte.
+    flood = "import sys\nsys.stdout.buffer.write(b'\\xff' * (8 * 1024 * 1024))\n"
+    response = requests.post(f"{endpoint}/run_code", timeout=300,
+                             json={"code": flood, "language": "python", "run_timeout": 10})
+    assert response.status_code == 200
+    assert len(response.content) < 12 * 1024 * 1024
+    run = response.json()["run_result"]
+    assert run["stdout_encoding"] == "base64" and base64.b64decode(run["stdout"])[:4] == b"\xff" * 4
+    # Control characters are valid UTF-8 but cost 6 bytes each as JSON escapes.
+    control = "import sys\nsys.stdout.write(chr(1) * (4 * 1024 * 1024))\n"
+    response = requests.post(f"{endpoint}/run_code", timeout=300, json={"code": control, "language": "python"})
+    assert len(response.content) < 8 * 1024 * 1024 and response.json()["run_result"]["stdout_encoding"] == "base64"
+    text = _run(endpoint, "print('h\u00e9llo')\n")
+    assert text.run_result.stdout == "h\u00e9llo\n"
+
+
+def test_run_code_takes_verl_defaults(endpoint, sandbox_worker):
+    # verl sends memory_limit_MB null and language python for every program, C++ too.
+    cpp = "#include <cstdio>\nint main(){int a,b;scanf(\"%d%d\",&a,&b);printf(\"%d\\n\",a+b);}\n"
+    for code in (cpp, "c++\n" + cpp, ACCEPTED):
+        response = requests.post(f"{endpoint}/run_code", timeout=120, json={
+            "code": code, "stdin": "1 2\n", "language": "python", "memory_limit_MB": None, "run_timeout": 5})
+        assert response.status_code == 200, response.content
+        assert response.json()["run_result"]["stdout"] == "3\n", response.json()
+
+
 def test_verl_sandbox_fusion_reward_scores_programs(endpoint, sandbox_worker, verl_sandbox_fusion):
     cases = {"inputs": ["1 2\n", "5 7\n", "1000000000 1000000000\n"], "outputs": ["3\n", "12\n", "2000000000\n"]}
     url = f"{endpoint}/run_code"

@@ -79,7 +79,13 @@ def test_every_export_loads_with_datasets(tmp_path):
         [info] = card["dataset_info"]
         # The card's features are exactly the file's: a loader never guesses a type.
         assert datasets.Features._from_yaml_list(info["features"]) == datasets.Features.from_arrow_schema(schema)
-        assert info["splits"] == [{"name": "train", "num_examples": total - 1}]
+        [split] = info["splits"]
+        assert (split["name"], split["num_examples"]) == ("train", total - 1)
+        # Sizes as datasets records them: the rows' uncompressed bytes, the files' bytes.
+        parquet = pq.ParquetFile(folder / "train.parquet").metadata
+        assert split["num_bytes"] == info["dataset_size"] == sum(
+            parquet.row_group(i).total_byte_size for i in range(parquet.num_row_groups)) > 0
+        assert info["download_size"] == (folder / "train.parquet").stat().st_size
         assert "## How it was made" in (folder / "README.md").read_text()
 
 
@@ -216,3 +222,28 @@ def test_push_to_hub_refuses_formats_without_a_folder(tmp_path):
 
     with pytest.raises(CommandError, match="--push-to-hub takes"):
         call_command("export_dataset", "native", str(tmp_path / "x.jsonl"), "--push-to-hub", "me/x")
+
+
+def test_training_rows_carry_a_prompt_that_says_how_to_answer(tmp_path):
+    demo_load()
+    training_export(problems=problems_select(["source=demo"])[0], out=tmp_path)
+    rows = pq.read_table(tmp_path / "train.parquet").to_pylist()
+    assert rows and all(r["statement"].strip()[:40] in r["prompt"] for r in rows)
+    assert all("single fenced code block labelled with its language" in r["prompt"] for r in rows)
+
+
+def test_verl_sandbox_fusion_rows_carry_verls_test_cases(tmp_path):
+    from problems.exporters.verl import verl_sandbox_fusion_export
+
+    demo_load()
+    summary = verl_sandbox_fusion_export(problems=problems_select(["source=demo"])[0], out=tmp_path)
+    rows = pq.read_table(tmp_path / "train.parquet").to_pylist()
+    assert len(rows) == summary["problems"] > 0
+    assert summary["problems"] + summary["needs_output_judge"] + summary["binary_tests"] + summary[
+        "without_suite"] == 12
+    for row in rows:
+        assert row["data_source"] == "codecontests"  # verl's default_compute_score sends it to sandbox_fusion
+        cases = json.loads(row["reward_model"]["ground_truth"])
+        assert len(cases["inputs"]) == len(cases["outputs"]) == row["extra_info"]["test_count"] > 0
+        assert cases["problem"] == row["extra_info"]["problem"]
+    assert "verl-sandbox-fusion" in (tmp_path / "README.md").read_text()

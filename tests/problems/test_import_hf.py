@@ -54,3 +54,43 @@ def test_an_unreachable_hub_is_a_clear_error(monkeypatch):
     assert "\n" not in message
     assert message.startswith("cannot load Hugging Face dataset 'BAAI/TACO': the hub is unreachable from here")
     assert "save_to_disk(DIR)" in message and "--hf DIR" in message
+
+
+def test_taco_from_a_local_parquet_file_with_real_dates(tmp_path):
+    # Read through datasets, TACO's date is a timestamp, not a string; extra is JSON.
+    import datetime
+
+    taco = rows("taco.jsonl")
+    for row in taco:
+        row["date"] = datetime.datetime(2010, 3, 1, 12, 30)
+    path = tmp_path / "taco.parquet"
+    pq.write_table(pa.Table.from_pylist(taco), path)
+    summary = dataset_import(format_name="taco", hf=[str(path)])
+    assert summary["created"] == 2
+    problem = Problem.objects.get(platform="codeforces")
+    assert problem.extra["taco"]["date"] == "2010-03-01T12:30:00"
+
+
+@pytest.mark.parametrize(("limit_bytes", "mb"), [(256000000, 256), (268435456, 256), (64000000, 64),
+                                                 (67108864, 64), (1073741824, 1024)])
+def test_codecontests_memory_limits_are_the_judges(tmp_path, limit_bytes, mb):
+    row = rows("codecontests.jsonl")[0]
+    row["memory_limit_bytes"] = limit_bytes
+    path = tmp_path / "cc.parquet"
+    pq.write_table(pa.Table.from_pylist([row]), path)
+    dataset_import(format_name="codecontests", hf=[str(path)])
+    assert Problem.objects.get().memory_limit_mb == mb
+
+
+def test_a_bad_hardtests_test_cases_error_names_the_tests_file(tmp_path):
+    import json
+
+    problems, tests = tmp_path / "problems.jsonl", tmp_path / "tests.jsonl"
+    problems.write_text("".join(json.dumps(r) + "\n" for r in rows("hardtests_problems.jsonl")[:2]))
+    broken = rows("hardtests_tests.jsonl")
+    broken[0]["test_cases"] = "not base64 zlib pickle"
+    tests.write_text("".join(json.dumps(r) + "\n" for r in broken))
+    with pytest.raises(ImportAborted) as caught:
+        dataset_import(format_name="hardtests", paths=[str(problems), str(tests)])
+    message = str(caught.value)
+    assert "tests.jsonl" in message and "test_cases" in message, message
