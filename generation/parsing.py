@@ -84,7 +84,7 @@ def _fenced_blocks(reply: str) -> list[tuple[int, str]]:
 
 
 def _tolerant(text: str, start: int) -> Any:
-    """The JSON value at `start` as a model writes it: strict JSON first (raw newlines and tabs in
+    r"""The JSON value at `start` as a model writes it: strict JSON first (raw newlines and tabs in
     strings allowed), then JSON5 (trailing commas, comments, single quotes, unquoted keys) through
     the maintained `json5` reader. An escape JSON does not know (a regex's `\\d` written as `\d`)
     is refused rather than read as JSON5 would, silently dropping the backslash from the code."""
