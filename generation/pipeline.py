@@ -165,6 +165,20 @@ def _materialise(run: GenerationRun, rec: RunRecorder, sb: Sandbox, kit: TestKit
             kit = judge_repair(run, rec, session, exc.cases)
 
 
+def _make_kit(run: GenerationRun, rec: RunRecorder, sb: Sandbox, flight: Preflight
+              ) -> tuple[TestKit, Conversation | None]:
+    """Where a run chooses its mode: the kit to materialise, and the conversation when the model is at
+    hand for the later round trips (judge requests and repairs, refinement); None for runs from a kit."""
+    # A kit already saved by this run (the campaign LLM stage, or before a crash) is never asked again.
+    if run.mode == GenerationRun.Mode.FROM_SCRATCH and run.kit_id is None:
+        kit, session = llm_kit(run, rec, sb, flight)
+        kit = checkers_review(run, rec, sb, flight, session, kit)
+        return generators_repair(run, rec, sb, kit, session), session
+    kit = _kit_for(run)
+    rec.log(f"materialising kit v{kit.version} ({kit.get_origin_display()})")
+    return kit, None
+
+
 def _sandbox() -> Sandbox:
     try:
         return get_sandbox()
@@ -190,15 +204,7 @@ def execute(run_id: int) -> GenerationRun:
         rec.log(f"run #{run.pk} started: {run.get_mode_display()} for {run.problem.pid}")
         sb = _sandbox()
         flight = preflight(problem=run.problem, sb=sb, progress=rec)
-        session = None
-        # A kit already saved by this run (the campaign LLM stage, or before a crash) is never asked again.
-        if run.mode == GenerationRun.Mode.FROM_SCRATCH and run.kit_id is None:
-            kit, session = llm_kit(run, rec, sb, flight)
-            kit = checkers_review(run, rec, sb, flight, session, kit)
-            kit = generators_repair(run, rec, sb, kit, session)
-        else:
-            kit = _kit_for(run)
-            rec.log(f"materialising kit v{kit.version} ({kit.get_origin_display()})")
+        kit, session = _make_kit(run, rec, sb, flight)
         kit, result = _materialise(run, rec, sb, kit, flight, session)
         GenerationRun.objects.filter(pk=run.pk).update(counts=result.counts, validator_errors=result.validator_errors)
         # Refinement against the tuning candidates (from-scratch runs only: it asks the LLM).

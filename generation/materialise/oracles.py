@@ -266,11 +266,14 @@ def compare_runs(sb: Sandbox, checker: Checker, primary: OracleRun, secondary: O
     wrong: list[JudgeCase] = []
     for i, triple, (ok, why) in zip(pairs, triples, checker.accepts(sb, triples), strict=True):
         mask[i] = ok
-        if not ok and checker.judge_code is not None and compare_tokens(triple[1], triple[2]):
-            wrong.append(JudgeCase(triple[0], _text(triple[1]), _text(triple[2]), why or "equal token for token"))
+        if not ok and checker.judge_code is not None and (compare_tokens(triple[1], triple[2]) or (
+                checker.tolerance is not None and compare_float(triple[2], triple[1], abs_tol=checker.tolerance,
+                                                                rel_tol=checker.tolerance))):
+            wrong.append(JudgeCase(triple[0], _text(triple[1]), _text(triple[2]),
+                                   why or "equal token for token, or numbers within the problem's tolerance"))
     if wrong:
-        raise JudgeRejects(f"the output judging function rejects outputs equal token for token on {len(wrong)} "
-                           f"input(s):\n{cases_text(wrong)}", wrong)
+        raise JudgeRejects(f"the output judging function rejects outputs equal token for token (or numbers within "
+                           f"the tolerance the problem allows) on {len(wrong)} input(s):\n{cases_text(wrong)}", wrong)
     return Agreement(primary, secondary, mask, counted)
 
 

@@ -12,7 +12,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from generation.materialise import materialise_kit
+from generation.materialise import JudgeRejects, materialise_kit
 from generation.materialise.inputs import generator_seed
 from generation.models import FailureReason, GenerationRun, LLMCall, RefinementRound
 from generation.refine.repair import probe
@@ -351,3 +351,13 @@ def test_every_python_program_runs_with_a_fixed_hash_seed() -> None:
     kit = make_kit(problem, hacking="", direct=["1 2\n", "3 4\n"], regular="")
     first, second = materialise_kit(kit=kit), materialise_kit(kit=kit)
     assert first.agreement == 1.0 and [t.output for t in first.tests] == [t.output for t in second.tests]
+
+
+def test_a_judge_stricter_than_the_statement_is_sent_back_with_the_outputs_it_rejects() -> None:
+    problem = ratio_problem()
+    exact = ("def output_judging_function(input_str, candidate_output, reference_output):\n"
+             "    return candidate_output.split() == reference_output.split()\n")
+    kit = make_kit(problem, validator=RATIO_VALIDATOR, regular=RATIO_GEN, direct=["1 3\n"], judge=exact)
+    with pytest.raises(JudgeRejects, match="within the tolerance the problem allows") as rejected:
+        materialise_kit(kit=kit)
+    assert rejected.value.cases and rejected.value.cases[0].input == "1 3\n"
