@@ -203,3 +203,64 @@ def judge_repair(run: GenerationRun, rec: RunRecorder, session: Conversation, ca
                        messages=messages, parse=parse_validator_reply, review=session.review)
     session.messages, session.parsed = convo, fixed
     return save_kit(run, rec, session)
+
+
+def _judge_request_review(sb: Sandbox, session: Conversation, cases: list[JudgeCase]) -> Review[ValidatorReply]:
+    """The call-1 self-checks, and: a judging function exists, it accepts both oracles' outputs on every
+    disagreeing input (each against the other), and it rejects an empty output (no judge that accepts
+    everything)."""
+
+    def review(parsed: ValidatorReply) -> tuple[str, str] | None:
+        if not parsed.output_judging_function:
+            return (FailureReason.JUDGE_INVALID,
+                    "set needs_custom_output_judging_function to true and give output_judging_function: trusted "
+                    "correct programs print different outputs, so outputs cannot be compared as text")
+        found = session.review(parsed) if session.review is not None else None
+        if found is not None:
+            return found
+        checker = Checker(parsed.output_judging_function)
+        both = [(c.input, c.candidate.encode(), c.reference.encode()) for c in cases]
+        both += [(c.input, c.reference.encode(), c.candidate.encode()) for c in cases]
+        rejected = [JudgeCase(t[0], t[1].decode(), t[2].decode(), why)
+                    for t, (ok, why) in zip(both, checker.accepts(sb, both), strict=True) if not ok]
+        if rejected:
+            return FailureReason.JUDGE_INVALID, judge_feedback(rejected)
+        empty = [(c.input, b"", c.reference.encode()) for c in cases if c.reference.strip()]
+        accepted_empty = [t for t, (ok, _) in zip(empty, checker.accepts(sb, empty), strict=True) if ok]
+        if accepted_empty:
+            return (FailureReason.JUDGE_INVALID,
+                    "output_judging_function accepts an empty output, which is never a correct answer here "
+                    f"(input {accepted_empty[0][0][:300]!r}); it must check the candidate's answer, not accept "
+                    "everything")
+        return None
+
+    return review
+
+
+def judge_request(run: GenerationRun, rec: RunRecorder, sb: Sandbox, session: Conversation,
+                  cases: list[JudgeCase], why: str) -> TestKit:
+    """Oracles that pass the samples disagree on most inputs and there is no judging function: ask the
+    model for one, showing the disagreeing outputs (Klear sends inconsistent outputs back; HardTestGen's
+    judge exists for this). A new kit version with the judge; RunFailed when the model cannot give one."""
+    rec.stage(GenerationRun.Stage.LLM_VALIDATOR)
+    rec.log(f"asking for a judging function: {why.splitlines()[0][:300]}")
+    shown = "\n".join(f"- input {c.input[:300]!r}: one correct program printed {c.reference[:200]!r}, another "
+                      f"printed {c.candidate[:200]!r}" for c in cases)
+    problem = ("two trusted correct programs pass the samples but print different outputs on most generated "
+               "inputs, so this problem evidently accepts more than one correct answer and outputs cannot be "
+               "compared as text. Examples:\n" + shown + "\nSet needs_custom_output_judging_function to true and "
+               "write output_judging_function(input_str, candidate_output, reference_output) that checks whether "
+               "the candidate's answer is valid for the input (using the reference only for what every correct "
+               "answer shares, such as an optimal value); it must accept both outputs above and reject wrong "
+               "ones. Keep the input validator.")
+    messages = [*session.messages, {"role": "user", "content": "Your reply could not be used: " + problem
+                                    + "\n\nAnswer again: reason briefly, then give the complete JSON object "
+                                    "in a ```json fenced block."}]
+    fixed, convo = ask(run, rec, purpose="judge_request", prompt_version=prompting.VALIDATOR_PROMPT,
+                       messages=messages, parse=parse_validator_reply,
+                       review=_judge_request_review(sb, session, cases))
+    session.messages, session.parsed = convo, fixed
+    kit = save_kit(run, rec, session)
+    rec.log(f"kit v{kit.version}: judging function for several right answers (accepts both oracles' outputs on "
+            f"{len(cases)} disagreeing input(s))")
+    return kit

@@ -13,6 +13,7 @@ class FailureReason(models.TextChoices):
     NO_VALID_ORACLE = "no_valid_oracle", "No valid oracle"
     INPUT_GENERATION_FAILED = "input_generation_failed", "Input generation failed"
     OUTPUT_VERIFICATION_FAILED = "output_verification_failed", "Output verification failed"
+    CORRECT_PROGRAM_REJECTED = "correct_program_rejected", "Correct program rejected"
     JUDGE_INVALID = "judge_invalid", "Judge invalid"
     VALIDATOR_INVALID = "validator_invalid", "Validator invalid"
     VALIDATOR_ERROR = "validator_error", "Validator error"

@@ -1,7 +1,9 @@
 """Reading LLM replies without trusting them.
 
 A reply must end with one JSON object, in a ```json fenced block or after a `# Result`
-heading. Every key is checked for presence and type, every piece of code is parsed with
+heading. This module is the one place where replies are read (every call's parser goes through
+`extract_json`), tolerantly: raw newlines and tabs in strings, and what JSON5 allows (trailing
+commas, comments, single quotes) through the `json5` package, before a reply is sent back. Every key is checked for presence and type, every piece of code is parsed with
 `ast.parse` (parsing is not executing: nothing the model wrote runs outside the sandbox)
 and the functions the contract names are looked for in the syntax tree. The first problem
 found is raised as ReplyInvalid with a message meant to be fed back to the model.
@@ -15,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+import json5
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 REGULAR_FUNCTION = "gen_range_based_input"
@@ -35,8 +38,12 @@ _FENCE_LINE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([^\n`]*)$", re.MULTILINE)
 _RESULT_HEADING = re.compile(r"^#{1,6}[ \t]*Result\b.*$", re.MULTILINE | re.IGNORECASE)
 # Raw newlines and tabs inside JSON strings are what models write most often by mistake.
 _DECODER = json.JSONDecoder(strict=False)
-# The balanced-object fallback tries at most this many "{" positions from the end.
+# The balanced-object fallback tries at most this many "{" positions from the end (the slower
+# tolerant reader, fewer).
 _MAX_FALLBACK_STARTS = 5000
+_MAX_TOLERANT_STARTS = 50
+# An odd run of backslashes followed by a character JSON cannot escape.
+_BAD_ESCAPE = re.compile(r'(?<!\\)(?:\\\\)*\\[^"\\/bfnrtu]')
 
 class ReplyInvalid(ValueError):
     """The reply cannot be used; str(error) says why, in words the model can act on."""
@@ -76,6 +83,25 @@ def _fenced_blocks(reply: str) -> list[tuple[int, str]]:
     return blocks
 
 
+def _tolerant(text: str, start: int) -> Any:
+    r"""The JSON value at `start` as a model writes it: strict JSON first (raw newlines and tabs in
+    strings allowed), then JSON5 (trailing commas, comments, single quotes, unquoted keys) through
+    the maintained `json5` reader. An escape JSON does not know (a regex's `\\d` written as `\d`)
+    is refused rather than read as JSON5 would, silently dropping the backslash from the code."""
+    try:
+        return _DECODER.raw_decode(text, start)[0]
+    except json.JSONDecodeError as strict_error:
+        bad = _BAD_ESCAPE.search(text, start)
+        try:
+            value = json5.loads(text, strict=False, consume_trailing=False, start=start)
+        except (ValueError, RecursionError, IndexError):
+            raise strict_error from None
+        if bad is not None:
+            raise json.JSONDecodeError(f"invalid escape {bad.group(0)[-2:]!r} in a string (write a backslash as "
+                                       "\\\\)", text, bad.start()) from None
+        return value
+
+
 def _decode_object(text: str) -> tuple[dict[str, Any] | None, str]:
     """The JSON object at the start of `text` (after blanks) or (None, why not)."""
     text = text.strip()
@@ -83,24 +109,28 @@ def _decode_object(text: str) -> tuple[dict[str, Any] | None, str]:
     if start < 0:
         return None, "no '{' in the block"
     try:
-        value, _ = _DECODER.raw_decode(text, start)
+        value = _tolerant(text, start)
     except json.JSONDecodeError as exc:
         return None, f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+    except RecursionError:
+        return None, "the JSON value is nested too deeply"
     if not isinstance(value, dict):
         return None, f"the JSON value is a {type(value).__name__}, not an object"
     return value, ""
 
 
 def _balanced_objects(reply: str, expected: tuple[str, ...]) -> dict[str, Any] | None:
-    """The last JSON object anywhere in the reply that has the expected keys (no fence, no heading)."""
+    """The last JSON object anywhere in the reply that has the expected keys (no fence, no heading):
+    strict JSON from every "{", then the tolerant reader from the last few."""
     starts = [m.start() for m in re.finditer(r"\{", reply)][-_MAX_FALLBACK_STARTS:]
-    for start in reversed(starts):
-        try:
-            value, _ = _DECODER.raw_decode(reply, start)
-        except (json.JSONDecodeError, RecursionError):
-            continue
-        if isinstance(value, dict) and all(k in value for k in expected):
-            return value
+    for tolerant, candidates in ((False, starts), (True, starts[-_MAX_TOLERANT_STARTS:])):
+        for start in reversed(candidates):
+            try:
+                value = _tolerant(reply, start) if tolerant else _DECODER.raw_decode(reply, start)[0]
+            except (json.JSONDecodeError, RecursionError):
+                continue
+            if isinstance(value, dict) and all(k in value for k in expected):
+                return value
     return None
 
 

@@ -15,7 +15,7 @@ import traceback
 from django.db import transaction
 from django.utils import timezone
 
-from generation.asking import Conversation, RunFailed, judge_repair, llm_kit
+from generation.asking import Conversation, RunFailed, judge_repair, judge_request, llm_kit
 from generation.materialise import (
     JudgeRejects,
     Materialised,
@@ -23,15 +23,24 @@ from generation.materialise import (
     ValidatorErrors,
     materialise_kit,
 )
+from generation.materialise.oracles import ManyAnswers, answer_tolerance, tolerance_judge_code
 from generation.models import FailureReason, GenerationRun
 from generation.preflight import Preflight, preflight
-from generation.refine.feedback import refine_suite
+from generation.refine.feedback import known_correct_gate, refine_suite
 from generation.refine.repair import generators_repair
 from generation.refine.review import checkers_review
 from generation.runs import RunRecorder, run_fail
+from generation.selectors import kit_to_materialise
 from problems.blobs import blob_sha256
-from problems.models import Solution, TestKit, TestSuite
-from problems.services import suite_activate, suite_add_tests, suite_create, suite_fail
+from problems.models import CodeOrigin, Solution, TestKit, TestSuite
+from problems.services import (
+    judge_create,
+    kit_create,
+    suite_activate,
+    suite_add_tests,
+    suite_create,
+    suite_fail,
+)
 from sandbox import Sandbox, SandboxUnavailable, get_sandbox
 
 __all__ = ["RunFailed", "execute"]
@@ -41,7 +50,7 @@ SAVE_CHUNK = 500
 
 
 def _kit_for(run: GenerationRun) -> TestKit:
-    kit = run.kit or run.problem.kits.order_by("-version").first()
+    kit = run.kit or kit_to_materialise(run.problem)
     if kit is None:
         raise RunFailed(FailureReason.INPUT_GENERATION_FAILED,
                         "the problem has no test kit to materialise; generate from scratch first")
@@ -103,21 +112,71 @@ def _activate_built(run: GenerationRun, rec: RunRecorder, suite: TestSuite) -> T
     return suite
 
 
-def _save_suite(run: GenerationRun, rec: RunRecorder, kit: TestKit, result: Materialised) -> TestSuite:
-    return _activate_built(run, rec, _build_suite(run, rec, kit, result))
+def _with_tolerance_judge(run: GenerationRun, rec: RunRecorder, kit: TestKit) -> TestKit:
+    """A kit without a judging function for a problem whose answers are real numbers gets the standard
+    tolerance judge (a new kit version): suites are judged as the statement accepts, not token by token."""
+    tolerance = answer_tolerance(run.problem, kit)
+    if kit.output_judge_id is not None or tolerance is None:
+        return kit
+    with transaction.atomic():
+        judge = judge_create(problem=kit.problem, code=tolerance_judge_code(tolerance), origin=CodeOrigin.IMPORTED,
+                             change_note=f"standard real-number judge (tolerance {tolerance:g}), "
+                                         f"generation run #{run.pk}")
+        new = kit_create(
+            problem=kit.problem, origin=kit.origin, validator=kit.validator, output_judge=judge,
+            needs_output_judge=True, direct_inputs=kit.direct_inputs, regular_generator=kit.regular_generator,
+            hacking_generator=kit.hacking_generator, batch_generator=kit.batch_generator, model_name=kit.model_name,
+            created_by=run.created_by,
+            extra={**(kit.extra or {}), "generation_run": run.pk, "stage": "tolerance", "parent_version": kit.version,
+                   "float_tolerance": tolerance},
+        )
+        GenerationRun.objects.filter(pk=run.pk).update(kit=new)
+    rec.log(f"answers are real numbers (tolerance {tolerance:g}) and kit v{kit.version} has no judging function: "
+            f"kit v{new.version} uses the standard tolerance judge")
+    return TestKit.objects.select_related("problem", "validator", "output_judge").get(pk=new.pk)
 
 
-def _materialise(run: GenerationRun, rec: RunRecorder, kit: TestKit, flight: Preflight,
+def _materialise(run: GenerationRun, rec: RunRecorder, sb: Sandbox, kit: TestKit, flight: Preflight,
                  session: Conversation | None) -> tuple[TestKit, Materialised]:
-    """Materialise; a judging function that rejects correct outputs goes back to the LLM once."""
-    try:
-        return kit, materialise_kit(kit=kit, progress=rec, oracles=flight.oracles)
-    except JudgeRejects as exc:
-        if session is None:
-            raise
-        rec.log(f"judge self-check failed: {str(exc).splitlines()[0]}")
-        kit = judge_repair(run, rec, session, exc.cases)
-        return kit, materialise_kit(kit=kit, progress=rec, oracles=flight.oracles)
+    """Materialise. With the LLM at hand (from-scratch runs): oracles disagreeing as if several answers
+    were right send the run back for a judging function once, and a judging function that rejects
+    correct outputs goes back once."""
+    kit = _with_tolerance_judge(run, rec, kit)
+    asked_judge = repaired_judge = False
+    while True:
+        try:
+            return kit, materialise_kit(kit=kit, progress=rec, oracles=flight.oracles)
+        except ManyAnswers as exc:
+            if session is None or asked_judge:
+                raise
+            asked_judge = True
+            try:
+                kit = judge_request(run, rec, sb, session, exc.cases, str(exc))
+            except RunFailed as failed:
+                if failed.reason not in (FailureReason.LLM_UNAVAILABLE, FailureReason.LLM_REPLY_INVALID):
+                    raise
+                raise MaterialiseError(exc.reason, f"{exc}; asked for a judging function, got none: "
+                                                   f"{str(failed).splitlines()[0][:500]}") from failed
+        except JudgeRejects as exc:
+            if session is None or repaired_judge:
+                raise
+            repaired_judge = True
+            rec.log(f"judge self-check failed: {str(exc).splitlines()[0]}")
+            kit = judge_repair(run, rec, session, exc.cases)
+
+
+def _make_kit(run: GenerationRun, rec: RunRecorder, sb: Sandbox, flight: Preflight
+              ) -> tuple[TestKit, Conversation | None]:
+    """Where a run chooses its mode: the kit to materialise, and the conversation when the model is at
+    hand for the later round trips (judge requests and repairs, refinement); None for runs from a kit."""
+    # A kit already saved by this run (the campaign LLM stage, or before a crash) is never asked again.
+    if run.mode == GenerationRun.Mode.FROM_SCRATCH and run.kit_id is None:
+        kit, session = llm_kit(run, rec, sb, flight)
+        kit = checkers_review(run, rec, sb, flight, session, kit)
+        return generators_repair(run, rec, sb, kit, session), session
+    kit = _kit_for(run)
+    rec.log(f"materialising kit v{kit.version} ({kit.get_origin_display()})")
+    return kit, None
 
 
 def _sandbox() -> Sandbox:
@@ -145,16 +204,8 @@ def execute(run_id: int) -> GenerationRun:
         rec.log(f"run #{run.pk} started: {run.get_mode_display()} for {run.problem.pid}")
         sb = _sandbox()
         flight = preflight(problem=run.problem, sb=sb, progress=rec)
-        session = None
-        # A kit already saved by this run (the campaign LLM stage, or before a crash) is never asked again.
-        if run.mode == GenerationRun.Mode.FROM_SCRATCH and run.kit_id is None:
-            kit, session = llm_kit(run, rec, sb, flight)
-            kit = checkers_review(run, rec, sb, flight, session, kit)
-            kit = generators_repair(run, rec, sb, kit, session)
-        else:
-            kit = _kit_for(run)
-            rec.log(f"materialising kit v{kit.version} ({kit.get_origin_display()})")
-        kit, result = _materialise(run, rec, kit, flight, session)
+        kit, session = _make_kit(run, rec, sb, flight)
+        kit, result = _materialise(run, rec, sb, kit, flight, session)
         GenerationRun.objects.filter(pk=run.pk).update(counts=result.counts, validator_errors=result.validator_errors)
         # Refinement against the tuning candidates (from-scratch runs only: it asks the LLM).
         refined = (refine_suite(run, rec, sb, flight, session, kit, result, build=_build_suite)
@@ -163,8 +214,10 @@ def execute(run_id: int) -> GenerationRun:
         if unchanged is not None:
             _finish_unchanged(run, rec, unchanged)
         else:
-            suite = (_activate_built(run, rec, refined) if refined is not None
-                     else _save_suite(run, rec, kit, result))
+            if refined is None:
+                refined = _build_suite(run, rec, kit, result)
+                known_correct_gate(run, rec, sb, refined)
+            suite = _activate_built(run, rec, refined)
             rec.log(f"suite v{suite.version} active: {suite.test_count} tests {suite.counts_by_kind}"
                     + (" (UNVERIFIED: one oracle)" if suite.unverified else ""))
             if run.judge_candidates:

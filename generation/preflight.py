@@ -3,8 +3,10 @@
 Before any LLM call (and before materialising a kit), every oracle in a supported language
 is compiled and run on the problem's samples and, where the problem has an active official
 suite, on its first official tests. An oracle passes when it compiles, finishes on every one
-of them and its outputs are accepted: by the problem's judging function when a kit already
-has one, otherwise by the problem's comparison. A test whose expected output no running
+of them and its outputs are accepted leniently, so that no oracle the final judge would accept
+is dropped: by the current kit's judging function, or by the problem's comparison with the
+real-number tolerance the problem allows (generation.materialise.oracles.answer_tolerance), or
+as the same tokens in another order. A test whose expected output no running
 oracle reproduces (a problem with several right answers and no judging function yet) is not
 held against any of them. At least HARDTESTS_MIN_ORACLES must pass, else the run fails as
 `no_valid_oracle` with no LLM call made.
@@ -17,9 +19,11 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
-from generation.materialise.oracles import Checker, oracles_in_order
+from generation.materialise.oracles import Checker, answer_tolerance, oracles_in_order
+from generation.materialise.reproducible import compile_oracle
 from generation.materialise.types import MaterialiseError, Progress
 from generation.models import FailureReason
+from generation.selectors import kit_to_materialise
 from problems.blobs import blob_pairs
 from problems.judging import oracle_limits
 from problems.models import SUPPORTED_LANGUAGES, Problem, Solution, TestSuite
@@ -44,9 +48,11 @@ def _official_tests(problem: Problem) -> list[tuple[str, str]]:
     return [(i.decode("utf-8", "replace"), o.decode("utf-8", "replace")) for i, o in blob_pairs(rows)]
 
 
-def _latest_judge_code(problem: Problem) -> str | None:
-    kit = problem.kits.select_related("output_judge").order_by("-version").first()
-    return kit.output_judge.code if kit is not None and kit.output_judge is not None else None
+def _lenient(checker: Checker, reference: bytes, candidate: bytes) -> bool:
+    """Accepted by the comparison (with the problem's real-number tolerance), or the same tokens in
+    another order: several right answers (an order, a set) must not cost an oracle its place
+    before a judging function exists."""
+    return checker.compare(reference, candidate) or sorted(reference.split()) == sorted(candidate.split())
 
 
 def preflight(*, problem: Problem, sb: Sandbox, progress: Progress) -> Preflight:
@@ -58,11 +64,14 @@ def preflight(*, problem: Problem, sb: Sandbox, progress: Progress) -> Preflight
     supported = [s for s in every if s.language in SUPPORTED_LANGUAGES]
     candidates = supported[: max(need, settings.HARDTESTS_MAX_ORACLES)]
     skipped = len(every) - len(supported)
-    checker = Checker(_latest_judge_code(problem), problem.comparison)
+    kit = kit_to_materialise(problem)
+    judge = kit.output_judge.code if kit is not None and kit.output_judge is not None else None
+    checker = Checker(judge, problem.comparison, tolerance=answer_tolerance(problem, kit))
+    plain = Checker(None, problem.comparison, tolerance=checker.tolerance)
     limits = oracle_limits(problem)
 
     def run(solution: Solution) -> tuple[Solution, list[bytes | None] | None, str]:
-        prog = sb.compile(solution.language, solution.code)
+        prog = compile_oracle(sb, solution)
         if not prog.ok:
             return solution, None, f"does not compile ({prog.verdict})"
         results = sb.run(prog, [t[0] for t in tests], limits) if tests else []
@@ -77,7 +86,10 @@ def preflight(*, problem: Problem, sb: Sandbox, progress: Progress) -> Preflight
     accepted: dict[int, list[bool]] = {}
     for solution, outs in finished:
         triples = [(text, out, expected.encode()) for (text, expected), out in zip(tests, outs, strict=True)]
-        accepted[solution.pk] = [ok for ok, _ in checker.accepts(sb, triples)]
+        judged = checker.accepts(sb, triples) if judge is not None else [(False, "")] * len(triples)
+        # Leniently: what the judge accepts, or what the comparison accepts (the judge may be an old, wrong one).
+        accepted[solution.pk] = [ok or _lenient(plain, ref, out or b"")
+                                 for (ok, _), (_, out, ref) in zip(judged, triples, strict=True)]
     # A test no oracle reproduces says more about the test (several right answers) than about the oracles.
     disputed = {i for i in range(len(tests)) if len(finished) >= 2 and not any(accepted[s.pk][i] for s, _ in finished)}
     notes = []

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from generation.models import FailureReason, GenerationRun
 from generation.runs import MAX_LOG_CHARS, run_fail, stale_runs_sweep
+from generation.selectors import kit_to_materialise
 from problems.models import Problem
 
 log = logging.getLogger(__name__)
@@ -53,8 +54,8 @@ def generation_run_start(
 ) -> GenerationRun:
     """Create a QUEUED run and enqueue its job on the `generation` queue after commit.
 
-    mode is GenerationRun.Mode.FROM_SCRATCH (both LLM calls, a new kit) or FROM_KIT (the
-    problem's latest kit, no LLM). `enqueue=False` leaves it for generation_run_execute
+    mode is GenerationRun.Mode.FROM_SCRATCH (both LLM calls, a new kit) or FROM_KIT (the kit of
+    the problem's active generated suite, else its latest kit; no LLM). `enqueue=False` leaves it for generation_run_execute
     (the `--sync` command). `judge_candidates=True` queues judging of the problem's
     candidates against the new suite once it is active.
 
@@ -65,7 +66,7 @@ def generation_run_start(
     if mode not in GenerationRun.Mode.values:
         raise ValueError(f"unknown generation mode {mode!r}; choose one of {', '.join(GenerationRun.Mode.values)}")
     model = (model_name or "").strip() if mode == GenerationRun.Mode.FROM_SCRATCH else ""
-    kit = problem.kits.order_by("-version").first() if mode == GenerationRun.Mode.FROM_KIT else None
+    kit = kit_to_materialise(problem) if mode == GenerationRun.Mode.FROM_KIT else None
     try:
         with transaction.atomic():
             run = GenerationRun.objects.create(

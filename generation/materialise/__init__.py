@@ -4,8 +4,10 @@
 
 `materialise_kit` returns the tests with their provenance; writing the suite is the
 caller's job (generation.pipeline), so the bench and tests can materialise without a run.
-Generator calls are seeded from the kit version, the generator and the call number, so the
-same kit gives the same suite byte for byte.
+Generator calls are seeded from the problem, the generator and the call number (not the kit
+version), every Python program runs with a fixed hash seed (generation.materialise.reproducible),
+and a sample of generator calls is made twice: the same kit gives the same suite byte for byte,
+and a generator that is not reproducible is named and its inputs dropped.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from generation.materialise.inputs import (
     generate_candidates,
     validate_candidates,
 )
-from generation.materialise.oracles import Checker, JudgeCase, JudgeRejects, agree
+from generation.materialise.oracles import Checker, JudgeCase, JudgeRejects, agree, answer_tolerance
 from generation.materialise.types import (
     Cancelled,
     MaterialiseError,
@@ -52,6 +54,8 @@ class Materialised:
     sandbox_runs: int = 0
     wall_ms: int = 0
     notes: list[str] = field(default_factory=list)
+    # generator functions whose output changed between two runs of the same call (dropped)
+    unreproducible: list[str] = field(default_factory=list)
 
 
 def sample_pairs(problem) -> list[tuple[str, str]]:
@@ -87,7 +91,8 @@ def materialise_kit(*, kit: TestKit, progress: Progress | None = None, sb: Sandb
             sb = get_sandbox()
         except Exception as exc:  # noqa: BLE001 - SandboxUnavailable or a backend start failure
             raise MaterialiseError(FailureReason.SANDBOX_ERROR, f"sandbox unavailable: {exc}") from exc
-    checker = Checker(kit.output_judge.code if kit.output_judge else None, problem.comparison, clock)
+    checker = Checker(kit.output_judge.code if kit.output_judge else None, problem.comparison, clock,
+                      tolerance=answer_tolerance(problem, kit))
     samples = sample_pairs(problem)
     rejected = judge_sample_check(sb, checker, samples)
     if rejected:
@@ -95,12 +100,15 @@ def materialise_kit(*, kit: TestKit, progress: Progress | None = None, sb: Sandb
                            f"themselves: {rejected[0].input[:200]!r} -> {rejected[0].reference[:200]!r}", rejected)
 
     progress.stage(GenerationRun.Stage.GENERATING)
-    candidates = generate_candidates(sb=sb, kit=kit, tally=tally, progress=progress, clock=clock)
+    unreproducible: list[str] = []
+    candidates = generate_candidates(sb=sb, kit=kit, tally=tally, progress=progress, clock=clock,
+                                     unreproducible=unreproducible)
     unique = drop_duplicates(candidates, tally)
     progress.log(f"{len(candidates)} inputs generated, {len(unique)} distinct")
     progress.counts(tally.as_dict())
     if not unique:
-        raise MaterialiseError(FailureReason.INPUT_GENERATION_FAILED, "the kit produced no inputs")
+        why = (f"; not reproducible (dropped): {', '.join(unreproducible)}" if unreproducible else "")
+        raise MaterialiseError(FailureReason.INPUT_GENERATION_FAILED, f"the kit produced no inputs{why}")
 
     progress.stage(GenerationRun.Stage.VALIDATING)
     try:
@@ -154,4 +162,5 @@ def materialise_kit(*, kit: TestKit, progress: Progress | None = None, sb: Sandb
         second_oracle_id=second.solution.pk if second else None, agreement=agreement.share,
         unverified=agreement.unverified, validator_errors=validated.errors,
         sandbox_ms=clock.ms, sandbox_runs=clock.runs, wall_ms=int((time.monotonic() - started) * 1000),
+        unreproducible=unreproducible,
     )

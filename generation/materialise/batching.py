@@ -15,8 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from generation.materialise.reproducible import call_python_fixed as call_python
 from generation.materialise.types import SandboxClock
-from sandbox import CallResult, Limits, Sandbox, Verdict, call_python
+from sandbox import CallResult, Limits, Sandbox, Verdict
 
 ENTRY = "_hardtests_call_many"
 # Appended after the untrusted code, so it runs in the sandbox in the same module.
@@ -44,8 +45,8 @@ def _hardtests_call_many(_name, _args_list, _per_call_s, _probe, _seeds=None):
             _out.append({"ok": False, "tle": True, "error": "not called: the first calls exceeded the time limit"})
             continue
         try:
-            if _seeds is not None:
-                _hardtests_seed(_seeds[_index])
+            # Validators and judges get a fixed seed too: a randomised check answers the same every time.
+            _hardtests_seed(_seeds[_index] if _seeds is not None else 0)
             _signal.setitimer(_signal.ITIMER_PROF, _per_call_s)
             try:
                 _value = _fn(*_args)
@@ -111,8 +112,8 @@ def call_many(sb: Sandbox, code: str, function: str, args_list: Sequence[tuple],
     """
     if not args_list:
         return []
+    code = code + _SEEDING
     if seeds is not None:
-        code = code + _SEEDING
         seeds = [int(x) for x in seeds]
     batch_limits = replace(limits, time_s=min(BATCH_CAP_S, limits.time_s * len(args_list) + 1.0),
                            output_kb=max(limits.output_kb, 256 * 1024), wall_s=None)

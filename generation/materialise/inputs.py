@@ -35,7 +35,7 @@ from generation.parsing import (
     regular_functions,
 )
 from problems.models import TestCase, TestKit
-from sandbox import CallResult, Limits, Sandbox
+from sandbox import CallResult, Limits, Sandbox, Verdict
 
 PROBE_CALLS = 2
 MAX_INPUT_BYTES = 32 * 1024 * 1024
@@ -51,10 +51,16 @@ class GeneratorJob:
 
 
 def generator_seed(kit: TestKit, function: str, call_number: int) -> int:
-    """The seed of one generator call: a function of the kit version, the generator and the call number,
-    so materialising the same kit again yields the same inputs."""
-    key = f"{kit.problem_id}:{kit.version}:{function}:{call_number}".encode()
+    """The seed of one generator call: a function of the problem, the generator and the call number only,
+    so materialising the same kit again yields the same inputs, and a new kit version that changes
+    only the validator or the judge (a refinement, a person's edit) keeps every input."""
+    key = f"{kit.problem_id}:{function}:{call_number}".encode()
     return int.from_bytes(hashlib.sha256(key).digest()[:8], "big") >> 1
+
+
+def check_calls() -> int:
+    """How many calls of each generator are made twice to catch one that is not reproducible."""
+    return max(0, int(getattr(settings, "HARDTESTS_REPRODUCIBLE_CHECK_CALLS", 2)))
 
 
 def generator_jobs(kit: TestKit) -> tuple[list[GeneratorJob], list[str]]:
@@ -93,24 +99,65 @@ def generator_jobs(kit: TestKit) -> tuple[list[GeneratorJob], list[str]]:
     return jobs, problems
 
 
-def _describe_failure(result: CallResult) -> str:
+def describe_failure(result: CallResult, limits: Limits | None = None) -> str:
+    """Why one generator call gave no usable input, naming limits as limits (not "raises")."""
+    limits = limits or generator_limits()
+    error = result.error or ""
+    if result.verdict == Verdict.MLE or "MemoryError" in error:
+        return f"exceeds the memory limit ({limits.memory_mb} MB, HARDTESTS_GENERATOR_MEMORY_MB)"
+    if result.verdict == Verdict.TLE:
+        return f"exceeds the time limit ({limits.time_s:g} s of CPU, HARDTESTS_GENERATOR_TIME_S)"
+    if result.verdict == Verdict.OLE:
+        return "exceeds the output limit (its input is too large to return)"
+    if result.ok and isinstance(result.value, str):
+        size = len(result.value.encode("utf-8"))
+        if size > MAX_INPUT_BYTES:
+            return f"returns an input of {size / 2**20:.0f} MB, over the {MAX_INPUT_BYTES // 2**20} MB limit"
+        return "returns an empty input" if not result.value.strip() else "returns a usable input"
     if result.ok:
-        return f"returned {type(result.value).__name__}, not a string"
-    return result.error or str(result.verdict)
+        return f"returns {type(result.value).__name__}, not a string"
+    return f"raises: {error}" if error else f"fails ({result.verdict})"
 
 
-def _run_generator(sb: Sandbox, job: GeneratorJob, limits: Limits, clock: SandboxClock) -> list[CallResult]:
-    return call_many(sb, job.code, job.function, [()] * job.calls, limits, clock, probe=PROBE_CALLS, seeds=job.seeds)
+@dataclass
+class GeneratorRun:
+    results: list[CallResult]
+    # the first calls made again in a fresh process, with the same seeds
+    again: list[CallResult] = field(default_factory=list)
+
+    def unreproducible_call(self) -> int | None:
+        """The first call (1-based) whose input differs between the two runs, if any."""
+        for number, (first, second) in enumerate(zip(self.results, self.again, strict=False), 1):
+            if usable_input(first) and (not usable_input(second) or first.value != second.value):
+                return number
+        return None
 
 
-def _usable(result: CallResult) -> bool:
+def _run_generator(sb: Sandbox, job: GeneratorJob, limits: Limits, clock: SandboxClock) -> GeneratorRun:
+    results = call_many(sb, job.code, job.function, [()] * job.calls, limits, clock, probe=PROBE_CALLS,
+                        seeds=job.seeds)
+    n = min(check_calls(), job.calls)
+    if n == 0 or not any(usable_input(r) for r in results[:n]):
+        return GeneratorRun(results)
+    # The same first calls in a new process: what differs now differs from one run to the next.
+    again = call_many(sb, job.code, job.function, [()] * n, limits, clock, seeds=job.seeds[:n])
+    return GeneratorRun(results, again)
+
+
+def usable_input(result: CallResult) -> bool:
     return result.ok and isinstance(result.value, str) and len(result.value.encode("utf-8")) <= MAX_INPUT_BYTES
 
 
 def generate_candidates(
-    *, sb: Sandbox, kit: TestKit, tally: Tally, progress: Progress, clock: SandboxClock
+    *, sb: Sandbox, kit: TestKit, tally: Tally, progress: Progress, clock: SandboxClock,
+    unreproducible: list[str] | None = None,
 ) -> list[Candidate]:
-    """Every input the kit yields, in kit order (direct, regular/stratified, hacking, batch)."""
+    """Every input the kit yields, in kit order (direct, regular/stratified, hacking, batch).
+
+    A generator whose first calls give other inputs when made again with the same seed is not
+    reproducible: its inputs are dropped (a generator failure) and its name added to `unreproducible`.
+    """
+    unreproducible = unreproducible if unreproducible is not None else []
     candidates: list[Candidate] = []
     for index, text in enumerate(kit.direct_inputs or [], 1):
         tally.add(TestCase.Kind.DIRECT, "generated")
@@ -125,29 +172,51 @@ def generate_candidates(
     with ThreadPoolExecutor(max_workers=threads()) as pool:
         futures = [(job, pool.submit(_run_generator, sb, job, limits, clock)) for job in jobs]
         batch_seed = generator_seed(kit, BATCH_FUNCTION, 1)
-        batch_future = (
-            pool.submit(call_many, sb, kit.batch_generator, BATCH_FUNCTION, [()], batch_generator_limits(),
-                        SandboxClock(), seeds=[batch_seed])
-            if kit.batch_generator.strip() else None
+        batch_futures = (
+            [pool.submit(call_many, sb, kit.batch_generator, BATCH_FUNCTION, [()], batch_generator_limits(),
+                         SandboxClock(), seeds=[batch_seed]) for _ in range(2 if check_calls() else 1)]
+            if kit.batch_generator.strip() else []
         )
         for job, future in futures:
-            results = future.result()
+            run = future.result()
+            results = run.results
             progress.check_cancel()
+            differs = run.unreproducible_call()
+            if differs is not None:
+                unreproducible.append(job.function)
+                tally.add(job.kind, "generated", len(results))
+                tally.add(job.kind, "failed", len(results))
+                progress.log(f"{job.function} is not reproducible: call {differs} gave a different input when made "
+                             f"again with the same seed (seeded from the clock or the process?); all its "
+                             f"{len(results)} calls count as failed")
+                continue
             ok = 0
             for call_number, result in enumerate(results, 1):
                 tally.add(job.kind, "generated")
-                if _usable(result):
+                if usable_input(result):
                     ok += 1
                     candidates.append(Candidate(result.value, job.kind, job.function, call_number,
                                                 seed=job.seeds[call_number - 1]))
                 else:
                     tally.add(job.kind, "failed")
-            failures = [r for r in results if not _usable(r)]
-            note = f"; first failure: {_describe_failure(failures[0])[:300]}" if failures else ""
+            failures = [r for r in results if not usable_input(r)]
+            note = f"; first failure: {describe_failure(failures[0], limits)[:300]}" if failures else ""
             progress.log(f"{job.function}: {ok}/{len(results)} calls gave an input{note}")
-        if batch_future is not None:
-            candidates += _batch_candidates(batch_future.result(), tally, progress, clock, batch_seed)
+        if batch_futures:
+            first = batch_futures[0].result()
+            if len(batch_futures) > 1 and _batch_differs(first, batch_futures[1].result()):
+                unreproducible.append(BATCH_FUNCTION)
+                tally.add(TestCase.Kind.REGULAR, "failed")
+                progress.log(f"{BATCH_FUNCTION} is not reproducible: two runs with the same seed gave different "
+                             "inputs; none of them is used")
+            else:
+                candidates += _batch_candidates(first, tally, progress, clock, batch_seed)
     return candidates
+
+
+def _batch_differs(first: list[CallResult], second: list[CallResult]) -> bool:
+    return bool(first and first[0].ok and isinstance(first[0].value, list)
+                and (not second or not second[0].ok or second[0].value != first[0].value))
 
 
 def _batch_candidates(results: list[CallResult], tally: Tally, progress: Progress,
@@ -157,7 +226,7 @@ def _batch_candidates(results: list[CallResult], tally: Tally, progress: Progres
     result = results[0]
     if not result.ok or not isinstance(result.value, list):
         tally.add(kind, "failed")
-        progress.log(f"{BATCH_FUNCTION}: no list of inputs ({_describe_failure(result)[:300]})")
+        progress.log(f"{BATCH_FUNCTION}: no list of inputs ({describe_failure(result, batch_generator_limits())[:300]})")
         return []
     out = []
     for index, text in enumerate(result.value, 1):

@@ -20,6 +20,7 @@ itself, and accept outputs that are equal token for token. A judge that does not
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -29,16 +30,20 @@ from django.conf import settings
 from django.db.models import F
 
 from generation.materialise.inputs import run_checker_calls
+from generation.materialise.reproducible import compile_oracle
 from generation.materialise.types import MaterialiseError, NullProgress, Progress, SandboxClock
 from generation.models import FailureReason
 from problems.judging import oracle_limits
 from problems.models import SUPPORTED_LANGUAGES, Language, Problem, Solution
 from sandbox import Sandbox, compare_outputs, compare_tokens
+from sandbox.compare import compare_float
 
 # An oracle that fails (TLE, RE, ...) on more than this share of the inputs is not an oracle here.
 MAX_FAILING_SHARE = 0.5
 COMPILED = frozenset({Language.CPP, Language.JAVA})
 MAX_CASES = 5
+# Below this share of agreement (with no judging function), disagreement looks like several right answers.
+MANY_ANSWERS = 0.5
 
 
 @dataclass
@@ -79,18 +84,107 @@ class JudgeRejects(MaterialiseError):
         self.cases = cases
 
 
+# "absolute or relative error", "error does not exceed", "precision of", "tolerance" ...
+_ERROR_WORDS = re.compile(r"(absolute|relative)\s+(or\s+(absolute|relative)\s+)?error|error\s+(of|does\s+not\s+"
+                          r"exceed|not\s+exceeding|at\s+most|within|less\s+than|up\s+to|≤|<=)|precision|tolerance"
+                          r"|accurate\s+to", re.IGNORECASE)
+# 10^{-6}, 10^-6, $10^{−6}$, 1e-6, 1E-06, 10**-6, 10<sup>-6</sup>
+_EXPONENT = re.compile(r"10\s*(?:\^|\*\*)\s*\{?\s*[-−–]\s*(\d{1,2})\s*\}?|\b1(?:\.0*)?\s*[eE]\s*[-−–]\s*0*(\d{1,2})"
+                       r"|10\s*<sup>\s*[-−–]\s*(\d{1,2})")
+# A sample answer printed with four or more decimals is a real number, not a formatted one.
+_REAL_TOKEN = re.compile(r"^[+-]?\d*\.\d{4,}(?:[eE][+-]?\d+)?$")
+DEFAULT_TOLERANCE = 1e-6
+_WINDOW = 300
+
+
+def answer_tolerance(problem: Problem, kit: object = None) -> float | None:
+    """The absolute-or-relative error the problem allows on real-number answers, or None (exact tokens).
+
+    Declared in the kit (extra["float_tolerance"]) it wins; else an error bound stated near words
+    like "absolute or relative error" in the statement; else DEFAULT_TOLERANCE when those words
+    appear without a number, or when a sample's answer is a real number with four or more decimals.
+    """
+    extra = getattr(kit, "extra", None) or {}
+    declared = extra.get("float_tolerance") if isinstance(extra, dict) else None
+    if isinstance(declared, int | float) and not isinstance(declared, bool) and 0 < declared < 1:
+        return float(declared)
+    statement = problem.statement or ""
+    found: list[float] = []
+    mentioned = False
+    for match in _ERROR_WORDS.finditer(statement):
+        mentioned = True
+        window = statement[max(0, match.start() - _WINDOW // 3): match.end() + _WINDOW]
+        found += [10.0 ** -int(next(g for g in m.groups() if g)) for m in _EXPONENT.finditer(window)]
+    if found:
+        # The most lenient bound stated: the pipeline must accept whatever the statement accepts.
+        return max(found)
+    if mentioned:
+        return DEFAULT_TOLERANCE
+    for sample in problem.samples or []:
+        output = sample.get("output") if isinstance(sample, dict) else None
+        if isinstance(output, str) and any(_REAL_TOKEN.match(token) for token in output.split()):
+            return DEFAULT_TOLERANCE
+    return None
+
+
+def tolerance_judge_code(tolerance: float) -> str:
+    """The standard judge for real-number answers: tokens equal, or numbers within the tolerance
+    (absolute or relative); plain decimal notation only, so "nan", "inf" or "1_0" never pass."""
+    return TOLERANCE_JUDGE.replace("TOLERANCE = 0", f"TOLERANCE = {tolerance!r}")
+
+
+TOLERANCE_JUDGE = """import re
+
+TOLERANCE = 0
+NUMBER = re.compile(r"^[+-]?(\\d+\\.?\\d*|\\.\\d+)([eE][+-]?\\d+)?$")
+
+
+def output_judging_function(input_str, candidate_output, reference_output):
+    got, want = candidate_output.split(), reference_output.split()
+    if len(got) != len(want):
+        return False
+    for a, b in zip(got, want):
+        if a == b:
+            continue
+        if not (NUMBER.match(a) and NUMBER.match(b)):
+            return False
+        x, y = float(a), float(b)
+        if abs(x - y) > TOLERANCE * max(1.0, abs(y)):
+            return False
+    return True
+"""
+
+
+class ManyAnswers(MaterialiseError):
+    """Oracles disagree on most inputs with no judging function: `cases` hold an input and the two
+    oracles' outputs (candidate = the second oracle's, reference = the first's)."""
+
+    def __init__(self, message: str, cases: list[JudgeCase], first: Solution, second: Solution) -> None:
+        super().__init__(FailureReason.OUTPUT_VERIFICATION_FAILED, message)
+        self.cases = cases
+        self.oracles = (first, second)
+
+
 @dataclass
 class Checker:
-    """How two outputs of one input are compared: the judging function, else the problem's comparison."""
+    """How two outputs of one input are compared: the judging function, else the problem's comparison
+    (with `tolerance`, numbers within it absolute or relative, other tokens exact)."""
 
     judge_code: str | None
     comparison: str = "tokens"
     clock: SandboxClock = field(default_factory=SandboxClock)
+    tolerance: float | None = None
+
+    def compare(self, reference: bytes, candidate: bytes) -> bool:
+        """The comparison without a judging function."""
+        if self.tolerance is not None:
+            return compare_float(reference, candidate, abs_tol=self.tolerance, rel_tol=self.tolerance)
+        return compare_outputs(reference, candidate, self.comparison)
 
     def accepts(self, sb: Sandbox, triples: Sequence[tuple[str, bytes, bytes]]) -> list[tuple[bool, str]]:
         """(accepted, error) for each (input, candidate, reference)."""
         if self.judge_code is None:
-            return [(compare_outputs(ref, cand, self.comparison), "") for _, cand, ref in triples]
+            return [(self.compare(ref, cand), "") for _, cand, ref in triples]
         args = [(text, _text(cand), _text(ref)) for text, cand, ref in triples]
         results = run_checker_calls(sb, self.judge_code, "output_judging_function", args, self.clock)
         verdicts: list[tuple[bool, str]] = []
@@ -125,7 +219,7 @@ def supported_oracles(problem: Problem) -> list[Solution]:
 
 def _run_oracle(sb: Sandbox, solution: Solution, inputs: list[str], problem: Problem,
                 clock: SandboxClock) -> tuple[OracleRun | None, str]:
-    prog = sb.compile(solution.language, solution.code)
+    prog = compile_oracle(sb, solution)
     if not prog.ok:
         return None, f"does not compile ({prog.verdict}): {prog.message.strip()[-200:]}"
     results = sb.run(prog, inputs, oracle_limits(problem))
@@ -172,11 +266,14 @@ def compare_runs(sb: Sandbox, checker: Checker, primary: OracleRun, secondary: O
     wrong: list[JudgeCase] = []
     for i, triple, (ok, why) in zip(pairs, triples, checker.accepts(sb, triples), strict=True):
         mask[i] = ok
-        if not ok and checker.judge_code is not None and compare_tokens(triple[1], triple[2]):
-            wrong.append(JudgeCase(triple[0], _text(triple[1]), _text(triple[2]), why or "equal token for token"))
+        if not ok and checker.judge_code is not None and (compare_tokens(triple[1], triple[2]) or (
+                checker.tolerance is not None and compare_float(triple[2], triple[1], abs_tol=checker.tolerance,
+                                                                rel_tol=checker.tolerance))):
+            wrong.append(JudgeCase(triple[0], _text(triple[1]), _text(triple[2]),
+                                   why or "equal token for token, or numbers within the problem's tolerance"))
     if wrong:
-        raise JudgeRejects(f"the output judging function rejects outputs equal token for token on {len(wrong)} "
-                           f"input(s):\n{cases_text(wrong)}", wrong)
+        raise JudgeRejects(f"the output judging function rejects outputs equal token for token (or numbers within "
+                           f"the tolerance the problem allows) on {len(wrong)} input(s):\n{cases_text(wrong)}", wrong)
     return Agreement(primary, secondary, mask, counted)
 
 
@@ -240,6 +337,15 @@ def agree(
         raise MaterialiseError(FailureReason.NO_VALID_ORACLE,
                                f"only {len(usable)} oracle(s) compiled and ran on most inputs; two must agree")
     share = f"{best.share:.0%}" if best else "0%"
-    raise MaterialiseError(FailureReason.OUTPUT_VERIFICATION_FAILED,
-                           f"no two of {len(usable)} oracles agree on {threshold:.0%} of the inputs "
-                           f"(best pair: {share})")
+    message = f"no two of {len(usable)} oracles agree on {threshold:.0%} of the inputs (best pair: {share})"
+    if best is not None and best.secondary is not None and checker.judge_code is None and best.share < MANY_ANSWERS:
+        # Oracles that passed the samples yet disagree on most inputs: more likely several right
+        # answers compared as text than wrong oracles. The caller may ask for a judging function.
+        cases = [JudgeCase(inputs[i], _text(best.secondary.outputs[i]), _text(best.primary.outputs[i]))
+                 for i, ok in enumerate(best.mask)
+                 if not ok and best.primary.outputs[i] is not None and best.secondary.outputs[i] is not None]
+        if cases:
+            raise ManyAnswers(message + f"; oracles {best.primary.solution} and {best.secondary.solution} pass the "
+                              "samples but disagree on most inputs, as when several answers are right",
+                              cases[:MAX_CASES], best.primary.solution, best.secondary.solution)
+    raise MaterialiseError(FailureReason.OUTPUT_VERIFICATION_FAILED, message)

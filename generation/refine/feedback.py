@@ -6,8 +6,10 @@ and fewer than HARDTESTS_REFINE_MAX_ROUNDS rounds have run, the false negatives 
 test, expected and actual output, judge message) and false positives (program, the candidate's
 note) go to the LLM with the current kit; its revised keys make a new kit version and a new
 suite, which is judged again. Only tuning candidates are shown or used to choose; held-out
-candidates are judged for the record. The best round (TNR, then TPR, then fewer tests) is the
-one returned for activation; the other suites are failed. A revised validator or judge is used
+candidates are judged for the record. A round whose suite fails a tuning candidate known to be
+correct (gold AC) is never activated, and the log names the program and the test; among the
+others the best (TNR, then TPR, then fewer tests) is returned for activation; the other suites
+are failed. When every round fails a correct program the run fails as `correct_program_rejected`. A revised validator or judge is used
 only after passing the same self-checks as call 1.
 """
 
@@ -26,7 +28,14 @@ from generation.materialise import Materialised, MaterialiseError, materialise_k
 from generation.models import FailureReason, GenerationRun, LLMCall, RefinementRound
 from generation.parsing import ReplyInvalid, ValidatorReply, extract_json
 from generation.preflight import Preflight
-from generation.refine.repair import DIRECT_KEY, HACKING_KEY, REGULAR_KEY, parse_repair_reply, prompt_messages
+from generation.refine.repair import (
+    DIRECT_KEY,
+    HACKING_KEY,
+    REGULAR_KEY,
+    kit_unchanged,
+    parse_repair_reply,
+    prompt_messages,
+)
 from generation.refine.split import HELD_OUT, TUNING, Split, candidate_split
 from generation.runs import RunRecorder
 from problems.judging import judge_code, limits_for, suite_cache
@@ -73,8 +82,19 @@ class Score:
                 "candidates": self.tp + self.fn + self.tn + self.fp}
 
     def good_enough(self) -> bool:
-        return ((self.tpr is None or self.tpr >= settings.HARDTESTS_REFINE_ALPHA)
+        # A rejected correct program is never good enough, whatever HARDTESTS_REFINE_ALPHA says.
+        return (self.fn == 0 and (self.tpr is None or self.tpr >= settings.HARDTESTS_REFINE_ALPHA)
                 and (self.tnr is None or self.tnr >= settings.HARDTESTS_REFINE_BETA))
+
+    def false_negatives(self) -> list[Miss]:
+        return [m for m in self.misses if m.kind == "false_negative"]
+
+
+def ruled_out(score: Score) -> str:
+    """Why a suite with this score may not become active ("" when it may): the programs known to be
+    correct that it fails, each with the test that failed it."""
+    return "; ".join(f"known-correct program {m.solution.name or m.solution.pk!s} (#{m.solution.pk}) gets "
+                     f"{m.verdict} on test #{m.ordinal}" for m in score.false_negatives()[:5])
 
 
 def score_suite(sb: Sandbox, suite: TestSuite, solutions: list[Solution]) -> Score:
@@ -251,10 +271,26 @@ def _record(run: GenerationRun, number: int, kit: TestKit, suite: TestSuite, tun
                 "split": split.name, "split_note": split.note}, note=note[:500])
 
 
-def _rank(r: Round) -> tuple[float, float, int]:
+def _rank(r: Round) -> tuple[bool, float, float, int]:
+    """Zero false negatives first (a hard requirement: the caller never activates a round without
+    it), then TNR, then TPR, then fewer tests."""
     tnr = r.tuning.tnr if r.tuning.tnr is not None else 1.0
     tpr = r.tuning.tpr if r.tuning.tpr is not None else 1.0
-    return (tnr, tpr, -r.record.test_count)
+    return (r.tuning.fn == 0, tnr, tpr, -r.record.test_count)
+
+
+def known_correct_gate(run: GenerationRun, rec: RunRecorder, sb: Sandbox, suite: TestSuite) -> None:
+    """For runs without refinement (from a kit): a new suite that fails a tuning candidate known to be
+    correct is never activated; raises RunFailed(correct_program_rejected) naming program and test."""
+    correct = [s for s in candidate_split(run.problem).tuning if s.gold_verdict == Solution.GoldVerdict.AC]
+    if not correct:
+        return
+    rec.stage(GenerationRun.Stage.JUDGING)
+    why = ruled_out(score_suite(sb, suite, correct))
+    if why:
+        suite_fail(suite=suite, note=f"generation run #{run.pk}: {why}")
+        raise RunFailed(FailureReason.CORRECT_PROGRAM_REJECTED, f"suite v{suite.version} not activated: {why}")
+    rec.log(f"suite v{suite.version} accepts all {len(correct)} known-correct candidate(s)")
 
 
 def refine_suite(run: GenerationRun, rec: RunRecorder, sb: Sandbox, flight: Preflight,
@@ -299,6 +335,8 @@ def refine_suite(run: GenerationRun, rec: RunRecorder, sb: Sandbox, flight: Pref
         try:
             changed, _ = ask(run, rec, purpose=f"refine{number}", prompt_version=REFINE_PROMPT, messages=messages,
                              parse=parse_refine_reply, review=_self_check(session, k))
+            if kit_unchanged(k, changed):
+                raise RunFailed(FailureReason.LLM_REPLY_INVALID, "the model returned the kit unchanged")
             new_kit = _revised_kit(run, k, changed, number, last.tuning.misses)
             rec.log(f"kit v{new_kit.version}: revised {', '.join(sorted(changed))}")
             new_result = materialise_kit(kit=new_kit, progress=rec, sb=sb, oracles=flight.oracles)
@@ -320,7 +358,17 @@ def refine_suite(run: GenerationRun, rec: RunRecorder, sb: Sandbox, flight: Pref
         rounds.append(Round(number, new_kit, new_result, new_suite, tuning, held, record))
         rec.log(f"round {number}: TPR {_percent(tuning.tpr)}, TNR {_percent(tuning.tnr)}, "
                 f"{new_suite.test_count} tests (+{record.tests_added} -{record.tests_removed})")
+    for r in rounds:
+        why = ruled_out(r.tuning)
+        if why:
+            rec.log(f"round {r.number} ruled out: {why}")
     best = max(rounds, key=_rank)
+    if best.tuning.fn:
+        for r in rounds:
+            suite_fail(suite=r.suite, note=f"refinement round {r.number} of run #{run.pk}: {ruled_out(r.tuning)}")
+        raise RunFailed(FailureReason.CORRECT_PROGRAM_REJECTED,
+                        f"every round's suite fails a program known to be correct; round {best.number}: "
+                        f"{ruled_out(best.tuning)}")
     for r in rounds:
         if r is not best:
             suite_fail(suite=r.suite, note=f"refinement round {r.number} of run #{run.pk}; round {best.number} chosen")

@@ -1,8 +1,9 @@
 """Generator repair: before materialising, each generator is tried; a broken one goes back to the LLM.
 
 A generator function is broken when its probe calls (HARDTESTS_REPAIR_PROBE_CALLS, seeded like
-the real calls) all raise, time out or return nothing, or when every input it returns is
-rejected by the validator; the direct inputs are broken when the validator rejects them all.
+the real calls) all raise, exceed a limit (time, memory, output; named as such) or return
+nothing, when they return other inputs when made again with the same seeds (not reproducible),
+or when every input it returns is rejected by the validator; the direct inputs are broken when the validator rejects them all.
 The LLM gets the code, the error or stderr tail, and a few rejected inputs with the
 validator's answer, and replies in call 2's keys (null = unchanged). Up to
 HARDTESTS_REPAIR_ROUNDS rounds; each reply is a new kit version (extra["stage"] = "repair"),
@@ -20,7 +21,14 @@ from django.db import transaction
 from generation import prompting
 from generation.asking import Conversation, RunFailed, ask
 from generation.materialise.batching import call_many
-from generation.materialise.inputs import GeneratorJob, generator_jobs, run_checker_calls
+from generation.materialise.inputs import (
+    GeneratorJob,
+    GeneratorRun,
+    describe_failure,
+    generator_jobs,
+    run_checker_calls,
+    usable_input,
+)
 from generation.materialise.types import SandboxClock, generator_limits
 from generation.models import FailureReason, GenerationRun
 from generation.parsing import (
@@ -97,12 +105,22 @@ def probe(*, sb: Sandbox, kit: TestKit, keys: set[str] | None = None) -> list[Br
         if keys is not None and _key_of(job) not in keys:
             continue
         n = min(calls, job.calls)
-        results = call_many(sb, job.code, job.function, [()] * n, generator_limits(), clock, seeds=job.seeds[:n])
-        texts = [r.value for r in results if r.ok and isinstance(r.value, str) and r.value.strip()]
+        limits = generator_limits()
+        results = call_many(sb, job.code, job.function, [()] * n, limits, clock, seeds=job.seeds[:n])
+        texts = [r.value for r in results if usable_input(r) and r.value.strip()]
         if not texts:
-            verdict = str(results[0].verdict) if results else "no result"
-            why = ("times out" if "TLE" in verdict else "raises or returns nothing") + f" on {n} of {n} call(s)"
-            broken.append(Broken(_key_of(job), job.function, why, _failure(results[0]) if results else ""))
+            failed = [r for r in results if not (usable_input(r) and r.value.strip())]
+            why = (describe_failure(failed[0], limits) if failed else "no result") + f" on {n} of {n} call(s)"
+            broken.append(Broken(_key_of(job), job.function, why, _failure(failed[0]) if failed else ""))
+            continue
+        again = GeneratorRun(results, call_many(sb, job.code, job.function, [()] * n, limits, clock,
+                                                seeds=job.seeds[:n]))
+        differs = again.unreproducible_call()
+        if differs is not None:
+            broken.append(Broken(_key_of(job), job.function,
+                                 f"is not reproducible: call {differs} returns a different input when made again "
+                                 "with the same seed; draw every random choice from `random` or "
+                                 "random.Random(SEED), never from the clock, os.urandom or object ids"))
             continue
         answers = _validate(sb, kit, texts, clock)
         if not any(ok for ok, _ in answers):
@@ -139,6 +157,21 @@ def parse_repair_reply(reply: str) -> dict[str, object]:
     if not changed:
         raise ReplyInvalid("the reply changes nothing: give the fixed code of the broken generators")
     return changed
+
+
+def kit_unchanged(kit: TestKit, changed: dict[str, object]) -> bool:
+    """Whether every key the reply gives equals what the kit already holds (code compared
+    without trailing blanks, which a model adds or drops freely)."""
+    current: dict[str, object] = {
+        DIRECT_KEY: kit.direct_inputs or [], REGULAR_KEY: kit.regular_generator, HACKING_KEY: kit.hacking_generator,
+        "input_validator": kit.validator.code if kit.validator else None,
+        "output_judging_function": kit.output_judge.code if kit.output_judge else None,
+    }
+
+    def norm(value: object) -> object:
+        return value.strip() if isinstance(value, str) else value
+
+    return all(key in current and norm(value) == norm(current[key]) for key, value in changed.items())
 
 
 def _kit_from(run: GenerationRun, kit: TestKit, changed: dict[str, object], round_number: int,
@@ -191,6 +224,10 @@ def generators_repair(run: GenerationRun, rec: RunRecorder, sb: Sandbox, kit: Te
                 raise
             # The kit still works without the broken generators; a failed repair is not a failed run.
             rec.log(f"repair round {number} failed ({exc.reason}): {str(exc).splitlines()[0][:300]}")
+            break
+        if kit_unchanged(kit, changed):
+            # Asking again would only buy the same code again.
+            rec.log(f"repair round {number}: the model returned the code unchanged; repair stopped")
             break
         kit = _kit_from(run, kit, changed, number, "repair", [b.function for b in broken])
         if session is not None and isinstance(session.inputs, InputsReply):

@@ -72,7 +72,8 @@ def test_a_generator_with_only_invalid_inputs_goes_back_with_the_validator_answe
 
 def test_repair_stops_after_the_configured_rounds(fake_llm: FakeLLM, settings) -> None:
     settings.HARDTESTS_REPAIR_ROUNDS = 2
-    run = run_with(fake_llm, CRASHING, repair_reply(CRASHING), repair_reply(CRASHING))
+    still_crashing = CRASHING.replace("values[3]", "values[4]")  # changed, yet still broken
+    run = run_with(fake_llm, CRASHING, repair_reply(still_crashing), repair_reply(CRASHING))
     assert run.status == GenerationRun.Status.SUCCEEDED, run.error  # the direct inputs still make a suite
     assert list(LLMCall.objects.filter(run=run, purpose__startswith="repair").values_list("purpose", flat=True)) \
         == ["repair1", "repair2"]

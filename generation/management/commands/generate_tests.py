@@ -1,7 +1,9 @@
 """`generate_tests PID [PID ...] [--sync] [--from-kit] [--model NAME]`, or a bulk filter.
 
 --sync runs each problem's pipeline in this process and prints one JSON object per
-problem (pid, run, status, failure_reason, suite_version, counts). Without it the runs are
+problem (pid, run, status, failure_reason, suite_version, unchanged, counts); a run that
+found nothing changed reports the version that stays active. --from-kit materialises the
+kit of the active generated suite (else the latest kit). Without it the runs are
 queued on the `generation` queue and a progress bar follows them until they end
 (--no-wait only queues). The bulk form (--source / --platform / --missing / --limit,
 without PIDs) selects problems from the catalogue. A problem with an open run is not
@@ -24,6 +26,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db.models import Q
 
 from generation.models import GenerationRun
+from generation.selectors import active_generated_suite
 from generation.services import generation_run_execute, generation_run_start
 from problems.models import Problem, TestSuite
 
@@ -47,12 +50,20 @@ def problems_by_pid(pids: list[str], source: str | None = None) -> list[Problem]
 
 
 def run_summary(run: GenerationRun) -> dict[str, Any]:
+    succeeded = run.status == GenerationRun.Status.SUCCEEDED
+    version = run.suite.version if run.suite_id and succeeded else None
+    # A run that found nothing changed made no suite: the one that stays active is the answer.
+    unchanged = succeeded and version is None
+    if unchanged:
+        active = active_generated_suite(run.problem)
+        version = active.version if active is not None else None
     return {
         "pid": run.problem.pid,
         "run": run.pk,
         "status": run.status,
         "failure_reason": run.failure_reason or None,
-        "suite_version": run.suite.version if run.suite_id and run.status == GenerationRun.Status.SUCCEEDED else None,
+        "suite_version": version,
+        "unchanged": unchanged,
         "counts": run.counts or {},
     }
 
@@ -221,6 +232,7 @@ class Command(BaseCommand):
                 time.sleep(1.0)
         runs = GenerationRun.objects.filter(pk__in=run_ids).select_related("problem", "suite").order_by("pk")
         for run in runs:
-            tail = f"suite v{run.suite.version}" if run.status == GenerationRun.Status.SUCCEEDED and run.suite else (
-                run.failure_reason or run.status)
+            summary = run_summary(run)
+            tail = (f"suite v{summary['suite_version']}" + (" unchanged" if summary["unchanged"] else "")
+                    if run.status == GenerationRun.Status.SUCCEEDED else (run.failure_reason or run.status))
             self.stdout.write(f"{run.problem.pid}: {run.status} ({tail})")
