@@ -53,6 +53,7 @@ def _verify_out(outcome: Outcome, suite: dict[str, Any], elapsed_ms: int) -> dic
         "tests": result["tests"],
         "suite_version": result["suite_version"],
         "suite_origin": result["suite_origin"],
+        "suite_subset": result.get("subset", "full"),
         "message": (result.get("message") or "")[-4000:],
         "judge_ms": result["elapsed_ms"],
         "elapsed_ms": elapsed_ms,

@@ -111,14 +111,16 @@ def test_a_job_that_crashes_on_the_worker_is_503_never_reward_0(api, ab_problem,
 
 
 def test_the_answer_leaves_with_the_job_s_early_result_which_rq_s_result_matches(api, ab_problem, sandbox_worker):
-    """The judging job publishes its return value itself as it returns (core.queues.early_result_publish),
+    """The judging job publishes its return value itself as it returns (problems.verify_contract.result_publish),
     so the answer does not wait for RQ's bookkeeping; RQ's own result, stored after, is the same."""
     import json
 
     from rq.job import Job
     from rq.results import Result
 
-    from core.queues import EARLY_RESULT_KEY, EARLY_RESULT_TTL_S, redis_connection
+    from core.queues import redis_connection
+    from problems.verify_contract import RESULT_KEY as EARLY_RESULT_KEY
+    from problems.verify_contract import RESULT_TTL_S as EARLY_RESULT_TTL_S
 
     connection = redis_connection()
     for key in connection.scan_iter(EARLY_RESULT_KEY.format(job_id="*")):
@@ -142,7 +144,8 @@ def test_a_batch_read_without_waiting_takes_a_result_published_before_rq_s_own()
     import uuid
 
     from api.verification import batch_poll
-    from core.queues import EARLY_RESULT_KEY, redis_connection
+    from core.queues import redis_connection
+    from problems.verify_contract import RESULT_KEY as EARLY_RESULT_KEY
 
     connection = redis_connection()
     published, pending = uuid.uuid4().hex, uuid.uuid4().hex
