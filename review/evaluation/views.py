@@ -9,6 +9,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from core.permissions import is_annotator, is_maintainer
 from review.evaluation.export import plain_table, table_csv, table_latex
+from review.evaluation.fast_suites import fast_suite_records, fast_suite_report
 from review.evaluation.selectors import report_in_progress, report_latest
 from review.evaluation.services import evaluation_report_create, evaluation_select
 from review.evaluation.tables import chart_data, page_tables
@@ -26,6 +27,8 @@ def evaluation_page(request: HttpRequest) -> HttpResponse:
         "tables": page_tables(latest.report) if latest else None,
         "charts": chart_data(latest.report) if latest else None,
         "can_run": is_maintainer(request.user),
+        # from the stored verdicts, so always current (no report run needed)
+        "fast": fast_suite_report(fast_suite_records()),
     }
     return render(request, "review/evaluation/page.html", context)
 
