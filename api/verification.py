@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from redis.exceptions import RedisError
@@ -54,6 +54,8 @@ class Outcome:
     result: dict[str, Any] | None = None
     error: str | None = None
     finished_at: float | None = None  # when the worker stored the result (epoch seconds)
+    # the web side's steps (ms) of a single verification, for Server-Timing
+    steps: dict[str, float] | None = None
 
 
 def verification_prepare(*, problem: str, language: str, code: str, mode: str,
@@ -141,9 +143,12 @@ def verify_one(item: Verification) -> Outcome:
     """Run one verification and wait for it (503 when no worker answers within the timeout,
     or when the worker could not judge it)."""
     timeout_s = api_setting("HARDTESTS_API_SYNC_TIMEOUT_S")
+    started = time.perf_counter()
     [job] = _enqueue([item], queued_ttl=max(1, timeout_s), result_ttl=SYNC_RESULT_TTL_S)
+    enqueued = time.perf_counter()
     try:
         results = results_wait(job.connection, [job.id], timeout_s)
+        answered = time.perf_counter()
     except RedisError as exc:
         raise Unavailable("the job queue (Redis) is unavailable", code="redis_unavailable") from exc
     if job.id not in results:
@@ -160,7 +165,29 @@ def verify_one(item: Verification) -> Outcome:
     if outcome.status == "error":
         # Reward 0 here would teach a training loop that a correct program is wrong.
         raise Unavailable(outcome.error or "the worker could not judge the program", code="judging_error")
-    return outcome
+    return replace(outcome, steps={"enqueue": (enqueued - started) * 1000, "wait": (answered - enqueued) * 1000,
+                                   "answered_at": time.time()})
+
+
+def server_timing(outcome: Outcome, *, prepare_ms: float) -> str:
+    """A Server-Timing header (the standard one browsers and clients read) with where one
+    verification's time went: on the web side (resolve the problem and suite, enqueue, wait),
+    on the worker (queue: enqueued to picked up; load, compile, tests; job: picked up to
+    returned) and the result's way back (returned to read by the web side)."""
+    steps = outcome.steps or {}
+    result = outcome.result or {}
+    phases = result.get("phases") or {}
+    timings = result.get("timings") or {}
+    parts = {"prepare": prepare_ms, "enqueue": steps.get("enqueue"), "wait": steps.get("wait")}
+    if timings.get("enqueued") and timings.get("picked_up"):
+        parts["queue"] = (timings["picked_up"] - timings["enqueued"]) * 1000
+    for name in ("load", "compile", "tests"):
+        parts[name] = phases.get(name)
+    if timings.get("picked_up") and timings.get("returned"):
+        parts["job"] = (timings["returned"] - timings["picked_up"]) * 1000
+        if steps.get("answered_at"):
+            parts["back"] = (steps["answered_at"] - timings["returned"]) * 1000
+    return ", ".join(f"{name};dur={value:.2f}" for name, value in parts.items() if value is not None)
 
 
 # -- batches ------------------------------------------------------------------

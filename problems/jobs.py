@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import logging
+import time
+from datetime import UTC
 from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
+from rq import get_current_job
 
 from core.queues import get_queue, redis_connection
 from problems.judging import judge_code, solution_judge
@@ -48,6 +51,7 @@ def judge_code_job(problem_id: int, suite_id: int, language: str, code: str, mod
     else one query reads the suite and its problem (the judging function too when the bodies
     are not cached yet).
     """
+    picked_up = time.time()
     if resolved is None:
         resolved = snapshot_of_job()
     names_this_suite = bool(resolved) and (resolved.get("suite_id"), resolved.get("problem_id")) == (suite_id, problem_id)
@@ -58,6 +62,13 @@ def judge_code_job(problem_id: int, suite_id: int, language: str, code: str, mod
         suite, loaded = TestSuite.objects.select_related("problem").get(pk=suite_id, problem_id=problem_id), None
     result = judge_code(problem=suite.problem, suite=suite, language=language, code=code, mode=mode,
                         loaded=loaded, subset=subset).to_dict()
+    job = get_current_job()
+    # epoch seconds, one machine's clock for the API's breakdown of a call (bench/verify.py)
+    enqueued = job.enqueued_at if job is not None else None
+    if enqueued is not None and enqueued.tzinfo is None:
+        enqueued = enqueued.replace(tzinfo=UTC)  # RQ's times are UTC
+    result["timings"] = {"enqueued": enqueued.timestamp() if enqueued else None, "picked_up": picked_up,
+                         "returned": time.time()}
     result_publish(result)  # the API's answer leaves before RQ's bookkeeping
     return result
 

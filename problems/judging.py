@@ -76,6 +76,8 @@ class JudgeResult:
     suite_origin: str
     subset: str = "full"
     elapsed_ms: int = 0
+    # where the time went (ms): suite load (cache), compile (or its cache hit), tests (the lanes)
+    phases: dict[str, float] = field(default_factory=dict)
     message: str = ""
     tests: list[TestOutcome] = field(default_factory=list)
     # ordinal -> (program output, judge message) of failing tests, for the verdict matrix's
@@ -269,9 +271,11 @@ def judge_code(
     subset = subset if subset in SUBSETS else "full"
     loaded = loaded or suite_cache.get(suite, subset)
     tests = loaded.tests
+    mark = time.perf_counter()
+    phases = {"load": (mark - started) * 1000}
     result = JudgeResult(
         verdict="AC", passed=0, total=len(tests), complete=False,
-        suite_id=suite.pk, suite_version=suite.version, suite_origin=suite.origin, subset=subset,
+        suite_id=suite.pk, suite_version=suite.version, suite_origin=suite.origin, subset=subset, phases=phases,
     )
     if language not in SUPPORTED_LANGUAGES:
         result.verdict, result.message = "CE", f"unsupported language {language!r}"
@@ -280,10 +284,14 @@ def judge_code(
     limits = limits_for(problem)
     fail_fast = mode != "all"
     if language == "python3":
+        # the syntax check runs beside the tests: no compile phase of its own
         program, outcomes = _check_while_running(sb, code, loaded, limits, fail_fast)
     else:
         program = sb.compile(language, code)
+        phases["compile"] = (time.perf_counter() - mark) * 1000
+        mark = time.perf_counter()
         outcomes = _run_lanes(sb, program, loaded, limits, fail_fast) if program.ok else []
+    phases["tests"] = (time.perf_counter() - mark) * 1000
     if not program.ok:
         result.verdict, result.message = str(program.verdict), program.message[-4000:]
         return _finish(result, started)
