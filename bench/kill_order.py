@@ -1,6 +1,7 @@
 """Bench: kill order and fast suites on the demo problems (real sandbox, no LLM).
 
     .venv/bin/python bench/kill_order.py [--paper-counts] [SLUG ...]
+    .venv/bin/python bench/kill_order.py --klear   # the Klear record's 24 gold solutions (minutes of CPU)
 
 Loads the demo problems into a throwaway HARDTESTS_VAR_DIR, materialises every kit (the
 tests' generator call counts unless --paper-counts), judges every candidate with a gold
@@ -16,6 +17,11 @@ kill order), then prints:
   and with it switched off (HARDTESTS_KILL_ORDER=False): tests run and verdicts side by side
   (the reward must be the same), and every known-correct program (oracles, gold AC) judged
   against the fast subset (must pass), with the fast subset's size.
+
+--klear instead imports the Klear-CodeTest record (../shared/fixtures/klear), adds a known-wrong
+program (prints 0) so that its published suite gets a kill order, and judges all 24 gold C++
+solutions against it in mode all (every test), in kill order and in kind order: every one that
+compiles must pass both (two do not compile, as the record's own note says).
 """
 
 from __future__ import annotations
@@ -36,6 +42,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("slugs", nargs="*", help="demo folder names (default: all)")
     parser.add_argument("--paper-counts", action="store_true", help="the paper's generator call counts")
+    parser.add_argument("--klear", action="store_true", help="the Klear record's gold solutions instead")
+    parser.add_argument("--dump", help="write the held-out records (tests, programs' failing tests) to this JSON file")
     args = parser.parse_args()
     scratch = tempfile.TemporaryDirectory(prefix="hardtests-bench-")
     os.environ["HARDTESTS_VAR_DIR"] = scratch.name
@@ -58,6 +66,8 @@ def main() -> int:
     from problems.models import Problem, TestSuite
     from review.evaluation.fast_suites import fast_suite_records, fast_suite_report
 
+    if args.klear:
+        return klear()
     if not args.paper_counts:
         for name, value in SMALL_COUNTS.items():
             setattr(settings, name, value)
@@ -82,7 +92,13 @@ def main() -> int:
     print(f"materialised and judged {len(suites)} suites in {time.monotonic() - started:.0f} s "
           f"({'paper' if args.paper_counts else 'small'} generator counts)\n")
 
-    report = fast_suite_report(fast_suite_records(suite_ids=[s.pk for s in suites]))
+    records = fast_suite_records(suite_ids=[s.pk for s in suites])
+    if args.dump:
+        import dataclasses
+        import json
+
+        Path(args.dump).write_text(json.dumps([dataclasses.asdict(r) for r in records], default=sorted))
+    report = fast_suite_report(records)
 
     def pr(d: dict) -> str:
         p, r = d.get("precision"), d.get("recall")
@@ -140,6 +156,40 @@ def main() -> int:
           f"({', '.join(f'{a}/{b}' for a, b in fast_sizes)})")
     print(f"\n{time.monotonic() - started:.0f} s")
     return 0
+
+
+def klear() -> int:
+    from django.test import override_settings
+
+    from problems.importers.runner import dataset_import
+    from problems.judging import judge_code, solution_judge
+    from problems.models import Problem, Solution, TestSuite
+
+    record = REPO.parent / "shared" / "fixtures" / "klear" / "sample_with_generated_testcases.jsonl"
+    dataset_import(format_name="klear", paths=[str(record)])
+    problem = Problem.objects.get(source="klear", pid="code_contest_8")
+    suite = problem.suites.get(origin=TestSuite.Origin.IMPORTED, status=TestSuite.Status.ACTIVE)
+    gold = list(problem.solutions.order_by("id"))
+    wrong = Solution.objects.create(problem=problem, role=Solution.Role.CANDIDATE, language="python3",
+                                    code="print(0)\n", gold_verdict="WA", name="prints-0")
+    solution_judge(solution=wrong, suite=suite, mode="all")
+    suite = TestSuite.objects.select_related("problem").get(pk=suite.pk)
+    kind_first = sorted(suite.tests.values_list("ordinal", "kind"),
+                        key=lambda t: ({"hacking": 0, "stratified": 1, "regular": 2, "direct": 3}.get(t[1], 4), t[0]))
+    print(f"Klear {problem.pid}: {suite.test_count} tests; kill order {suite.judge_order[:8]}... "
+          f"(kind order {[o for o, _ in kind_first[:8]]}...); {len(gold)} gold solutions")
+    passed = compiled = 0
+    for index, solution in enumerate(gold):
+        started = time.monotonic()
+        a = judge_code(problem=problem, suite=suite, language=solution.language, code=solution.code, mode="all")
+        with override_settings(HARDTESTS_KILL_ORDER=False):
+            b = judge_code(problem=problem, suite=suite, language=solution.language, code=solution.code, mode="all")
+        compiled += a.verdict != "CE"
+        passed += a.verdict == b.verdict == "AC"
+        print(f"  gold {index:>2}: kill order {a.verdict} {a.passed}/{a.total}, kind order {b.verdict} "
+              f"{b.passed}/{b.total}  ({time.monotonic() - started:.0f} s)", flush=True)
+    print(f"gold solutions passing in both orders: {passed} of {compiled} that compile ({len(gold)} in all)")
+    return 0 if passed == compiled else 1
 
 
 if __name__ == "__main__":

@@ -203,7 +203,7 @@ def test_a_lane_still_runs_its_tests_before_another_lanes_failure(settings):
 
 
 def _without_timing(result: dict) -> dict:
-    return {**result, "elapsed_ms": None, "tests": [{**t, "time_ms": None, "wall_ms": None, "memory_kb": None}
+    return {**result, "elapsed_ms": None, "phases": None, "timings": None, "tests": [{**t, "time_ms": None, "wall_ms": None, "memory_kb": None}
                                                     for t in result["tests"]]}
 
 

@@ -193,3 +193,14 @@ def test_the_job_the_contract_names_is_the_worker_s_judging_job():
     from problems.verify_contract import JUDGE_JOB
 
     assert import_string(JUDGE_JOB) is judge_code_job
+
+
+def test_a_verification_says_where_its_time_went_in_server_timing(api, ab_problem, sandbox_worker):
+    response = _verify(api, GOOD)
+    assert response.status_code == 200
+    steps = dict(part.strip().split(";dur=") for part in response["Server-Timing"].split(","))
+    assert set(steps) == {"prepare", "enqueue", "wait", "queue", "load", "tests", "job", "back"}
+    durations = {name: float(value) for name, value in steps.items()}
+    assert all(value >= -50 for value in durations.values())  # "queue" and "back" cross processes' clocks
+    # the wait holds the worker's job; the job holds the suite's load and the tests
+    assert durations["wait"] >= durations["job"] >= durations["tests"] > 0
