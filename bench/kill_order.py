@@ -20,8 +20,8 @@ kill order), then prints:
 
 --klear instead imports the Klear-CodeTest record (../shared/fixtures/klear), adds a known-wrong
 program (prints 0) so that its published suite gets a kill order, and judges all 24 gold C++
-solutions against it in mode all (every test), in kill order and in kind order: every one that
-compiles must pass both (two do not compile, as the record's own note says).
+solutions against it in kill order, mode all (every test): every one that compiles must pass
+(tests/klear.py: two do not compile). Kind order is what the evaluation tests already judge.
 """
 
 from __future__ import annotations
@@ -159,8 +159,6 @@ def main() -> int:
 
 
 def klear() -> int:
-    from django.test import override_settings
-
     from problems.importers.runner import dataset_import
     from problems.judging import judge_code, solution_judge
     from problems.models import Problem, Solution, TestSuite
@@ -182,13 +180,11 @@ def klear() -> int:
     for index, solution in enumerate(gold):
         started = time.monotonic()
         a = judge_code(problem=problem, suite=suite, language=solution.language, code=solution.code, mode="all")
-        with override_settings(HARDTESTS_KILL_ORDER=False):
-            b = judge_code(problem=problem, suite=suite, language=solution.language, code=solution.code, mode="all")
         compiled += a.verdict != "CE"
-        passed += a.verdict == b.verdict == "AC"
-        print(f"  gold {index:>2}: kill order {a.verdict} {a.passed}/{a.total}, kind order {b.verdict} "
-              f"{b.passed}/{b.total}  ({time.monotonic() - started:.0f} s)", flush=True)
-    print(f"gold solutions passing in both orders: {passed} of {compiled} that compile ({len(gold)} in all)")
+        passed += a.verdict == "AC"
+        print(f"  gold {index:>2}: kill order {a.verdict} {a.passed}/{a.total} "
+              f"[{','.join(str(t.ordinal) for t in a.tests[:6])}...]  ({time.monotonic() - started:.0f} s)", flush=True)
+    print(f"gold solutions passing in kill order: {passed} of {compiled} that compile ({len(gold)} in all)")
     return 0 if passed == compiled else 1
 
 

@@ -84,7 +84,12 @@ class _Counts:
         return precision, recall
 
 
-def fast_suite_report(records: list[SuiteRecord]) -> dict[str, Any]:
+def fast_suite_report(records: list[SuiteRecord], *, min_kills: int | None = None) -> dict[str, Any]:
+    """The figures of the module's docstring; `min_kills` as HARDTESTS_KILL_ORDER_MIN_KILLS (its default)."""
+    if min_kills is None:
+        from django.conf import settings
+
+        min_kills = int(settings.HARDTESTS_KILL_ORDER_MIN_KILLS)
     full, fast = _Counts(), _Counts()
     drops = {share: [_Counts() for _ in range(RANDOM_SEEDS)] for share in KEEP_SHARES}
     kind_runs: list[int] = []
@@ -101,12 +106,12 @@ def fast_suite_report(records: list[SuiteRecord]) -> dict[str, Any]:
         programs += len(record.programs)
         by_kind = kind_order(record.tests)
         everyone = _kills(record.programs, None)
-        sizes.append((len(fast_subset(record.tests, everyone, kill_order(record.tests, everyone)) or by_kind),
+        sizes.append((len(fast_subset(record.tests, everyone, kill_order(record.tests, everyone, min_kills)) or by_kind),
                       len(record.tests)))
         ordinals = [t.ordinal for t in record.tests]
         for p in record.programs:
             kills = _kills(record.programs, p.solution_id)
-            order = kill_order(record.tests, kills) if kills else by_kind
+            order = kill_order(record.tests, kills, min_kills) if kills else by_kind
             subset = fast_subset(record.tests, kills, order)
             fast_tests = subset or order
             full.add(_accepted(p, None), p.correct)

@@ -167,10 +167,12 @@ def test_suite_fast_judges_the_kill_matrix_s_cover_and_the_largest_test(api, ab_
     from tests.factories import SolutionFactory
 
     suite = ab_problem.suites.get()
-    five = "a, b = map(int, input().split())\nprint(1 if a == 5 else a + b)\n"  # fails only "5 7"
-    wrong = SolutionFactory(problem=ab_problem, role=Solution.Role.CANDIDATE, language="python3", code=five,
-                            gold_verdict="WA")
-    solution_judge(solution=wrong, suite=suite, mode="all")
+    fives = ("a, b = map(int, input().split())\nprint(1 if a == 5 else a + b)\n",  # fail only "5 7"
+             "a, b = map(int, input().split())\nprint(a + b - (a == 5))\n")
+    for five in fives:
+        wrong = SolutionFactory(problem=ab_problem, role=Solution.Role.CANDIDATE, language="python3", code=five,
+                                gold_verdict="WA")
+        solution_judge(solution=wrong, suite=suite, mode="all")
     suite.refresh_from_db()
     fifth = suite.tests.get(input_preview__startswith="5 7").ordinal
     assert suite.judge_order[0] == fifth and len(suite.fast_ordinals) == 2

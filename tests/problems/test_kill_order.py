@@ -11,7 +11,15 @@ from hypothesis import strategies as st
 
 from problems import judging
 from problems.judging import judge_code, solution_judge
-from problems.kill_order import TestFacts, fast_subset, first_failure, kill_order, kind_order, random_drop
+from problems.kill_order import (
+    TestFacts,
+    fast_subset,
+    first_failure,
+    kill_order,
+    kind_order,
+    random_drop,
+    suite_kill_order_refresh,
+)
 from problems.models import Solution, TestSuite
 from problems.services import NewTest, suite_activate, suite_add_tests, suite_create
 from tests.factories import ProblemFactory, SolutionFactory
@@ -37,10 +45,13 @@ def test_greedy_order_takes_most_kills_then_the_survivors_then_kind():
              TestFacts(3, "direct", 5), TestFacts(4, "stratified", 10)]
     kills = {1: {10, 11, 12}, 2: {10, 11}, 3: {13}, 4: {14}}
     # 1 kills three; 2 kills nobody still alive, 3 and 4 one each: 4 (stratified) before 3 (direct);
-    # then by total kills, then kind
+    # then by kind, then cheapest
     order = kill_order(tests, kills)
-    assert order == [1, 4, 3, 2, 0]
-    assert fast_subset(tests, kills, order) == [1, 4, 3, 0]  # the cover plus the two largest (size 10): 0 and 1
+    assert order == [1, 4, 3, 0, 2]
+    # the cover, the two largest (size 10: 0 and 1) and the order's first 20% (1 test)
+    assert fast_subset(tests, kills, order) == [1, 4, 3, 0]
+    # two programs' evidence wanted: 1 and 2 move ahead, the rest keep kind order, cheapest first
+    assert kill_order(tests, kills, min_kills=2) == [1, 0, 4, 2, 3]
 
 
 def test_without_kills_the_fast_subset_is_empty_meaning_the_full_suite():
@@ -98,13 +109,21 @@ def test_judging_learns_the_kill_order_and_a_wrong_program_fails_on_its_first_te
     _known(suite)
     suite = _fresh(suite)
     ordinal = {i: o for o, (_, i) in enumerate(TESTS)}
-    assert suite.judge_order[:2] == [ordinal["7 1"], ordinal["9 9"]] and suite.order_revision >= 1
+    # "9 9" fails one known program only: not evidence enough to move ahead (HARDTESTS_KILL_ORDER_MIN_KILLS)
+    assert suite.judge_order[:3] == [ordinal["7 1"], ordinal["100 200"], ordinal["300 400"]]
+    assert suite.order_revision >= 1
     assert suite.kill_counts == {str(ordinal["7 1"]): 2, str(ordinal["9 9"]): 1}
     after = judge_code(problem=suite.problem, suite=suite, language="python3", code=HELD_OUT)
     assert (after.verdict, after.reward, len(after.tests)) == ("WA", 0, 1)
     assert after.tests[0].ordinal == ordinal["7 1"]
     nine = judge_code(problem=suite.problem, suite=suite, language="python3", code=NINE)
-    assert (nine.verdict, len(nine.tests)) == ("WA", 2)
+    assert (nine.verdict, len(nine.tests)) == ("WA", 6)  # kind order, cheapest first: "9 9" is 6th
+    with override_settings(HARDTESTS_KILL_ORDER_MIN_KILLS=1):
+        suite_kill_order_refresh(suite=suite)
+        suite = _fresh(suite)
+        assert suite.judge_order[:2] == [ordinal["7 1"], ordinal["9 9"]]
+        nine = judge_code(problem=suite.problem, suite=suite, language="python3", code=NINE)
+        assert (nine.verdict, len(nine.tests)) == ("WA", 2)
     good = judge_code(problem=suite.problem, suite=suite, language="python3", code=ADD)
     assert (good.verdict, good.passed, good.total, good.complete) == ("AC", 8, 8, True)
     assert [t.ordinal for t in good.tests] == suite.judge_order
