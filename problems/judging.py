@@ -141,7 +141,8 @@ class _SuiteCache:
         key = self.key(suite, subset)
         loaded = _load_suite(suite, subset)
         with self._lock:
-            # Suites never change after activation, so a cached copy never goes stale.
+            # A suite's tests never change after activation, and a new order comes with a new
+            # revision (another key), so a cached copy never goes stale.
             if key in self._items:  # loaded meanwhile by another thread: counted once
                 return self._items[key]
             self._items[key] = loaded
