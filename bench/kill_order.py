@@ -43,6 +43,8 @@ def main() -> int:
     parser.add_argument("slugs", nargs="*", help="demo folder names (default: all)")
     parser.add_argument("--paper-counts", action="store_true", help="the paper's generator call counts")
     parser.add_argument("--klear", action="store_true", help="the Klear record's gold solutions instead")
+    parser.add_argument("--klear-gold", type=int, default=24,
+                        help="judge only this many gold solutions, cheapest first (tests/klear.py's order)")
     parser.add_argument("--dump", help="write the held-out records (tests, programs' failing tests) to this JSON file")
     args = parser.parse_args()
     scratch = tempfile.TemporaryDirectory(prefix="hardtests-bench-")
@@ -67,7 +69,7 @@ def main() -> int:
     from review.evaluation.fast_suites import fast_suite_records, fast_suite_report
 
     if args.klear:
-        return klear()
+        return klear(args.klear_gold)
     if not args.paper_counts:
         for name, value in SMALL_COUNTS.items():
             setattr(settings, name, value)
@@ -158,7 +160,7 @@ def main() -> int:
     return 0
 
 
-def klear() -> int:
+def klear(count: int) -> int:
     from problems.importers.runner import dataset_import
     from problems.judging import judge_code, solution_judge
     from problems.models import Problem, Solution, TestSuite
@@ -168,6 +170,14 @@ def klear() -> int:
     problem = Problem.objects.get(source="klear", pid="code_contest_8")
     suite = problem.suites.get(origin=TestSuite.Origin.IMPORTED, status=TestSuite.Status.ACTIVE)
     gold = list(problem.solutions.order_by("id"))
+    if count < len(gold):
+        import json
+
+        from tests.klear import CHEAPEST
+
+        sources = json.loads(record.read_text())["solutions"]
+        cheapest = [i for i in CHEAPEST if i < len(sources)][:count]
+        gold = [next(s for s in gold if s.code == sources[i]) for i in cheapest]
     wrong = Solution.objects.create(problem=problem, role=Solution.Role.CANDIDATE, language="python3",
                                     code="print(0)\n", gold_verdict="WA", name="prints-0")
     solution_judge(solution=wrong, suite=suite, mode="all")
