@@ -156,8 +156,9 @@ def fast_suite_report(records: list[SuiteRecord], *, min_kills: int | None = Non
     }
 
 
-def fast_suite_records(*, suite_ids: list[int] | None = None) -> list[SuiteRecord]:
-    """Every active suite's tests and the complete verdicts of its candidates with gold labels."""
+def fast_suite_records(*, suite_ids: list[int] | None = None, limit: int | None = None) -> list[SuiteRecord]:
+    """Active suites' tests and the complete verdicts of their candidates with gold labels (the
+    `limit` most recently activated, when given)."""
     from problems.kill_order import failing_tests, suite_test_facts
     from problems.matrix import gold_expectation
     from problems.models import Solution, TestSuite, Verdict
@@ -167,7 +168,8 @@ def fast_suite_records(*, suite_ids: list[int] | None = None) -> list[SuiteRecor
     if suite_ids is not None:
         suites = suites.filter(pk__in=suite_ids)
     records = []
-    for suite in suites.order_by("pk"):
+    suites = suites.order_by("-activated_at", "-pk")
+    for suite in suites[:limit] if limit is not None else suites:
         verdicts = (Verdict.objects.filter(suite=suite, solution__role=Solution.Role.CANDIDATE)
                     .select_related("solution").only("verdict", "complete", "results", "solution__gold_verdict",
                                                      "solution__role"))
