@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from ninja import Query, Router, Status
 
 from api import schemas as s
@@ -26,6 +26,7 @@ from api.verification import (
     batch_load,
     batch_poll,
     batch_start,
+    server_timing,
     verification_prepare,
     verify_one,
 )
@@ -53,6 +54,7 @@ def _verify_out(outcome: Outcome, suite: dict[str, Any], elapsed_ms: int) -> dic
         "tests": result["tests"],
         "suite_version": result["suite_version"],
         "suite_origin": result["suite_origin"],
+        "suite_subset": result.get("subset", "full"),
         "message": (result.get("message") or "")[-4000:],
         "judge_ms": result["elapsed_ms"],
         "elapsed_ms": elapsed_ms,
@@ -64,13 +66,15 @@ def _suite_info(suite: TestSuite) -> dict[str, Any]:
 
 
 @router.post("/verify", response={200: s.VerifyOut, **VERIFY_ERRORS}, tags=["verify"])
-def verify(request: HttpRequest, body: s.VerifyIn) -> dict[str, Any]:
+def verify(request: HttpRequest, body: s.VerifyIn, response: HttpResponse) -> dict[str, Any]:
     """Judge one program against a problem's suite on the sandbox workers; reward 1 iff every test passes."""
     started = time.monotonic()
     item = verification_prepare(
         problem=body.problem, language=body.language, code=body.code, mode=body.mode, suite=body.suite
     )
+    prepare_ms = (time.monotonic() - started) * 1000
     outcome = verify_one(item)
+    response["Server-Timing"] = server_timing(outcome, prepare_ms=prepare_ms)
     return _verify_out(outcome, _suite_info(item.suite), int((time.monotonic() - started) * 1000))
 
 

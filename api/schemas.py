@@ -55,8 +55,10 @@ class VerifyIn(Schema):
         min_length=1, description="the program's source; at most HARDTESTS_API_MAX_CODE_KB KiB of UTF-8 (else 413)"
     )
     mode: Mode = Field("fail_fast", description="fail_fast stops at the first failing test; all runs every test")
-    suite: int | None = Field(
-        None, ge=1, le=MAX_INT, description="a suite version of this problem; default: the active suite"
+    suite: Annotated[int, Field(ge=1, le=MAX_INT)] | Literal["full", "fast"] | None = Field(
+        None, description="a suite version of this problem; default (or \"full\"): the active suite; \"fast\": "
+                          "the active suite's fast subset (fails every known-wrong program the full suite fails, "
+                          "plus the largest tests), for training; the full suite for evaluation"
     )
 
 
@@ -67,7 +69,7 @@ class Built(BaseModel):
 
 
 class TestOut(Built):
-    index: int = Field(description="position in run order (hacking tests first)")
+    index: int = Field(description="position in run order (the suite's kill order, else hacking tests first)")
     ordinal: int = Field(description="the test's number within its suite")
     kind: str
     verdict: TestVerdict
@@ -86,6 +88,7 @@ class VerifyOut(Built):
     tests: list[TestOut]
     suite_version: int
     suite_origin: str
+    suite_subset: Literal["full", "fast"] = Field("full", description="the tests judged: the full suite or its fast subset")
     message: str = Field(description="compiler output or stderr of the first failure, truncated")
     judge_ms: int = Field(description="time spent judging on the worker")
     elapsed_ms: int = Field(description="time the API spent on the request, queueing included")

@@ -11,7 +11,7 @@ from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
 from api.errors import BadRequest, NotFound
 from core.sql import ModelColumns, fetch_all, per_vendor
 from problems.blobs import blob_pairs
-from problems.judging import KIND_ORDER, ORIGIN_PREFERENCE, suite_for_judging
+from problems.judging import ORIGIN_PREFERENCE, judging_position, judging_sort_key, suite_for_judging
 from problems.models import Problem, ProblemAlias, TestSuite
 
 # Suites a client may name by version: complete ones. Building and failed suites are
@@ -71,10 +71,13 @@ class _TargetQuery:
 
     # What the verification path reads of a problem; any other field is loaded on access.
     PROBLEM_FIELDS = ("id", "source", "pid", "title", "time_limit_ms", "memory_limit_mb", "comparison")
+    # The kill order's lists (as long as the suite) are read by the worker, never here.
+    SUITE_FIELDS = tuple(f.attname for f in TestSuite._meta.concrete_fields
+                         if f.attname not in ("judge_order", "fast_ordinals", "kill_counts"))
 
     def __init__(self) -> None:
         self.problem = ModelColumns(Problem, "p", self.PROBLEM_FIELDS)
-        self.suite = ModelColumns(TestSuite, "s")
+        self.suite = ModelColumns(TestSuite, "s", self.SUITE_FIELDS)
         qn = connection.ops.quote_name
         self.width = len(self.problem)
         base = (
@@ -199,7 +202,8 @@ def suite_tests(suite: TestSuite, *, offset: int, limit: int, bodies: bool) -> l
     rows = list(
         suite.tests.values("ordinal", "kind", "input_sha256", "output_sha256", "input_size", "output_size")
     )
-    rows.sort(key=lambda r: (KIND_ORDER.get(r["kind"], 9), r["ordinal"]))
+    by = judging_sort_key(judging_position(suite))
+    rows.sort(key=lambda r: by((r["ordinal"], r["kind"])))
     rows = rows[offset : offset + limit]
     # One query per page for the inline bodies, not one per body.
     pairs = blob_pairs((r["input_sha256"], r["output_sha256"]) for r in rows) if bodies else None

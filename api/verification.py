@@ -1,9 +1,10 @@
 """Verifying programs on the `sandbox` RQ workers: check capacity, enqueue, wait for results.
 
-The web process never runs a program. It enqueues problems.jobs.judge_code_job (the same
-judging the rest of the app uses: hacking tests first, compile cache, cached suite
-bodies) and blocks on the jobs' RQ result streams with one XREAD, so a result is
-returned the moment a worker writes it, without polling.
+The web process never runs a program. It enqueues the judging job of the verification
+contract (problems/verify_contract.py: the job, the suite snapshot in its meta, the result
+streams), the same judging the rest of the app uses (kill order, compile cache, cached suite
+bodies), and blocks on the jobs' result streams with one XREAD, so a result is returned the
+moment a worker writes it, without polling.
 """
 
 from __future__ import annotations
@@ -11,13 +12,10 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from dataclasses import dataclass, replace
 from typing import Any
 
-from redis import Redis
 from redis.exceptions import RedisError
-from rq import Queue
 from rq.job import Job, JobStatus
 from rq.results import Result
 from rq.utils import as_text
@@ -27,18 +25,13 @@ from api.conf import api_setting
 from api.connection import redis_connection, sandbox_queue
 from api.errors import NotFound, PayloadTooLarge, Unavailable
 from api.selectors import verification_target
-from core.queues import EARLY_RESULT_KEY, WORKER_HEALTH_HASH, redis_now, worker_health_parse
-from problems.jobs import JUDGE_JOB_SNAPSHOT
-from problems.judging import suite_snapshot
+from core.queues import WORKER_HEALTH_HASH, redis_now, worker_health_parse
 from problems.models import Problem, TestSuite
+from problems.verify_contract import AnyResult, judge_job_data, results_read, results_wait
 
-# By dotted path, so the web process needs only the name of the worker-side function
-# (problems.jobs.judge_code_job(problem_id, suite_id, language, code, mode) -> dict).
-JUDGE_JOB = "problems.jobs.judge_code_job"
 BATCH_KEY = "hardtests:api:batch:{id}"
 # A finished single verification is read at once; keep its result only briefly.
 SYNC_RESULT_TTL_S = 60
-EARLY_PREFIX = EARLY_RESULT_KEY.split("{", 1)[0]
 
 
 @dataclass(frozen=True)
@@ -48,6 +41,7 @@ class Verification:
     language: str
     code: str
     mode: str
+    subset: str = "full"  # "fast": the suite's fast subset (problems/kill_order.py)
 
 
 @dataclass(frozen=True)
@@ -60,16 +54,21 @@ class Outcome:
     result: dict[str, Any] | None = None
     error: str | None = None
     finished_at: float | None = None  # when the worker stored the result (epoch seconds)
+    # the web side's steps (ms) of a single verification, for Server-Timing
+    steps: dict[str, float] | None = None
 
 
-def verification_prepare(*, problem: str, language: str, code: str, mode: str, suite: int | None) -> Verification:
-    """Check one request's limits and resolve its problem and suite (400 / 404 / 413)."""
+def verification_prepare(*, problem: str, language: str, code: str, mode: str,
+                         suite: int | str | None) -> Verification:
+    """Check one request's limits and resolve its problem and suite (400 / 404 / 413): `suite` is
+    a version, None or "full" for the active suite, "fast" for the active suite's fast subset."""
     limit_kb = api_setting("HARDTESTS_API_MAX_CODE_KB")
     size = len(code.encode("utf-8"))
     if size > limit_kb * 1024:
         raise PayloadTooLarge(f"code is {size} bytes; the limit is {limit_kb} KiB", code="code_too_large")
-    found, target = verification_target(problem, suite)
-    return Verification(found, target, language, code, mode)
+    subset = suite if isinstance(suite, str) else "full"
+    found, target = verification_target(problem, suite if isinstance(suite, int) else None)
+    return Verification(found, target, language, code, mode, subset)
 
 
 def _enqueue(items: list[Verification], *, queued_ttl: int, result_ttl: int) -> list[Job]:
@@ -95,19 +94,11 @@ def _enqueue(items: list[Verification], *, queued_ttl: int, result_ttl: int) -> 
         job_timeout = api_setting("HARDTESTS_API_JOB_TIMEOUT_S")
         return queue.enqueue_many(
             [
-                Queue.prepare_data(
-                    JUDGE_JOB,
-                    args=(v.problem.pk, v.suite.pk, v.language, v.code, v.mode),
-                    # the worker judges from its cache with no query when it has the suite; in
-                    # the job's meta, which a worker of an earlier release ignores (a rolling
-                    # deploy may upgrade the web side first)
-                    meta={JUDGE_JOB_SNAPSHOT: suite_snapshot(v.suite)},
-                    timeout=job_timeout,
-                    # A job nobody picked up within this time is dropped by RQ: its caller gave up.
-                    ttl=queued_ttl,
-                    result_ttl=result_ttl,
-                    failure_ttl=result_ttl,
-                    description=f"api verify {v.language} on {v.problem.source}:{v.problem.pid} v{v.suite.version}",
+                judge_job_data(
+                    problem_id=v.problem.pk, suite=v.suite, language=v.language, code=v.code, mode=v.mode,
+                    subset=v.subset, timeout_s=job_timeout, queued_ttl_s=queued_ttl, result_ttl_s=result_ttl,
+                    description=f"api verify {v.language} on {v.problem.source}:{v.problem.pid} v{v.suite.version}"
+                                f"{' fast' if v.subset == 'fast' else ''}",
                 )
                 for v in items
             ]
@@ -126,53 +117,7 @@ def _refuse_if_no_worker_can_judge(names: list[str], published: dict[bytes, byte
                           code="workers_unhealthy", retry_after_s=30)
 
 
-@dataclass(frozen=True)
-class _EarlyResult:
-    """A judging job's return value as the job published it (core.queues.early_result_publish),
-    read like RQ's Result of a successful job."""
-
-    return_value: dict[str, Any]
-    created_at: datetime
-    type: Result.Type = Result.Type.SUCCESSFUL
-    exc_string: str | None = None
-
-
-def _early(entry_id: bytes, payload: dict[bytes, bytes]) -> _EarlyResult:
-    millis = int(entry_id.split(b"-", 1)[0])  # a stream entry's id starts with its time
-    return _EarlyResult(json.loads(payload[b"value"]), datetime.fromtimestamp(millis / 1000, tz=UTC))
-
-
-def _wait(connection: Redis, job_ids: list[str], timeout_s: float) -> dict[str, Result | _EarlyResult]:
-    """Block until every job has a result or the timeout passes; the results that arrived."""
-    pending = set(job_ids)
-    results: dict[str, Result | _EarlyResult] = {}
-    deadline = time.monotonic() + timeout_s
-    while pending:
-        remaining_ms = int((deadline - time.monotonic()) * 1000)
-        if remaining_ms <= 0:
-            break
-        # One XREAD on every pending job's result streams returns as soon as any is written:
-        # the job's own early one (its return value, before RQ's bookkeeping) or RQ's.
-        streams = {}
-        for job_id in pending:
-            streams[EARLY_RESULT_KEY.format(job_id=job_id)] = "0-0"
-            streams[Result.get_key(job_id)] = "0-0"
-        response = connection.xread(streams, block=remaining_ms)
-        for key, entries in response or []:
-            name = as_text(key)
-            job_id = name.rsplit(":", 1)[-1]
-            if job_id not in pending:
-                continue  # both streams of one job in one answer: the first is kept
-            entry_id, payload = entries[-1]
-            if name.startswith(EARLY_PREFIX):
-                results[job_id] = _early(entry_id, payload)
-            else:
-                results[job_id] = Result.restore(job_id, entry_id.decode(), payload, connection=connection)
-            pending.discard(job_id)
-    return results
-
-
-def _outcome(result: Result | _EarlyResult | None, job: Job | None) -> Outcome:
+def _outcome(result: AnyResult | None, job: Job | None) -> Outcome:
     if result is not None:
         finished_at = result.created_at.timestamp() if result.created_at else None
         if result.type == Result.Type.SUCCESSFUL and isinstance(result.return_value, dict):
@@ -198,9 +143,12 @@ def verify_one(item: Verification) -> Outcome:
     """Run one verification and wait for it (503 when no worker answers within the timeout,
     or when the worker could not judge it)."""
     timeout_s = api_setting("HARDTESTS_API_SYNC_TIMEOUT_S")
+    started = time.perf_counter()
     [job] = _enqueue([item], queued_ttl=max(1, timeout_s), result_ttl=SYNC_RESULT_TTL_S)
+    enqueued = time.perf_counter()
     try:
-        results = _wait(job.connection, [job.id], timeout_s)
+        results = results_wait(job.connection, [job.id], timeout_s)
+        answered = time.perf_counter()
     except RedisError as exc:
         raise Unavailable("the job queue (Redis) is unavailable", code="redis_unavailable") from exc
     if job.id not in results:
@@ -217,7 +165,29 @@ def verify_one(item: Verification) -> Outcome:
     if outcome.status == "error":
         # Reward 0 here would teach a training loop that a correct program is wrong.
         raise Unavailable(outcome.error or "the worker could not judge the program", code="judging_error")
-    return outcome
+    return replace(outcome, steps={"enqueue": (enqueued - started) * 1000, "wait": (answered - enqueued) * 1000,
+                                   "answered_at": time.time()})
+
+
+def server_timing(outcome: Outcome, *, prepare_ms: float) -> str:
+    """A Server-Timing header (the standard one browsers and clients read) with where one
+    verification's time went: on the web side (resolve the problem and suite, enqueue, wait),
+    on the worker (queue: enqueued to picked up; load, compile, tests; job: picked up to
+    returned) and the result's way back (returned to read by the web side)."""
+    steps = outcome.steps or {}
+    result = outcome.result or {}
+    phases = result.get("phases") or {}
+    timings = result.get("timings") or {}
+    parts = {"prepare": prepare_ms, "enqueue": steps.get("enqueue"), "wait": steps.get("wait")}
+    if timings.get("enqueued") and timings.get("picked_up"):
+        parts["queue"] = (timings["picked_up"] - timings["enqueued"]) * 1000
+    for name in ("load", "compile", "tests"):
+        parts[name] = phases.get(name)
+    if timings.get("picked_up") and timings.get("returned"):
+        parts["job"] = (timings["returned"] - timings["picked_up"]) * 1000
+        if steps.get("answered_at"):
+            parts["back"] = (steps["answered_at"] - timings["returned"]) * 1000
+    return ", ".join(f"{name};dur={value:.2f}" for name, value in parts.items() if value is not None)
 
 
 # -- batches ------------------------------------------------------------------
@@ -261,24 +231,8 @@ def batch_poll(record: dict[str, Any], *, wait_s: float = 0) -> list[Outcome]:
     connection = redis_connection()
     job_ids: list[str] = record["jobs"]
     try:
-        results = _wait(connection, job_ids, wait_s) if wait_s > 0 else {}
+        results = results_wait(connection, job_ids, wait_s) if wait_s > 0 else results_read(connection, job_ids)
         missing = [job_id for job_id in job_ids if job_id not in results]
-        if missing and wait_s <= 0:
-            # Non-blocking read of whatever results exist now, in one round trip: the job's early
-            # result (RQ's own is written a moment after it) or RQ's.
-            with connection.pipeline(transaction=False) as pipe:
-                for job_id in missing:
-                    pipe.xrevrange(EARLY_RESULT_KEY.format(job_id=job_id), "+", "-", count=1)
-                    pipe.xrevrange(Result.get_key(job_id), "+", "-", count=1)
-                answers = pipe.execute()
-            for index, job_id in enumerate(missing):
-                early, done = answers[2 * index], answers[2 * index + 1]
-                if early:
-                    results[job_id] = _early(*early[0])
-                elif done:
-                    result_id, payload = done[0]
-                    results[job_id] = Result.restore(job_id, result_id.decode(), payload, connection=connection)
-            missing = [job_id for job_id in job_ids if job_id not in results]
         jobs = dict(zip(missing, Job.fetch_many(missing, connection=connection), strict=True)) if missing else {}
     except RedisError as exc:
         raise Unavailable("the job queue (Redis) is unavailable", code="redis_unavailable") from exc

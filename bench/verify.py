@@ -1,6 +1,24 @@
 """One verification, four ways, side by side in one run, on the same 40-test suites.
 
     .venv/bin/python bench/verify.py [--rounds 15] [--concurrent 8] [--workers 2] [--per-client 6]
+        [--only breakdown,table,all,throughput] [--clients 64] [--batch 256]
+
+Sections (all by default; --only picks some):
+
+- **breakdown**: one verification's steps, medians over --rounds calls, read from the
+  Server-Timing header the API sends (api/verification.py: server_timing): HTTP + auth +
+  parse + render (the client's time minus the view's), resolve (problem and suite, one
+  query), enqueue (the capacity check and the job, one round trip each), pick-up (RQ's
+  enqueued_at to the job's start on the worker), load (suite bodies: the worker's cache),
+  compile (C++: the compile cache's hit; Python's syntax check runs beside the tests), tests
+  (spare sandboxes taken, the lanes), job other (the job's own handling), back (the job's
+  return to the web side reading it) and the rest of the wait; beside bare sequential, for
+  the 40-test suite and a 1-test suite;
+- **table**: the four ways below;
+- **all**: mode=all and the sandbox's throughput;
+- **throughput**: --clients concurrent clients (accepted and wrong programs alternating) and
+  one /verify/batch of --batch programs: verifications/s and tests/s against the machine's
+  bare capacity (CPUs x bare tests/s of the same program, one process per CPU).
 
 For a Python and a C++ program, accepted and wrong (wrong on the hacking tests, which run
 first), the same 40-test suite (bench/api.py's: 10 each of hacking, stratified, regular,
@@ -120,6 +138,158 @@ def load() -> str:
     return f"load {os.getloadavg()[0]:.1f}"
 
 
+def timed_post(url: str, token: str, body: dict[str, Any]) -> tuple[float, int, dict[str, Any], dict[str, float]]:
+    """(seconds, status, JSON, Server-Timing steps in ms) of one POST."""
+    import json
+    import urllib.error
+    import urllib.request
+
+    request = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
+                                     headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+    started = time.perf_counter()
+    try:
+        with urllib.request.urlopen(request, timeout=120) as response:
+            data, status, header = response.read(), response.status, response.headers.get("Server-Timing", "")
+    except urllib.error.HTTPError as exc:
+        data, status, header = exc.read(), exc.code, ""
+    elapsed = time.perf_counter() - started
+    steps = {}
+    for part in filter(None, (p.strip() for p in header.split(","))):
+        name, _, dur = part.partition(";dur=")
+        steps[name] = float(dur)
+    return elapsed, status, json.loads(data or b"{}"), steps
+
+
+STEPS = ("http", "prepare", "enqueue", "queue", "load", "compile", "tests", "job_other", "back", "wait_other")
+
+
+def breakdown(base: str, token: str, sb: Any, ordered: list[tuple[str, str, str]], rounds: int,
+              errors: list[str]) -> None:
+    print("ONE VERIFICATION, STEP BY STEP (ms, medians; Server-Timing of each call; bare beside it)")
+    print(f"  {'program':<22} {'client':>7} {'bare':>7} {'ratio':>6} {'over':>6} | "
+          + " ".join(f"{name:>8}" for name in STEPS))
+    for pid, tests in (("sum-n", ordered), ("sum-1", ordered[:1])):
+        for (language, kind), code in PROGRAMS.items():
+            if pid == "sum-1" and kind != "accepted":
+                continue
+            expected = 1 if kind == "accepted" else 0
+            prog = sb.compile(language, code)
+            argv = bench_sandbox.bare_argv(language, prog.path)
+            body = {"problem": pid, "language": language, "code": code}
+            for _ in range(2):
+                timed_post(f"{base}/api/v1/verify", token, body)
+            clients, bares, per_step = [], [], {name: [] for name in STEPS}
+            for _ in range(rounds):
+                bares.append(bare_run(argv, tests))
+                elapsed, status, data, st = timed_post(f"{base}/api/v1/verify", token, body)
+                if status != 200 or data.get("reward") != expected:
+                    errors.append(f"breakdown {pid} {language} {kind}: HTTP {status} {data.get('reward')}")
+                    continue
+                clients.append(elapsed)
+                view = st.get("prepare", 0) + st.get("enqueue", 0) + st.get("wait", 0)
+                job = st.get("job", 0)
+                values = {
+                    "http": elapsed * 1000 - view, "prepare": st.get("prepare", 0), "enqueue": st.get("enqueue", 0),
+                    "queue": st.get("queue", 0), "load": st.get("load", 0), "compile": st.get("compile", 0),
+                    "tests": st.get("tests", 0),
+                    "job_other": job - st.get("load", 0) - st.get("compile", 0) - st.get("tests", 0),
+                    "back": st.get("back", 0),
+                    "wait_other": st.get("wait", 0) - st.get("queue", 0) - job - st.get("back", 0),
+                }
+                for name, value in values.items():
+                    per_step[name].append(value / 1000)
+            if not clients:
+                continue
+            c, b = p50(clients), p50(bares)
+            print(f"  {pid + ' ' + language + ' ' + kind:<22} {c:>7.1f} {b:>7.1f} {c / b:>6.2f} {c - b:>6.1f} | "
+                  + " ".join(f"{p50(per_step[name]):>8.2f}" for name in STEPS) + f"  [{load()}]")
+    print("  http: client time minus the view's (HTTP, gunicorn, auth, parsing, rendering, the client);"
+          " queue: pick-up; wait_other: the wait not explained by pick-up, job and back (clocks, the enqueue's own"
+          " timestamp)\n")
+
+
+def throughput(base: str, token: str, sb: Any, ordered: list[tuple[str, str, str]], clients: int, batch: int,
+               errors: list[str]) -> None:
+    from concurrent.futures import ProcessPoolExecutor
+
+    cpus = os.cpu_count() or 1
+    print(f"THROUGHPUT ({clients} concurrent clients; /verify/batch of {batch}; {cpus} CPUs)")
+    for language in ("python3", "cpp"):
+        codes = bench_api.programs(language, max(clients * 2, batch), f"tp-{secrets.token_hex(4)}")
+        # the same programs' bare capacity: every CPU running them one test after another
+        argvs = []
+        for code, _ in codes[:4]:
+            prog = sb.compile(language, code)
+            argvs.append(bench_sandbox.bare_argv(language, prog.path))
+        started = time.perf_counter()
+        with ProcessPoolExecutor(cpus) as pool:
+            runs = list(pool.map(_bare_tests, [(argvs[i % len(argvs)], ordered) for i in range(cpus * 2)]))
+        bare_tests_s = sum(runs) / (time.perf_counter() - started)
+        # concurrent single verifications
+        done: list[tuple[int, int]] = []
+        lock = threading.Lock()
+        todo = list(codes[: clients * 2])
+        threads = [threading.Thread(target=_client_loop, args=(base, token, language, todo, lock, done, errors))
+                   for _ in range(clients)]
+        started = time.perf_counter()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        seconds = time.perf_counter() - started
+        tests_s = sum(n for _, n in done) / seconds
+        print(f"  {language:<8} {clients} clients: {len(done) / seconds:7.1f} verifications/s, {tests_s:7.0f} tests/s"
+              f" = {tests_s / bare_tests_s:.2f} x bare capacity ({bare_tests_s:.0f} tests/s)  [{load()}]")
+        # one batch
+        items = [{"problem": "sum-n", "language": language, "code": code} for code, _ in codes[:batch]]
+        started = time.perf_counter()
+        status, data = bench_api.post(f"{base}/api/v1/verify/batch", token, {"items": items}, timeout=600)
+        while status == 202 or data.get("status") == "pending":
+            time.sleep(0.2)
+            status, data = _get(f"{base}/api/v1/jobs/{data['job_id']}", token)
+        seconds = time.perf_counter() - started
+        results = [i.get("result") or {} for i in data.get("items", [])]
+        wrong = sum(1 for r, (_, e) in zip(results, codes[:batch], strict=False) if r.get("reward") != e)
+        if status != 200 or wrong or len(results) != len(items):
+            errors.append(f"batch {language}: HTTP {status}, {wrong} wrong rewards, {len(results)} results")
+        tests = sum(len(r.get("tests", [])) for r in results)
+        print(f"  {language:<8} batch of {len(items)}: {len(results) / seconds:7.1f} verifications/s, "
+              f"{tests / seconds:7.0f} tests/s = {tests / seconds / bare_tests_s:.2f} x bare capacity  [{load()}]")
+    print()
+
+
+def _client_loop(base: str, token: str, language: str, todo: list[tuple[str, int]], lock: threading.Lock,
+                 done: list[tuple[int, int]], errors: list[str]) -> None:
+    while True:
+        with lock:
+            if not todo:
+                return
+            code, expected = todo.pop()
+        _, status, data, _ = timed_post(f"{base}/api/v1/verify", token,
+                                        {"problem": "sum-n", "language": language, "code": code})
+        with lock:
+            if status != 200 or data.get("reward") != expected:
+                errors.append(f"throughput {language}: HTTP {status} {data.get('reward')}")
+            else:
+                done.append((1, len(data["tests"])))
+
+
+def _get(url: str, token: str) -> tuple[int, dict[str, Any]]:
+    import json
+    import urllib.request
+
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(request, timeout=120) as response:
+        return response.status, json.loads(response.read())
+
+
+def _bare_tests(item: tuple[list[str], list[tuple[str, str, str]]]) -> int:
+    argv, tests = item
+    for _, given, _wanted in tests:
+        subprocess.run(argv, input=given.encode(), capture_output=True, check=False)
+    return len(tests)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=15, help="samples per program for bare, in-process, API x1")
@@ -127,14 +297,18 @@ def main() -> int:
     parser.add_argument("--per-client", type=int, default=6, help="requests per concurrent client")
     parser.add_argument("--workers", type=int, default=2, help="sandbox RQ workers")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory (logs)")
+    parser.add_argument("--only", default="breakdown,table,all,throughput", help="sections to run (comma-separated)")
+    parser.add_argument("--clients", type=int, default=64, help="concurrent clients of the throughput section")
+    parser.add_argument("--batch", type=int, default=256, help="programs in the throughput section's batch")
     args = parser.parse_args()
+    sections = set(args.only.split(","))
 
     var = Path(tempfile.mkdtemp(prefix="hardtests-bench-verify-"))
     redis_dir = var / "redis"
     os.environ.update(
         HARDTESTS_VAR_DIR=str(var), REDIS_URL=f"unix://{redis_dir / 'redis.sock'}?db=0", DEBUG="0",
         SECRET_KEY=secrets.token_urlsafe(40), HARDTESTS_DEMO="0", HARDTESTS_API_RATE_LIMIT="1000000",
-        LOG_LEVEL="WARNING",
+        LOG_LEVEL="WARNING", HARDTESTS_API_BATCH_MAX=str(max(32, args.batch)),
     )
     os.environ.pop("DATABASE_URL", None)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hardtests_web.settings")
@@ -165,6 +339,11 @@ def main() -> int:
         suite_add_tests(suite=suite, tests=[NewTest(input=i, output=o, kind=k) for k, i, o in tests])
         suite = suite_activate(suite=suite)
         ordered = sorted(tests, key=lambda t: ORDER[t[0]])  # judging order, hacking first (stable)
+        one = Problem.objects.create(source="bench", pid="sum-1", title="Sum, one test", statement="Print the sum.",
+                                     time_limit_ms=2000, memory_limit_mb=256)
+        one_suite = suite_create(problem=one, origin=TestSuite.Origin.GENERATED)
+        suite_add_tests(suite=one_suite, tests=[NewTest(input=ordered[0][1], output=ordered[0][2], kind="hacking")])
+        suite_activate(suite=one_suite)
 
         base = stack.start_api(workers=args.workers, threads=max(8, args.concurrent * 2),
                                worker_args=["--worker-class", "hardtests_web.ops.worker.CheckedWorker"], timeout_s=90)
@@ -195,6 +374,15 @@ def main() -> int:
             return time.perf_counter() - started
 
         sb = get_sandbox()
+        if "breakdown" in sections:
+            breakdown(base, token, sb, ordered, args.rounds, errors)
+        if "throughput" in sections:
+            throughput(base, token, sb, ordered, args.clients, args.batch, errors)
+        if not sections & {"table", "all"}:
+            client.close()
+            for error in sorted(set(errors))[:10]:
+                print(f"error: {error}")
+            return 1 if errors else 0
         sb.keep_warm()  # in-process judging keeps spare sandboxes as a sandbox worker does
         header = (f"{'program':<18} {'bare seq':>9} {'in-process':>11} {'API x1':>8} {'API-inproc':>11} {'API-judge':>10} "
                   f"{'API/bare':>9} {'API x8 p50':>11} {'API x8 /s':>10}  (ms, p50)")

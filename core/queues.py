@@ -13,7 +13,7 @@ from typing import Any
 
 import redis
 from django.conf import settings
-from rq import Queue, get_current_job
+from rq import Queue
 
 from core.embedded import ensure_redis
 
@@ -102,27 +102,3 @@ def worker_health_read(connection: redis.Redis, names: list[str]) -> dict[str, d
         raw, now = pipe.execute()
     published = {name.encode(): value for name, value in zip(names, raw, strict=True) if value}
     return worker_health_parse(published, names, redis_now(now))
-
-
-# A job's return value, published by the job itself as it returns, on a stream the API waits on
-# beside RQ's result stream: RQ stores its own result only after its bookkeeping (a heartbeat,
-# a WATCH on the dependents, the registries: four round trips, about a millisecond), which is then
-# off the caller's path. RQ's result still comes, and is what later reads and failures use.
-EARLY_RESULT_KEY = "hardtests:early-result:{job_id}"
-EARLY_RESULT_TTL_S = 60
-
-
-def early_result_publish(value: dict[str, Any]) -> None:
-    """Inside an RQ job: publish `value` (JSON) for whoever waits on the job (a no-op outside a
-    job; a Redis failure is left to RQ's own result)."""
-    job = get_current_job()
-    if job is None:
-        return
-    key = EARLY_RESULT_KEY.format(job_id=job.id)
-    try:
-        with job.connection.pipeline(transaction=False) as pipe:
-            pipe.xadd(key, {"value": json.dumps(value)}, maxlen=1)
-            pipe.expire(key, EARLY_RESULT_TTL_S)
-            pipe.execute()
-    except redis.RedisError:
-        pass

@@ -85,7 +85,7 @@ class HardTestsClient:
         raise AssertionError("unreachable")
 
     def verify(self, problem: str, code: str, language: str = "python3", *, mode: str = "fail_fast",
-               suite: int | None = None) -> Verification:
+               suite: int | str | None = None) -> Verification:
         """Judge one program (POST /verify)."""
         _, data = self._call("POST", "verify", VerifyRequest(problem, code, language, mode, suite).body())
         return Verification.from_json(data)
@@ -178,7 +178,7 @@ class AsyncHardTestsClient:
         raise AssertionError("unreachable")
 
     async def verify(self, problem: str, code: str, language: str = "python3", *, mode: str = "fail_fast",
-                     suite: int | None = None) -> Verification:
+                     suite: int | str | None = None) -> Verification:
         _, data = await self._call("POST", "verify", VerifyRequest(problem, code, language, mode, suite).body())
         return Verification.from_json(data)
 

@@ -27,7 +27,8 @@ class VerifyRequest:
     code: str
     language: str = "python3"
     mode: str = "fail_fast"
-    suite: int | None = None
+    # a suite version; "fast": the active suite's fast subset (training), "full" or None: the active suite
+    suite: int | str | None = None
 
     def body(self) -> dict[str, Any]:
         out: dict[str, Any] = {"problem": self.problem, "language": self.language, "code": self.code,

@@ -329,6 +329,12 @@ HARDTESTS_COMPILE_CACHE_MAX_MB = env_int("HARDTESTS_COMPILE_CACHE_MAX_MB", 2048)
 HARDTESTS_COMPILE_MAX_ARTIFACT_MB = env_int("HARDTESTS_COMPILE_MAX_ARTIFACT_MB", 256)
 # Sandbox batches one verification's tests are split across (1: one after another).
 HARDTESTS_JUDGE_PARALLEL = env_int("HARDTESTS_JUDGE_PARALLEL", os.cpu_count() or 1)
+# Judge tests in each suite's kill order (the tests that fail known-wrong programs first) rather
+# than by kind; and serve `suite=fast` (the kill matrix's set cover) rather than the full suite.
+HARDTESTS_KILL_ORDER = env_bool("HARDTESTS_KILL_ORDER", True)
+# A test moves ahead of kind order when it fails at least this many known-wrong programs.
+HARDTESTS_KILL_ORDER_MIN_KILLS = env_int("HARDTESTS_KILL_ORDER_MIN_KILLS", 2)
+HARDTESTS_FAST_SUITES = env_bool("HARDTESTS_FAST_SUITES", True)
 
 LOGGING = {
     "version": 1,

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import logging
+import time
+from datetime import UTC
 from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
 from rq import get_current_job
 
-from core.queues import early_result_publish, get_queue, redis_connection
-from problems.judging import judge_code, solution_judge, suite_from_snapshot
+from core.queues import get_queue, redis_connection
+from problems.judging import judge_code, solution_judge
 from problems.models import JudgingTask, Solution, TestSuite
+from problems.verify_contract import result_publish, snapshot_of_job, suite_from_snapshot
 
 log = logging.getLogger(__name__)
 SANDBOX_QUEUE = "sandbox"
@@ -37,32 +40,36 @@ def judge_solution_job(task_id: int) -> str:
     return verdict.verdict
 
 
-# The key of a judging job's meta under which the API leaves its snapshot of the suite.
-JUDGE_JOB_SNAPSHOT = "resolved"
-
-
 def judge_code_job(problem_id: int, suite_id: int, language: str, code: str, mode: str,
-                   resolved: dict[str, Any] | None = None) -> dict[str, Any]:
+                   resolved: dict[str, Any] | None = None, subset: str = "full") -> dict[str, Any]:
     """Judge submitted code without storing it (the verification API); returns the result.
+    The API enqueues it by name (problems.verify_contract.JUDGE_JOB).
 
-    `resolved` (by default the job's meta[JUDGE_JOB_SNAPSHOT]) is the suite as the API resolved
-    it (problems.judging.suite_snapshot): when this worker has the suite's bodies cached,
+    `resolved` (by default the snapshot in the job's meta) is the suite as the API resolved
+    it (problems.verify_contract.suite_snapshot): when this worker has the suite's bodies cached,
     judging needs no query at all (a millisecond less between the request and its answer);
     else one query reads the suite and its problem (the judging function too when the bodies
     are not cached yet).
     """
+    picked_up = time.time()
     if resolved is None:
-        job = get_current_job()
-        resolved = job.meta.get(JUDGE_JOB_SNAPSHOT) if job is not None else None
+        resolved = snapshot_of_job()
     names_this_suite = bool(resolved) and (resolved.get("suite_id"), resolved.get("problem_id")) == (suite_id, problem_id)
-    hit = suite_from_snapshot(resolved) if names_this_suite else None
+    hit = suite_from_snapshot(resolved, subset) if resolved and names_this_suite else None
     if hit is not None:
         suite, loaded = hit
     else:
         suite, loaded = TestSuite.objects.select_related("problem").get(pk=suite_id, problem_id=problem_id), None
     result = judge_code(problem=suite.problem, suite=suite, language=language, code=code, mode=mode,
-                        loaded=loaded).to_dict()
-    early_result_publish(result)  # the API's answer leaves before RQ's bookkeeping
+                        loaded=loaded, subset=subset).to_dict()
+    job = get_current_job()
+    # epoch seconds, one machine's clock for the API's breakdown of a call (bench/verify.py)
+    enqueued = job.enqueued_at if job is not None else None
+    if enqueued is not None and enqueued.tzinfo is None:
+        enqueued = enqueued.replace(tzinfo=UTC)  # RQ's times are UTC
+    result["timings"] = {"enqueued": enqueued.timestamp() if enqueued else None, "picked_up": picked_up,
+                         "returned": time.time()}
+    result_publish(result)  # the API's answer leaves before RQ's bookkeeping
     return result
 
 

@@ -1,7 +1,9 @@
 """Judging a program against a test suite, in the sandbox.
 
-Hacking tests run first (they are the ones that catch wrong programs), and in fail-fast
-mode judging stops at the first failing test. Programs are compiled once per judging
+Tests run in the suite's kill order (problems/kill_order.py: the tests that fail the most
+known-wrong programs first), or by kind (hacking first) while nothing is known, and in
+fail-fast mode judging stops at the first failing test; `subset="fast"` judges the suite's
+fast subset only. Programs are compiled once per judging
 (with the sandbox's on-disk compile cache), test bodies are read from content-addressed
 storage once per process and kept in a bounded in-memory cache, because a verification
 API serves the same suites thousands of times.
@@ -9,6 +11,7 @@ API serves the same suites thousands of times.
 
 from __future__ import annotations
 
+import os
 import shutil
 import threading
 import time
@@ -20,13 +23,14 @@ from typing import Any
 from django.conf import settings
 
 from problems.blobs import blob_pairs, blobs_put
+from problems.kill_order import KIND_ORDER, known_wrong_ids, suite_kill_order_refresh
 from problems.models import SUPPORTED_LANGUAGES, OutputJudge, Problem, Solution, TestSuite
 from problems.services import verdict_record
 from sandbox import Limits, RunResult, Sandbox, Verdict, cache, call_python, compare_outputs, get_sandbox
 from sandbox.types import CompiledProgram
 
-# Run order of test kinds: hacking first.
-KIND_ORDER = {"hacking": 0, "stratified": 1, "regular": 2, "direct": 3, "imported": 4, "public": 5}
+__all__ = ["KIND_ORDER"]  # re-exported: the API lists a suite's tests in run order
+SUBSETS = ("full", "fast")
 # Which active suite judges a program when none is named.
 ORIGIN_PREFERENCE = (
     TestSuite.Origin.GENERATED,
@@ -71,7 +75,10 @@ class JudgeResult:
     suite_id: int
     suite_version: int
     suite_origin: str
+    subset: str = "full"
     elapsed_ms: int = 0
+    # where the time went (ms): suite load (cache), compile (or its cache hit), tests (the lanes)
+    phases: dict[str, float] = field(default_factory=dict)
     message: str = ""
     tests: list[TestOutcome] = field(default_factory=list)
     # ordinal -> (program output, judge message) of failing tests, for the verdict matrix's
@@ -111,28 +118,31 @@ class _SuiteCache:
         self._lock = threading.Lock()
 
     @staticmethod
-    def key(suite: TestSuite) -> tuple[Any, ...]:
+    def key(suite: TestSuite, subset: str = "full") -> tuple[Any, ...]:
         # A primary key alone can come back after a rollback (or a restored database);
-        # with the creation time it names one suite for good.
-        return (suite.pk, suite.problem_id, suite.version, suite.created_at, suite.problem.comparison)
+        # with the creation time it names one suite for good. The order's revision goes up
+        # when new verdicts change the kill order.
+        return (suite.pk, suite.problem_id, suite.version, suite.created_at, suite.problem.comparison,
+                suite.order_revision, subset, settings.HARDTESTS_KILL_ORDER, settings.HARDTESTS_FAST_SUITES)
 
-    def peek(self, suite: TestSuite) -> LoadedSuite | None:
+    def peek(self, suite: TestSuite, subset: str = "full") -> LoadedSuite | None:
         """The cached copy of `suite`, or None; never reads the database."""
-        key = self.key(suite)
+        key = self.key(suite, subset)
         with self._lock:
             hit = self._items.get(key)
             if hit is not None:
                 self._items.move_to_end(key)
             return hit
 
-    def get(self, suite: TestSuite) -> LoadedSuite:
-        hit = self.peek(suite)
+    def get(self, suite: TestSuite, subset: str = "full") -> LoadedSuite:
+        hit = self.peek(suite, subset)
         if hit is not None:
             return hit
-        key = self.key(suite)
-        loaded = _load_suite(suite)
+        key = self.key(suite, subset)
+        loaded = _load_suite(suite, subset)
         with self._lock:
-            # Suites never change after activation, so a cached copy never goes stale.
+            # A suite's tests never change after activation, and a new order comes with a new
+            # revision (another key), so a cached copy never goes stale.
             if key in self._items:  # loaded meanwhile by another thread: counted once
                 return self._items[key]
             self._items[key] = loaded
@@ -148,11 +158,35 @@ class _SuiteCache:
             self._bytes = 0
 
 
-def _load_suite(suite: TestSuite) -> LoadedSuite:
+def judging_position(suite: TestSuite) -> dict[int, int]:
+    """ordinal -> position in the suite's stored kill order (empty: kind order); {} when kill
+    ordering is switched off (HARDTESTS_KILL_ORDER)."""
+    if not settings.HARDTESTS_KILL_ORDER:
+        return {}
+    return {int(ordinal): position for position, ordinal in enumerate(suite.judge_order or [])}
+
+
+def judging_sort_key(position: dict[int, int]) -> Any:
+    """The run order of (ordinal, kind) pairs: the kill order, then kind order for tests it does not name."""
+    return lambda item: (position.get(item[0], len(position)), KIND_ORDER.get(item[1], 9), item[0])
+
+
+def fast_ordinals(suite: TestSuite) -> set[int] | None:
+    """The fast subset's ordinals, or None for the full suite (none known, or switched off)."""
+    if not settings.HARDTESTS_FAST_SUITES or not settings.HARDTESTS_KILL_ORDER or not suite.fast_ordinals:
+        return None
+    return {int(ordinal) for ordinal in suite.fast_ordinals}
+
+
+def _load_suite(suite: TestSuite, subset: str = "full") -> LoadedSuite:
     rows = list(suite.tests.values_list("ordinal", "kind", "input_sha256", "output_sha256"))
+    keep = fast_ordinals(suite) if subset == "fast" else None
+    if keep is not None:
+        rows = [row for row in rows if row[0] in keep]
     bodies = blob_pairs((i, out) for _, _, i, out in rows)
     tests = [LoadedTest(o, k, *pair) for (o, k, _, _), pair in zip(rows, bodies, strict=True)]
-    tests.sort(key=lambda t: (KIND_ORDER.get(t.kind, 9), t.ordinal))
+    by = judging_sort_key(judging_position(suite))
+    tests.sort(key=lambda t: by((t.ordinal, t.kind)))
     judge = output_judge_for(suite)
     return LoadedSuite(tests, judge.code if judge else None, sum(len(t.input) + len(t.output) for t in tests),
                        suite.problem.comparison)
@@ -171,35 +205,6 @@ def output_judge_for(suite: TestSuite) -> OutputJudge | None:
 
 
 suite_cache = _SuiteCache(CACHE_MAX_BYTES)
-
-
-def suite_snapshot(suite: TestSuite) -> dict[str, Any]:
-    """What judging reads of a complete suite and its problem (plain values, for a judging
-    job's meta): with it a worker that has the suite's bodies cached judges without a query
-    (suite_from_snapshot). The problem's limits are those of the moment it was taken."""
-    problem = suite.problem
-    return {"suite_id": suite.pk, "problem_id": suite.problem_id, "version": suite.version,
-            "created_at": suite.created_at, "origin": suite.origin, "comparison": problem.comparison,
-            "time_limit_ms": problem.time_limit_ms, "memory_limit_mb": problem.memory_limit_mb}
-
-
-def suite_from_snapshot(snapshot: dict[str, Any]) -> tuple[TestSuite, LoadedSuite] | None:
-    """The suite a snapshot names (an unsaved stand-in carrying the snapshot's values) and its
-    cached bodies, when this process has them; else None, and the caller reads the database.
-
-    The cache is keyed by what names one suite for good (id, problem, version, creation time,
-    comparison), so a snapshot of another suite, or of one whose row was replaced, never hits.
-    """
-    try:
-        problem = Problem(pk=snapshot["problem_id"], comparison=snapshot["comparison"],
-                          time_limit_ms=int(snapshot["time_limit_ms"]),
-                          memory_limit_mb=int(snapshot["memory_limit_mb"]))
-        suite = TestSuite(pk=snapshot["suite_id"], problem=problem, version=snapshot["version"],
-                          created_at=snapshot["created_at"], origin=snapshot["origin"])
-    except (KeyError, TypeError, ValueError):
-        return None  # a snapshot of another shape (another release's job): read the database
-    loaded = suite_cache.peek(suite)
-    return (suite, loaded) if loaded is not None else None
 
 
 def suite_for_judging(problem: Problem, origin: str | None = None) -> TestSuite | None:
@@ -260,15 +265,19 @@ def judge_code(
     mode: str = "fail_fast",
     sandbox: Sandbox | None = None,
     loaded: LoadedSuite | None = None,
+    subset: str = "full",
 ) -> JudgeResult:
-    """Compile and run a program against a suite (its cached bodies when `loaded` is not
-    given); nothing is saved."""
+    """Compile and run a program against a suite, or its fast subset (its cached bodies when
+    `loaded` is not given); nothing is saved."""
     started = time.perf_counter()
-    loaded = loaded or suite_cache.get(suite)
+    subset = subset if subset in SUBSETS else "full"
+    loaded = loaded or suite_cache.get(suite, subset)
     tests = loaded.tests
+    mark = time.perf_counter()
+    phases = {"load": (mark - started) * 1000}
     result = JudgeResult(
         verdict="AC", passed=0, total=len(tests), complete=False,
-        suite_id=suite.pk, suite_version=suite.version, suite_origin=suite.origin,
+        suite_id=suite.pk, suite_version=suite.version, suite_origin=suite.origin, subset=subset, phases=phases,
     )
     if language not in SUPPORTED_LANGUAGES:
         result.verdict, result.message = "CE", f"unsupported language {language!r}"
@@ -277,10 +286,14 @@ def judge_code(
     limits = limits_for(problem)
     fail_fast = mode != "all"
     if language == "python3":
+        # the syntax check runs beside the tests: no compile phase of its own
         program, outcomes = _check_while_running(sb, code, loaded, limits, fail_fast)
     else:
         program = sb.compile(language, code)
+        phases["compile"] = (time.perf_counter() - mark) * 1000
+        mark = time.perf_counter()
         outcomes = _run_lanes(sb, program, loaded, limits, fail_fast) if program.ok else []
+    phases["tests"] = (time.perf_counter() - mark) * 1000
     if not program.ok:
         result.verdict, result.message = str(program.verdict), program.message[-4000:]
         return _finish(result, started)
@@ -318,10 +331,9 @@ def _check_while_running(
     try:
         (source_dir / "main.py").write_text(code)
         as_is = CompiledProgram("python3", Verdict.OK, path=str(source_dir))
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="judge-check") as pool:
-            checked = pool.submit(sb.compile, "python3", code)
-            outcomes = _run_lanes(sb, as_is, loaded, limits, fail_fast)
-            return checked.result(), outcomes
+        checked = _threads().submit(sb.compile, "python3", code)
+        outcomes = _run_lanes(sb, as_is, loaded, limits, fail_fast)
+        return checked.result(), outcomes
     finally:
         shutil.rmtree(source_dir, ignore_errors=True)
 
@@ -349,14 +361,41 @@ def _run_lanes(sb: Sandbox, program: CompiledProgram, loaded: LoadedSuite, limit
     first = _FirstFailure()
     if lanes == 1:
         return _run_lane(sb, program, loaded, list(enumerate(tests)), limits, fail_fast, first)
-    # Test i goes to lane i mod n, so every lane starts on the hacking tests; each lane is
+    # Test i goes to lane i mod n, so the lanes start on the first tests of the order; each lane is
     # a batch of its own (a fresh sandbox), and the first failure stops the others.
-    with ThreadPoolExecutor(max_workers=lanes, thread_name_prefix="judge-lane") as pool:
-        futures = [
-            pool.submit(_run_lane, sb, program, loaded, list(enumerate(tests))[k::lanes], limits, fail_fast, first)
-            for k in range(lanes)
-        ]
-        return [item for future in futures for item in future.result()]
+    pool = _threads()
+    futures = [
+        pool.submit(_run_lane, sb, program, loaded, list(enumerate(tests))[k::lanes], limits, fail_fast, first)
+        for k in range(lanes)
+    ]
+    return [item for future in futures for item in future.result()]
+
+
+# Lanes and Python's syntax check run on threads kept for the process: starting two or three
+# threads per verification cost 0.1-0.3 ms on a quiet machine and ~5 ms each under load (the
+# starter waits until the new thread runs). No task on it waits for another task on it, so a
+# busy pool delays work but never deadlocks.
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+POOL_THREADS = 64
+
+
+def _threads() -> ThreadPoolExecutor:
+    global _pool
+    if _pool is None:
+        with _pool_lock:
+            if _pool is None:
+                _pool = ThreadPoolExecutor(max_workers=POOL_THREADS, thread_name_prefix="judge")
+    return _pool
+
+
+def _forget_pool_in_child() -> None:
+    # a forked child has none of the parent's threads: a pool inherited from it would never run a task
+    global _pool
+    _pool = None
+
+
+os.register_at_fork(after_in_child=_forget_pool_in_child)
 
 
 def _lane_count(tests: int) -> int:
@@ -449,7 +488,7 @@ def solution_judge(*, solution: Solution, suite: TestSuite, mode: str = "all", s
     )
     outputs = dict(zip(result.failures, blobs_put(out[:FAILURE_OUTPUT_KEPT] for out, _ in result.failures.values()),
                        strict=True))
-    return verdict_record(
+    verdict = verdict_record(
         solution=solution,
         suite=suite,
         verdict=result.verdict,
@@ -463,3 +502,7 @@ def solution_judge(*, solution: Solution, suite: TestSuite, mode: str = "all", s
         ],
         message=result.message,
     )
+    if known_wrong_ids([solution]):
+        # a known-wrong program's failures teach the suite's kill order
+        suite_kill_order_refresh(suite=suite)
+    return verdict

@@ -259,6 +259,13 @@ class TestSuite(models.Model):
     unverified = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     activated_at = models.DateTimeField(null=True, blank=True)
+    # The kill order (problems/kill_order.py): ordinals in judging order, empty for kind order;
+    # the fast subset's ordinals (empty: none known, the full suite); known-wrong programs each
+    # test fails ({"ordinal": count}). The revision names the order in judging's suite cache.
+    judge_order = models.JSONField(default=list, blank=True)
+    fast_ordinals = models.JSONField(default=list, blank=True)
+    kill_counts = models.JSONField(default=dict, blank=True)
+    order_revision = models.PositiveIntegerField(default=0)
 
     class Meta:
         ordering = ["problem", "-version"]

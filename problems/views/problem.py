@@ -39,6 +39,15 @@ def _suite_context(request: HttpRequest, suites: list[TestSuite], suite: TestSui
         context["kind"] = kind
     context["kind_stats"] = suite_kind_stats(suite)
     context["tests_page"] = Paginator(tests, TESTS_PER_PAGE).get_page(request.GET.get("page"))
+    # The kill order (problems/kill_order.py): each test's place in judging, the known-wrong
+    # programs it fails, and whether the fast subset keeps it.
+    position = {int(o): i for i, o in enumerate(suite.judge_order or [], start=1)}
+    fast = {int(o) for o in suite.fast_ordinals or []}
+    context["kill_order"] = {
+        t.ordinal: (position.get(t.ordinal), int((suite.kill_counts or {}).get(str(t.ordinal), 0)), t.ordinal in fast)
+        for t in context["tests_page"]
+    }
+    context["fast_size"] = len(fast)
     # Oracles by file name and language ("main.cpp · cpp"), not by id.
     oracle_ids = {t.oracle_id for t in context["tests_page"] if t.oracle_id}
     context["oracle_names"] = {

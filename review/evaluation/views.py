@@ -9,10 +9,13 @@ from django.views.decorators.http import require_GET, require_POST
 
 from core.permissions import is_annotator, is_maintainer
 from review.evaluation.export import plain_table, table_csv, table_latex
+from review.evaluation.fast_suites import fast_suite_records, fast_suite_report
 from review.evaluation.selectors import report_in_progress, report_latest
 from review.evaluation.services import evaluation_report_create, evaluation_select
 from review.evaluation.tables import chart_data, page_tables
 from review.models import EvaluationReport
+
+FAST_REPORT_SUITES = 200
 
 
 @require_GET
@@ -26,6 +29,10 @@ def evaluation_page(request: HttpRequest) -> HttpResponse:
         "tables": page_tables(latest.report) if latest else None,
         "charts": chart_data(latest.report) if latest else None,
         "can_run": is_maintainer(request.user),
+        # from the stored verdicts, so always current (no report run needed); bounded, as a page
+        # computes it (leave-one-out is quadratic in a suite's known programs)
+        "fast": fast_suite_report(fast_suite_records(limit=FAST_REPORT_SUITES)),
+        "fast_limit": FAST_REPORT_SUITES,
     }
     return render(request, "review/evaluation/page.html", context)
 

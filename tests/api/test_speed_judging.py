@@ -11,7 +11,7 @@ from datetime import timedelta
 
 import pytest
 
-from problems import judging
+from problems import judging, verify_contract
 from problems.judging import judge_code
 from problems.models import TestSuite
 from problems.services import NewTest, judge_create, suite_activate, suite_add_tests, suite_create
@@ -203,7 +203,7 @@ def test_a_lane_still_runs_its_tests_before_another_lanes_failure(settings):
 
 
 def _without_timing(result: dict) -> dict:
-    return {**result, "elapsed_ms": None, "tests": [{**t, "time_ms": None, "wall_ms": None, "memory_kb": None}
+    return {**result, "elapsed_ms": None, "phases": None, "timings": None, "tests": [{**t, "time_ms": None, "wall_ms": None, "memory_kb": None}
                                                     for t in result["tests"]]}
 
 
@@ -212,7 +212,7 @@ def test_a_worker_with_the_suite_cached_judges_from_the_api_s_snapshot_without_a
 
     problem = ProblemFactory(time_limit_ms=1000)
     suite = _suite(problem, _tests(6))
-    snapshot = judging.suite_snapshot(TestSuite.objects.select_related("problem").get(pk=suite.pk))
+    snapshot = verify_contract.suite_snapshot(TestSuite.objects.select_related("problem").get(pk=suite.pk))
     judging.suite_cache.clear()
     # not cached yet: the suite, its bodies and its judging function are read
     cold = judge_code_job(problem.pk, suite.pk, "python3", MIXED, "all", resolved=snapshot)
@@ -236,7 +236,7 @@ def test_the_api_enqueues_its_snapshot_of_the_suite_and_a_worker_judges_from_it(
 
     from api.connection import sandbox_queue
     from api.verification import _enqueue, verification_prepare
-    from problems.jobs import JUDGE_JOB_SNAPSHOT
+    from problems.verify_contract import SNAPSHOT_META_KEY as JUDGE_JOB_SNAPSHOT
 
     problem = ProblemFactory(source="t", pid="ab/snap", time_limit_ms=1500, memory_limit_mb=128)
     suite = _suite(problem, _tests(2))

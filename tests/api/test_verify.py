@@ -111,14 +111,16 @@ def test_a_job_that_crashes_on_the_worker_is_503_never_reward_0(api, ab_problem,
 
 
 def test_the_answer_leaves_with_the_job_s_early_result_which_rq_s_result_matches(api, ab_problem, sandbox_worker):
-    """The judging job publishes its return value itself as it returns (core.queues.early_result_publish),
+    """The judging job publishes its return value itself as it returns (problems.verify_contract.result_publish),
     so the answer does not wait for RQ's bookkeeping; RQ's own result, stored after, is the same."""
     import json
 
     from rq.job import Job
     from rq.results import Result
 
-    from core.queues import EARLY_RESULT_KEY, EARLY_RESULT_TTL_S, redis_connection
+    from core.queues import redis_connection
+    from problems.verify_contract import RESULT_KEY as EARLY_RESULT_KEY
+    from problems.verify_contract import RESULT_TTL_S as EARLY_RESULT_TTL_S
 
     connection = redis_connection()
     for key in connection.scan_iter(EARLY_RESULT_KEY.format(job_id="*")):
@@ -142,7 +144,8 @@ def test_a_batch_read_without_waiting_takes_a_result_published_before_rq_s_own()
     import uuid
 
     from api.verification import batch_poll
-    from core.queues import EARLY_RESULT_KEY, redis_connection
+    from core.queues import redis_connection
+    from problems.verify_contract import RESULT_KEY as EARLY_RESULT_KEY
 
     connection = redis_connection()
     published, pending = uuid.uuid4().hex, uuid.uuid4().hex
@@ -154,3 +157,52 @@ def test_a_batch_read_without_waiting_takes_a_result_published_before_rq_s_own()
         connection.delete(EARLY_RESULT_KEY.format(job_id=published))
     assert (done.status, done.result) == ("finished", value) and done.finished_at is not None
     assert (unknown.status, unknown.result) == ("error", None)  # no such job: expired, never a verdict
+
+
+def test_suite_fast_judges_the_kill_matrix_s_cover_and_the_largest_test(api, ab_problem, sandbox_worker):
+    """A known-wrong candidate judged against the suite teaches its kill order and fast subset;
+    suite="fast" judges that subset on the worker, and a wrong program fails on its first test."""
+    from problems.judging import solution_judge
+    from problems.models import Solution
+    from tests.factories import SolutionFactory
+
+    suite = ab_problem.suites.get()
+    fives = ("a, b = map(int, input().split())\nprint(1 if a == 5 else a + b)\n",  # fail only "5 7"
+             "a, b = map(int, input().split())\nprint(a + b - (a == 5))\n")
+    for five in fives:
+        wrong = SolutionFactory(problem=ab_problem, role=Solution.Role.CANDIDATE, language="python3", code=five,
+                                gold_verdict="WA")
+        solution_judge(solution=wrong, suite=suite, mode="all")
+    suite.refresh_from_db()
+    fifth = suite.tests.get(input_preview__startswith="5 7").ordinal
+    assert suite.judge_order[0] == fifth and len(suite.fast_ordinals) == 2
+    fast = _verify(api, GOOD, suite="fast").json()
+    assert (fast["reward"], fast["total"], fast["suite_subset"]) == (1, 2, "fast")
+    assert [t["kind"] for t in fast["tests"]] == ["regular", "hacking"]
+    held_out = "a, b = map(int, input().split())\nprint(a + b + (a == 5))\n"
+    for subset in ("fast", "full"):
+        data = _verify(api, held_out, suite=subset).json()
+        assert (data["reward"], data["verdict"], len(data["tests"]), data["suite_subset"]) == (0, "WA", 1, subset)
+        assert data["tests"][0]["ordinal"] == fifth
+    assert _verify(api, GOOD).json()["total"] == 4
+    assert _verify(api, GOOD, suite="quick").status_code == 400
+
+
+def test_the_job_the_contract_names_is_the_worker_s_judging_job():
+    from django.utils.module_loading import import_string
+
+    from problems.jobs import judge_code_job
+    from problems.verify_contract import JUDGE_JOB
+
+    assert import_string(JUDGE_JOB) is judge_code_job
+
+
+def test_a_verification_says_where_its_time_went_in_server_timing(api, ab_problem, sandbox_worker):
+    response = _verify(api, GOOD)
+    assert response.status_code == 200
+    steps = dict(part.strip().split(";dur=") for part in response["Server-Timing"].split(","))
+    assert set(steps) == {"prepare", "enqueue", "wait", "queue", "load", "tests", "job", "back"}
+    durations = {name: float(value) for name, value in steps.items()}
+    assert all(value >= -50 for value in durations.values())  # "queue" and "back" cross processes' clocks
+    # the wait holds the worker's job; the job holds the suite's load and the tests
+    assert durations["wait"] >= durations["job"] >= durations["tests"] > 0

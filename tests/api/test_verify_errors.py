@@ -114,8 +114,9 @@ def test_the_wait_takes_a_job_s_early_result_and_reports_it_like_rq_s():
     import time
 
     from api.connection import sandbox_queue
-    from api.verification import _outcome, _wait
-    from core.queues import EARLY_RESULT_KEY
+    from api.verification import _outcome
+    from problems.verify_contract import RESULT_KEY as EARLY_RESULT_KEY
+    from problems.verify_contract import results_wait as _wait
 
     connection = sandbox_queue().connection
     value = {"verdict": "WA", "passed": 0, "total": 4, "complete": False, "tests": [], "suite_version": 1,

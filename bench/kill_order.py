@@ -1,0 +1,202 @@
+"""Bench: kill order and fast suites on the demo problems (real sandbox, no LLM).
+
+    .venv/bin/python bench/kill_order.py [--paper-counts] [SLUG ...]
+    .venv/bin/python bench/kill_order.py --klear   # the Klear record's 24 gold solutions (minutes of CPU)
+
+Loads the demo problems into a throwaway HARDTESTS_VAR_DIR, materialises every kit (the
+tests' generator call counts unless --paper-counts), judges every candidate with a gold
+verdict against its suite in mode "all" (as an evaluation does; the known-wrong ones teach the
+kill order), then prints:
+
+- held out (review/evaluation/fast_suites.py: each known-wrong program judged against the
+  order and fast subset built without it): precision / recall of the full suite, the fast
+  subset and random subsets; a wrong program's median tests until its first failure, kind
+  order against kill order; tests and CPU ms of fail-fast judging, full + kind order against
+  fast + kill order;
+- judged for real, per problem: each known-wrong candidate judged fail-fast with the kill order
+  and with it switched off (HARDTESTS_KILL_ORDER=False): tests run and verdicts side by side
+  (the reward must be the same), and every known-correct program (oracles, gold AC) judged
+  against the fast subset (must pass), with the fast subset's size.
+
+--klear instead imports the Klear-CodeTest record (../shared/fixtures/klear), adds a known-wrong
+program (prints 0) so that its published suite gets a kill order, and judges all 24 gold C++
+solutions against it in kill order, mode all (every test): every one that compiles must pass
+(tests/klear.py: two do not compile). Kind order is what the evaluation tests already judge.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+SMALL_COUNTS = {"HARDTESTS_REGULAR_CALLS": 5, "HARDTESTS_STRATIFIED_CALLS": 3, "HARDTESTS_HACKING_CALLS": 3}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("slugs", nargs="*", help="demo folder names (default: all)")
+    parser.add_argument("--paper-counts", action="store_true", help="the paper's generator call counts")
+    parser.add_argument("--klear", action="store_true", help="the Klear record's gold solutions instead")
+    parser.add_argument("--klear-gold", type=int, default=24,
+                        help="judge only this many gold solutions, cheapest first (tests/klear.py's order)")
+    parser.add_argument("--dump", help="write the held-out records (tests, programs' failing tests) to this JSON file")
+    args = parser.parse_args()
+    scratch = tempfile.TemporaryDirectory(prefix="hardtests-bench-")
+    os.environ["HARDTESTS_VAR_DIR"] = scratch.name
+    os.environ.pop("DATABASE_URL", None)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hardtests_web.settings")
+    sys.path.insert(0, str(REPO))
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.core.management import call_command
+    from django.test import override_settings
+
+    call_command("migrate", verbosity=0)
+    from generation.models import GenerationRun
+    from generation.services import generation_run_execute, generation_run_start
+    from problems.demo import demo_load
+    from problems.judging import judge_code, solution_judge, suite_for_judging
+    from problems.matrix import gold_expectation
+    from problems.models import Problem, TestSuite
+    from review.evaluation.fast_suites import fast_suite_records, fast_suite_report
+
+    if args.klear:
+        return klear(args.klear_gold)
+    if not args.paper_counts:
+        for name, value in SMALL_COUNTS.items():
+            setattr(settings, name, value)
+    started = time.monotonic()
+    demo_load()
+    problems = [p for p in Problem.objects.filter(source="demo").order_by("pid")
+                if not args.slugs or p.pid.split("/", 1)[1] in args.slugs]
+    suites: list[TestSuite] = []
+    for problem in problems:
+        if not problem.kits.exists():
+            continue
+        run = generation_run_start(problem=problem, mode=GenerationRun.Mode.FROM_KIT, enqueue=False)
+        run = generation_run_execute(run_id=run.pk)
+        suite = problem.suites.filter(status=TestSuite.Status.ACTIVE, origin=TestSuite.Origin.GENERATED).first()
+        if suite is None:
+            print(f"{problem.pid:<28} no active suite ({run.status} {run.failure_reason})")
+            continue
+        for solution in problem.solutions.exclude(role="oracle"):
+            if gold_expectation(solution) is not None:
+                solution_judge(solution=solution, suite=suite, mode="all")
+        suites.append(suite)
+    print(f"materialised and judged {len(suites)} suites in {time.monotonic() - started:.0f} s "
+          f"({'paper' if args.paper_counts else 'small'} generator counts)\n")
+
+    records = fast_suite_records(suite_ids=[s.pk for s in suites])
+    if args.dump:
+        import dataclasses
+        import json
+
+        Path(args.dump).write_text(json.dumps([dataclasses.asdict(r) for r in records], default=sorted))
+    report = fast_suite_report(records)
+
+    def pr(d: dict) -> str:
+        p, r = d.get("precision"), d.get("recall")
+        return f"precision {p:.3f} recall {r:.3f}" if p is not None and r is not None else f"{d}"
+
+    print(f"HELD OUT ({report['suites']} suites with a kill order, {report['programs']} programs with gold labels)")
+    print(f"  full suite  {report['full_tests']:>5} tests  {pr(report['full'])}")
+    print(f"  fast subset {report['fast_tests']:>5} tests  {pr(report['fast'])}")
+    for d in report["random_drop"]:
+        print(f"  random keep {d['keep']:.0%} (20 draws)  {pr(d)}")
+    print(f"  wrong programs {report['wrong_programs']}: median tests until the first failure "
+          f"{report['median_tests_to_failure_kind']} (kind order) vs {report['median_tests_to_failure_kill']} "
+          f"(kill order): {report['median_ratio'] or 0:.1f}x")
+    print(f"  fail-fast, every program: full+kind {report['tests_run_full_kind']} tests "
+          f"{report['cpu_ms_full_kind']} CPU ms; fast+kill {report['tests_run_fast_kill']} tests "
+          f"{report['cpu_ms_fast_kill']} CPU ms: {report['speedup_tests'] or 0:.2f}x fewer tests, "
+          f"{report['speedup_cpu'] or 0:.2f}x less CPU\n")
+
+    print("JUDGED FOR REAL (fail-fast; in-sample: these programs taught the order)")
+    print(f"  {'problem':<26} {'program':<26} {'gold':>4} {'kind: n verdict ms':>20} {'kill: n verdict ms':>20}")
+    kind_n, kill_n, same_reward, same_verdict, total = [], [], 0, 0, 0
+    fast_ok, fast_total, fast_sizes = 0, 0, []
+    for suite in suites:
+        suite = TestSuite.objects.select_related("problem").get(pk=suite.pk)
+        problem = suite.problem
+        assert suite_for_judging(problem) is not None
+        for solution in problem.solutions.all():
+            known = gold_expectation(solution)
+            if known is False:
+                with override_settings(HARDTESTS_KILL_ORDER=False):
+                    a = judge_code(problem=problem, suite=suite, language=solution.language, code=solution.code)
+                b = judge_code(problem=problem, suite=suite, language=solution.language, code=solution.code)
+                total += 1
+                same_reward += a.reward == b.reward
+                same_verdict += a.verdict == b.verdict
+                if a.verdict != "CE":
+                    kind_n.append(len(a.tests))
+                    kill_n.append(len(b.tests))
+                print(f"  {problem.pid:<26} {(solution.name or str(solution.pk))[:26]:<26} {solution.gold_verdict:>4} "
+                      f"{len(a.tests):>6} {a.verdict:>4} {a.elapsed_ms:>6}   {len(b.tests):>6} {b.verdict:>4} "
+                      f"{b.elapsed_ms:>6}")
+            elif known is True:
+                fast = judge_code(problem=problem, suite=suite, language=solution.language, code=solution.code,
+                                  subset="fast")
+                fast_total += 1
+                fast_ok += fast.reward
+        fast_sizes.append((len(suite.fast_ordinals) or suite.test_count, suite.test_count))
+    if kind_n:
+        print(f"\n  known-wrong programs: {total}; same reward {same_reward}/{total}, same verdict code "
+              f"{same_verdict}/{total}; median tests run {statistics.median(kind_n)} (kind) vs "
+              f"{statistics.median(kill_n)} (kill): {statistics.median(kind_n) / statistics.median(kill_n):.1f}x; "
+              f"mean {statistics.fmean(kind_n):.1f} vs {statistics.fmean(kill_n):.1f}")
+    print(f"  known-correct programs passing the fast subset: {fast_ok}/{fast_total}")
+    print(f"  fast subset sizes: {sum(a for a, _ in fast_sizes)} of {sum(b for _, b in fast_sizes)} tests "
+          f"({', '.join(f'{a}/{b}' for a, b in fast_sizes)})")
+    print(f"\n{time.monotonic() - started:.0f} s")
+    return 0
+
+
+def klear(count: int) -> int:
+    from problems.importers.runner import dataset_import
+    from problems.judging import judge_code, solution_judge
+    from problems.models import Problem, Solution, TestSuite
+
+    record = REPO.parent / "shared" / "fixtures" / "klear" / "sample_with_generated_testcases.jsonl"
+    dataset_import(format_name="klear", paths=[str(record)])
+    problem = Problem.objects.get(source="klear", pid="code_contest_8")
+    suite = problem.suites.get(origin=TestSuite.Origin.IMPORTED, status=TestSuite.Status.ACTIVE)
+    gold = list(problem.solutions.order_by("id"))
+    if count < len(gold):
+        import json
+
+        from tests.klear import CHEAPEST
+
+        sources = json.loads(record.read_text())["solutions"]
+        cheapest = [i for i in CHEAPEST if i < len(sources)][:count]
+        gold = [next(s for s in gold if s.code == sources[i]) for i in cheapest]
+    wrong = Solution.objects.create(problem=problem, role=Solution.Role.CANDIDATE, language="python3",
+                                    code="print(0)\n", gold_verdict="WA", name="prints-0")
+    solution_judge(solution=wrong, suite=suite, mode="all")
+    suite = TestSuite.objects.select_related("problem").get(pk=suite.pk)
+    kind_first = sorted(suite.tests.values_list("ordinal", "kind"),
+                        key=lambda t: ({"hacking": 0, "stratified": 1, "regular": 2, "direct": 3}.get(t[1], 4), t[0]))
+    print(f"Klear {problem.pid}: {suite.test_count} tests; kill order {suite.judge_order[:8]}... "
+          f"(kind order {[o for o, _ in kind_first[:8]]}...); {len(gold)} gold solutions")
+    passed = compiled = 0
+    for index, solution in enumerate(gold):
+        started = time.monotonic()
+        a = judge_code(problem=problem, suite=suite, language=solution.language, code=solution.code, mode="all")
+        compiled += a.verdict != "CE"
+        passed += a.verdict == "AC"
+        print(f"  gold {index:>2}: kill order {a.verdict} {a.passed}/{a.total} "
+              f"[{','.join(str(t.ordinal) for t in a.tests[:6])}...]  ({time.monotonic() - started:.0f} s)", flush=True)
+    print(f"gold solutions passing in kill order: {passed} of {compiled} that compile ({len(gold)} in all)")
+    return 0 if passed == compiled else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,190 @@
+"""The verification contract between the API (web side) and the sandbox workers, in one place.
+
+- the job: JUDGE_JOB names problems.jobs.judge_code_job by its dotted path (the web process
+  enqueues it without importing the worker's code); `judge_job_data` builds it;
+- the snapshot: what the API resolved of the suite (`suite_snapshot`), in the job's meta under
+  SNAPSHOT_META_KEY, so a worker that has the suite's bodies cached judges with no query
+  (`suite_from_snapshot`); a worker of an earlier release ignores the meta;
+- the result: the job's return value, published by the job itself as it returns
+  (`result_publish`) on a stream the API waits on beside RQ's own result stream
+  (`results_wait`, `results_read`). RQ stores its result only after its bookkeeping (a
+  heartbeat, a WATCH on the dependents, the registries: four round trips, about a millisecond),
+  which this takes off the caller's path; RQ's result still comes, and is what later reads and
+  failures use. RQ's `Job.latest_result(timeout=...)` blocks on one job's stream only, where a
+  batch waits on hundreds with one XREAD.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import redis
+from redis import Redis
+from rq import Queue, get_current_job
+from rq.results import Result
+from rq.utils import as_text
+
+from problems.judging import SUBSETS, LoadedSuite, suite_cache
+from problems.models import Problem, TestSuite
+
+JUDGE_JOB = "problems.jobs.judge_code_job"
+# The key of a judging job's meta under which the API leaves its snapshot of the suite.
+SNAPSHOT_META_KEY = "resolved"
+RESULT_KEY = "hardtests:early-result:{job_id}"
+RESULT_TTL_S = 60
+_RESULT_PREFIX = RESULT_KEY.split("{", 1)[0]
+
+
+# -- the job ----------------------------------------------------------------------------------
+
+
+def judge_job_data(*, problem_id: int, suite: TestSuite, language: str, code: str, mode: str, subset: str,
+                   timeout_s: int, queued_ttl_s: int, result_ttl_s: int, description: str) -> Any:
+    """RQ's enqueue_many item for one verification (problems.jobs.judge_code_job)."""
+    return Queue.prepare_data(
+        JUDGE_JOB,
+        args=(problem_id, suite.pk, language, code, mode),
+        # only when not the default, so a full-suite job stays the call an earlier worker knows
+        kwargs={"subset": subset} if subset != "full" else None,
+        meta={SNAPSHOT_META_KEY: suite_snapshot(suite)},
+        timeout=timeout_s,
+        # A job nobody picked up within this time is dropped by RQ: its caller gave up.
+        ttl=queued_ttl_s,
+        result_ttl=result_ttl_s,
+        failure_ttl=result_ttl_s,
+        description=description,
+    )
+
+
+# -- the snapshot -----------------------------------------------------------------------------
+
+
+def suite_snapshot(suite: TestSuite) -> dict[str, Any]:
+    """What judging reads of a complete suite and its problem (plain values, for a judging
+    job's meta): with it a worker that has the suite's bodies cached judges without a query
+    (suite_from_snapshot). The problem's limits are those of the moment it was taken."""
+    problem = suite.problem
+    return {"suite_id": suite.pk, "problem_id": suite.problem_id, "version": suite.version,
+            "created_at": suite.created_at, "origin": suite.origin, "comparison": problem.comparison,
+            "time_limit_ms": problem.time_limit_ms, "memory_limit_mb": problem.memory_limit_mb,
+            "order_revision": suite.order_revision}
+
+
+def snapshot_of_job() -> dict[str, Any] | None:
+    """Inside a judging job: the snapshot the API left in its meta, if any."""
+    job = get_current_job()
+    return job.meta.get(SNAPSHOT_META_KEY) if job is not None else None
+
+
+def suite_from_snapshot(snapshot: dict[str, Any], subset: str = "full") -> tuple[TestSuite, LoadedSuite] | None:
+    """The suite a snapshot names (an unsaved stand-in carrying the snapshot's values) and its
+    cached bodies, when this process has them; else None, and the caller reads the database.
+
+    The cache is keyed by what names one suite and its order for good (id, problem, version,
+    creation time, comparison, order revision), so a snapshot of another suite, of one whose
+    row was replaced, or of an older order, never hits.
+    """
+    try:
+        problem = Problem(pk=snapshot["problem_id"], comparison=snapshot["comparison"],
+                          time_limit_ms=int(snapshot["time_limit_ms"]),
+                          memory_limit_mb=int(snapshot["memory_limit_mb"]))
+        suite = TestSuite(pk=snapshot["suite_id"], problem=problem, version=snapshot["version"],
+                          created_at=snapshot["created_at"], origin=snapshot["origin"],
+                          order_revision=int(snapshot["order_revision"]))
+    except (KeyError, TypeError, ValueError):
+        return None  # a snapshot of another shape (another release's job): read the database
+    loaded = suite_cache.peek(suite, subset if subset in SUBSETS else "full")
+    return (suite, loaded) if loaded is not None else None
+
+
+# -- the result -------------------------------------------------------------------------------
+
+
+def result_publish(value: dict[str, Any]) -> None:
+    """Inside an RQ job: publish `value` (JSON) for whoever waits on the job (a no-op outside a
+    job; a Redis failure is left to RQ's own result)."""
+    job = get_current_job()
+    if job is None:
+        return
+    key = RESULT_KEY.format(job_id=job.id)
+    try:
+        with job.connection.pipeline(transaction=False) as pipe:
+            pipe.xadd(key, {"value": json.dumps(value)}, maxlen=1)
+            pipe.expire(key, RESULT_TTL_S)
+            pipe.execute()
+    except redis.RedisError:
+        pass
+
+
+@dataclass(frozen=True)
+class EarlyResult:
+    """A judging job's return value as the job published it, read like RQ's Result of a
+    successful job."""
+
+    return_value: dict[str, Any]
+    created_at: datetime
+    type: Result.Type = Result.Type.SUCCESSFUL
+    exc_string: str | None = None
+
+
+AnyResult = Result | EarlyResult
+
+
+def _early(entry_id: bytes, payload: dict[bytes, bytes]) -> EarlyResult:
+    millis = int(entry_id.split(b"-", 1)[0])  # a stream entry's id starts with its time
+    return EarlyResult(json.loads(payload[b"value"]), datetime.fromtimestamp(millis / 1000, tz=UTC))
+
+
+def results_wait(connection: Redis, job_ids: list[str], timeout_s: float) -> dict[str, AnyResult]:
+    """Block until every job has a result or the timeout passes; the results that arrived."""
+    pending = set(job_ids)
+    results: dict[str, AnyResult] = {}
+    deadline = time.monotonic() + timeout_s
+    while pending:
+        remaining_ms = int((deadline - time.monotonic()) * 1000)
+        if remaining_ms <= 0:
+            break
+        # One XREAD on every pending job's result streams returns as soon as any is written:
+        # the job's own early one (its return value, before RQ's bookkeeping) or RQ's.
+        streams = {}
+        for job_id in pending:
+            streams[RESULT_KEY.format(job_id=job_id)] = "0-0"
+            streams[Result.get_key(job_id)] = "0-0"
+        response = connection.xread(streams, block=remaining_ms)
+        for key, entries in response or []:
+            name = as_text(key)
+            job_id = name.rsplit(":", 1)[-1]
+            if job_id not in pending:
+                continue  # both streams of one job in one answer: the first is kept
+            entry_id, payload = entries[-1]
+            if name.startswith(_RESULT_PREFIX):
+                results[job_id] = _early(entry_id, payload)
+            else:
+                results[job_id] = Result.restore(job_id, entry_id.decode(), payload, connection=connection)
+            pending.discard(job_id)
+    return results
+
+
+def results_read(connection: Redis, job_ids: list[str]) -> dict[str, AnyResult]:
+    """The results that exist now, without blocking, in one round trip: the job's early result
+    (RQ's own is written a moment after it) or RQ's."""
+    results: dict[str, AnyResult] = {}
+    if not job_ids:
+        return results
+    with connection.pipeline(transaction=False) as pipe:
+        for job_id in job_ids:
+            pipe.xrevrange(RESULT_KEY.format(job_id=job_id), "+", "-", count=1)
+            pipe.xrevrange(Result.get_key(job_id), "+", "-", count=1)
+        answers = pipe.execute()
+    for index, job_id in enumerate(job_ids):
+        early, done = answers[2 * index], answers[2 * index + 1]
+        if early:
+            results[job_id] = _early(*early[0])
+        elif done:
+            result_id, payload = done[0]
+            results[job_id] = Result.restore(job_id, result_id.decode(), payload, connection=connection)
+    return results

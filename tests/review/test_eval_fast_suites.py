@@ -1,0 +1,60 @@
+"""Fast suites and kill order on held-out programs (review/evaluation/fast_suites.py)."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from problems.kill_order import TestFacts
+from review.evaluation.fast_suites import Program, SuiteRecord, fast_suite_report
+from tests.factories import annotator
+
+TESTS = [TestFacts(0, "hacking", 10), TestFacts(1, "regular", 10), TestFacts(2, "direct", 10),
+         TestFacts(3, "direct", 10)]
+
+
+def _record() -> SuiteRecord:
+    times = {o: 5 for o in range(4)}
+    return SuiteRecord(1, "t:p", TESTS, [
+        Program(100, True, frozenset(), times=times),
+        Program(1, False, frozenset({3}), times=times),
+        Program(2, False, frozenset({3}), times=times),
+        Program(3, False, frozenset({2, 3}), times=times),
+        Program(4, False, frozenset({1}), times=times),
+        Program(5, False, frozenset(), compiled=False),
+    ])
+
+
+def test_each_wrong_program_is_judged_against_an_order_built_without_it():
+    r = fast_suite_report([_record()])
+    # held out: 1 and 2 meet test 3 first (the others fail it); 3 meets 3 first (1 and 2 fail it);
+    # 4 fails only test 1, which no other program fails: last but one of its order [3, 2, 0, 1]
+    assert (r["median_tests_to_failure_kind"], r["median_tests_to_failure_kill"]) == (3.5, 1)
+    assert r["median_ratio"] == 3.5 and r["wrong_programs"] == 4
+    assert r["full"] == {"precision": 1.0, "recall": 1.0} and r["fast"] == {"precision": 1.0, "recall": 1.0}
+    # fail-fast cost of the six programs: kind order 4+4+4+3+2+0; fast subset in kill order
+    # (the cover plus the two largest: tests 0 and 1) 4 (correct: 3 of its own subset {3, 1, 0}) ...
+    assert r["tests_run_full_kind"] == 17 and r["tests_run_fast_kill"] < r["tests_run_full_kind"]
+    assert r["cpu_ms_full_kind"] == 5 * 17
+    assert r["fast_tests"] == 3 and r["full_tests"] == 4
+    keep = {d["keep"]: d for d in r["random_drop"]}
+    assert keep[1.0]["precision"] == 1.0 and keep[0.2]["precision"] < 1.0
+
+
+def test_a_suite_without_known_wrong_programs_is_left_out():
+    record = SuiteRecord(2, "t:q", TESTS, [Program(100, True, frozenset())])
+    assert fast_suite_report([record])["suites"] == 0
+
+
+@pytest.mark.django_db
+def test_the_evaluation_page_reports_the_fast_subset_against_the_full_suite():
+    from tests.problems.test_kill_order import _ab_suite, _known
+
+    _known(_ab_suite())
+    client = Client()
+    client.force_login(annotator())
+    html = client.get("/evaluation/").content.decode()
+    section = html[html.index('id="fast-suites"'):]
+    assert "Fast suites and kill order" in section and "random, keeping 40%" in section
+    assert '<td class="num fast-size">4</td>' in section
+    assert "1 suite(s), 4 program(s)" in section
