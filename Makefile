@@ -16,10 +16,15 @@ test: bootstrap
 bootstrap:
 	@scripts/bootstrap.sh
 
-# Re-pin every package after editing pyproject.toml (bootstrap installs from the lock).
+# Re-pin every package after editing pyproject.toml. Two locks: requirements.lock is what the
+# app needs to run (the Docker image installs it alone); requirements-dev.lock adds the tests,
+# the linters, the docs and the `hf` extra, pinned to the same versions as the runtime lock
+# (bootstrap installs it for development and CI).
+UV_COMPILE := .venv/bin/uv pip compile pyproject.toml --universal --python-version 3.11 \
+	  --quiet --no-header --annotation-style line
 lock: bootstrap
-	.venv/bin/uv pip compile pyproject.toml --extra dev --extra hf --universal --python-version 3.11 \
-	  --quiet --no-header --annotation-style line -o requirements.lock
+	$(UV_COMPILE) -o requirements.lock
+	$(UV_COMPILE) --extra dev --extra hf --constraint requirements.lock -o requirements-dev.lock
 
 lint: bootstrap
 	.venv/bin/ruff check .
