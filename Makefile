@@ -3,7 +3,7 @@
 PY := .venv/bin/python
 PORT ?= 8000
 
-.PHONY: run test bootstrap lint lock bench stop clean-var
+.PHONY: run test check docs bootstrap lint lock bench stop clean-var
 
 run: bootstrap
 	$(PY) manage.py migrate --noinput
@@ -27,7 +27,14 @@ lock: bootstrap
 	$(UV_COMPILE) --extra dev --extra hf --constraint requirements.lock -o requirements-dev.lock
 
 lint: bootstrap
-	.venv/bin/ruff check .
+	scripts/check.sh lint
+
+# What CI runs before the suite: ruff, mypy, the import contracts, the docs, the `make run` smoke test.
+check: bootstrap
+	scripts/check.sh
+
+docs: bootstrap
+	NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict
 
 bench: bootstrap
 	$(PY) bench/sandbox.py
