@@ -16,7 +16,7 @@ OUTPUT_KB = 8 * 1024
 STDERR_CHARS = 8000
 
 
-def _command(status: str, seconds: float | None, return_code: int | None, stdout: str, stderr: str) -> dict:
+def _command(status: str, seconds: float | None, return_code: int | None, stdout: str, stderr: str) -> dict[str, Any]:
     return {"status": status, "execution_time": seconds, "cpu_time": seconds, "return_code": return_code,
             "stdout": stdout, "stderr": stderr[-STDERR_CHARS:]}
 
