@@ -172,7 +172,7 @@ def main() -> int:
     begun = time.monotonic()
     with log.open("wb") as out:
         # its own session and process group: the group a terminal's Ctrl-C reaches
-        server = subprocess.Popen(["make", "run", f"PORT={port}"], cwd=REPO, env=env, stdout=out,
+        server = subprocess.Popen(["make", "run", f"PORT={port}"], cwd=REPO, env=env, stdin=subprocess.DEVNULL, stdout=out,
                                   stderr=subprocess.STDOUT, start_new_session=True)
     try:
         up = wait_for_page(f"{base}/healthz", server, log)
