@@ -21,16 +21,19 @@ RUN apt-get update \
     && python3 -m venv /opt/venv
 ENV PATH=/opt/venv/bin:$PATH
 WORKDIR /src
-# Dependencies first: a code change does not reinstall them.
-COPY pyproject.toml README.md ./
-RUN pip install .
+# Dependencies first, from the runtime lock (every version pinned; the tests, linters and docs
+# are in requirements-dev.lock and stay out of the image): a code change does not reinstall them.
+# The apps run from /app; hardtests_client is imported from there too.
+COPY requirements.lock ./
+RUN pip install --no-deps -r requirements.lock
 
 # -- runtime ----------------------------------------------------------------------------------
 FROM debian:bookworm-slim AS runtime
 # python3: the app and Python submissions; bubblewrap: the sandbox; gcc/g++: the sandbox
-# runner and C++ submissions; the JDK: Java submissions.
+# runner (compiled on first use) and C++ submissions; libseccomp-dev: the runner's <seccomp.h>
+# and the library it links; the JDK: Java submissions.
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends python3 bubblewrap gcc g++ openjdk-17-jdk-headless \
+    && apt-get install -y --no-install-recommends python3 bubblewrap gcc g++ libseccomp-dev openjdk-17-jdk-headless \
     && rm -rf /var/lib/apt/lists/* \
     && groupadd --system --gid 10001 hardtests \
     && useradd --system --uid 10001 --gid 10001 --create-home --home-dir /home/hardtests hardtests \

@@ -3,7 +3,7 @@
 PY := .venv/bin/python
 PORT ?= 8000
 
-.PHONY: run test bootstrap lint lock bench stop clean-var
+.PHONY: run test check docs bootstrap lint lock bench stop clean-var
 
 run: bootstrap
 	$(PY) manage.py migrate --noinput
@@ -16,13 +16,25 @@ test: bootstrap
 bootstrap:
 	@scripts/bootstrap.sh
 
-# Re-pin every package after editing pyproject.toml (bootstrap installs from the lock).
+# Re-pin every package after editing pyproject.toml. Two locks: requirements.lock is what the
+# app needs to run (the Docker image installs it alone); requirements-dev.lock adds the tests,
+# the linters, the docs and the `hf` extra, pinned to the same versions as the runtime lock
+# (bootstrap installs it for development and CI).
+UV_COMPILE := .venv/bin/uv pip compile pyproject.toml --universal --python-version 3.11 \
+	  --quiet --no-header --annotation-style line
 lock: bootstrap
-	.venv/bin/uv pip compile pyproject.toml --extra dev --extra hf --universal --python-version 3.11 \
-	  --quiet --no-header --annotation-style line -o requirements.lock
+	$(UV_COMPILE) -o requirements.lock
+	$(UV_COMPILE) --extra dev --extra hf --constraint requirements.lock -o requirements-dev.lock
 
 lint: bootstrap
-	.venv/bin/ruff check .
+	scripts/check.sh lint
+
+# What CI runs before the suite: ruff, mypy, the import contracts, the docs, the `make run` smoke test.
+check: bootstrap
+	scripts/check.sh
+
+docs: bootstrap
+	NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict
 
 bench: bootstrap
 	$(PY) bench/sandbox.py

@@ -20,6 +20,7 @@ from django.http import HttpRequest
 
 from api.auth import TokenAuth, _check_body_size
 from api.conf import api_setting
+from api.models import ApiToken
 from api.throttle import rate_limit_check
 
 # Batches started by allow-listed callers belong to no user: nobody can read them back.
@@ -50,7 +51,7 @@ def address_trusted(address: str) -> bool:
 class HeaderlessAuth(TokenAuth):
     """Bearer header, else a token in the path (when enabled), else a trusted network."""
 
-    def __call__(self, request: HttpRequest):  # type: ignore[override]
+    def __call__(self, request: HttpRequest) -> ApiToken | NetworkCaller | None:  # type: ignore[override]
         found = super().__call__(request)
         if found is not None:
             return found

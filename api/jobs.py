@@ -18,7 +18,7 @@ STDERR_CHARS = 8000
 
 
 def _command(status: str, seconds: float | None, return_code: int | None, stdout: bytes | str, stderr: str,
-             stdout_truncated: bool = False) -> dict:
+             stdout_truncated: bool = False) -> dict[str, Any]:
     outputs = command_outputs(stdout.encode("utf-8") if isinstance(stdout, str) else stdout, stderr,
                               stderr_cap=STDERR_CHARS)
     outputs["stdout_truncated"] = outputs["stdout_truncated"] or stdout_truncated

@@ -82,7 +82,7 @@ def main() -> int:
                   f" TNR {_pct(t.get('tnr'))}  held-out TPR {_pct(h.get('tpr'))} TNR {_pct(h.get('tnr'))}")
     server.shutdown()
     row = evaluation_report_create(selection=evaluation_select(filter_expr="source=demo", origins=["generated"],
-                                                               split="both"), enqueue=False)
+                                                               split="both"))
     report = evaluation_report_run(report_id=row.pk, sync=True).report
     print(f"\nsplit: {report['split']['note']} {report['split']['candidates']}")
     for side, by_origin in report["by_split"].items():

@@ -23,7 +23,8 @@ class ModelColumns:
         fields = [f for f in model._meta.concrete_fields if names is None or f.attname in names]
         self.model = model
         self.names = [f.attname for f in fields]
-        self.sql = ", ".join(f"{alias}.{connection.ops.quote_name(f.column)}" for f in fields)
+        # concrete fields always have a column (only non-concrete ones have None)
+        self.sql = ", ".join(f"{alias}.{connection.ops.quote_name(str(f.column))}" for f in fields)
         self._converters = []
         for index, field in enumerate(fields):
             column = field.get_col(alias)
@@ -45,7 +46,8 @@ class ModelColumns:
 def fetch_all(sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        return cursor.fetchall()
+        rows: list[tuple[Any, ...]] = cursor.fetchall()
+        return rows
 
 
 _built = threading.local()

@@ -24,7 +24,7 @@ def _response(query: str, prompt: str | None) -> str:
     return query[at + len(prompt):] if prompt and at >= 0 else query
 
 
-def reward_func(queries: list[str], prompts: list[str], labels: list[str], **_: Any) -> dict[str, Any]:
+def reward_func(queries: list[str], prompts: list[str | None] | None, labels: list[str], **_: Any) -> dict[str, Any]:
     global _client
     if _client is None:
         _client = HardTestsClient()

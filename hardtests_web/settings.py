@@ -3,7 +3,7 @@
 `make run` needs no environment: SQLite under var/, an embedded Redis server, a secret key
 generated once into var/, DEBUG off (`serve --dev` turns it on). Production sets
 HARDTESTS_DEMO=0, SECRET_KEY, DATABASE_URL and REDIS_URL.
-Every variable read here is listed in .env.example and in the README.
+Every variable read here is listed in .env.example and in docs/configuration.md (a test holds the three equal).
 """
 
 from __future__ import annotations
@@ -149,7 +149,7 @@ else:
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Redis and queues. With REDIS_URL unset, an embedded redis-server is started on a
-# unix socket under var/ (see hardtests_web/embedded.py).
+# unix socket under var/ (see core/embedded.py).
 REDIS_URL_FROM_ENV = env_str("REDIS_URL")
 EMBEDDED_REDIS_DIR = VAR_DIR / "redis"
 EMBEDDED_REDIS_SOCKET = EMBEDDED_REDIS_DIR / "redis.sock"
@@ -183,7 +183,7 @@ MEDIA_URL = "/media/"
 # 0 keeps every body in a file.
 HARDTESTS_BLOB_INLINE_MAX = env_int("HARDTESTS_BLOB_INLINE_MAX", 16384)
 # Where those files live: this machine's MEDIA_ROOT (default), another directory, or
-# s3://bucket/prefix (hardtests_web/storage.py). Workers on other machines need a shared one.
+# s3://bucket/prefix (core/storage.py). Workers on other machines need a shared one.
 HARDTESTS_STORAGE_URL = env_str("HARDTESTS_STORAGE_URL")
 STORAGES = {
     "default": storage_backend(HARDTESTS_STORAGE_URL),
@@ -282,7 +282,7 @@ HARDTESTS_MATERIALISE_THREADS = env_int("HARDTESTS_MATERIALISE_THREADS", min(4, 
 # A running generation run whose heartbeat is older than this is declared dead.
 HARDTESTS_RUN_STALE_S = env_float("HARDTESTS_RUN_STALE_S", 120.0)
 
-# Campaigns (generation over a whole dataset; README "Campaigns").
+# Campaigns (generation over a whole dataset; docs: generation).
 # LLM calls in flight per `llm_worker` process (threads waiting on the network).
 HARDTESTS_LLM_IN_FLIGHT = env_int("HARDTESTS_LLM_IN_FLIGHT", 32)
 # Threads per `llm_worker` (0: twice HARDTESTS_LLM_IN_FLIGHT): the extra ones do a run's CPU work
@@ -301,7 +301,7 @@ HARDTESTS_LLM_PRICES = env_list("HARDTESTS_LLM_PRICES", ["gpt-4o=2.5:10", "gpt-4
 HARDTESTS_CAMPAIGN_BACKOFF_S = env_float("HARDTESTS_CAMPAIGN_BACKOFF_S", 10.0)
 HARDTESTS_LLM_UNAVAILABLE_AFTER_S = env_float("HARDTESTS_LLM_UNAVAILABLE_AFTER_S", 1800.0)
 
-# Verification API (hardtests_web/api/conf.py documents each).
+# Verification API (api/conf.py documents each).
 HARDTESTS_API_RATE_LIMIT = env_int("HARDTESTS_API_RATE_LIMIT", 600)
 HARDTESTS_API_MAX_CODE_KB = env_int("HARDTESTS_API_MAX_CODE_KB", 64)
 HARDTESTS_API_MAX_BODY_KB = env_int("HARDTESTS_API_MAX_BODY_KB", 2048)

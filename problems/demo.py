@@ -17,7 +17,8 @@ from django.db import transaction
 from django.db.models import Count, Q
 
 from core.permissions import ANNOTATORS, MAINTAINERS
-from problems.importers.native import native_row_parse, native_row_write
+from problems.importers.native import native_row_parse
+from problems.importers.writer import native_row_write
 from problems.models import Problem, TestCase
 
 DEMO_DIR = Path(__file__).resolve().parent / "demo_data"

@@ -102,7 +102,7 @@ class AnswerStream:
 
     def read(self, size: int) -> bytes:
         if not self.framed and len(self.out) < size:
-            return self._read_into(size)
+            return self._read_into(size)  # type: ignore[return-value]  # bytes-like, not copied
         while len(self.out) < size and not self.eof:
             self._fill()
         data = bytes(self.out[:size])
@@ -227,7 +227,7 @@ def _cgroup_pids(spec: BatchSpec) -> int:
     return spec.nproc() + 3
 
 
-def _shape(spec: BatchSpec) -> tuple | None:
+def _shape(spec: BatchSpec) -> tuple[Any, ...] | None:
     """What a spare sandbox must have been started with to serve `spec` (None: spec is not a
     run of a compiled program, and always gets a sandbox started for it)."""
     if spec.prog_dir is None or spec.build_dir is not None or spec.pch_dir is not None:
@@ -385,8 +385,8 @@ class Spares:
         self.count = 0
         self.sandbox: BwrapSandbox | None = None
         self.lock = threading.Condition()
-        self.spares: collections.OrderedDict[tuple, list[_Started]] = collections.OrderedDict()
-        self.wanted: collections.OrderedDict[tuple, BatchSpec] = collections.OrderedDict()
+        self.spares: collections.OrderedDict[tuple[Any, ...], list[_Started]] = collections.OrderedDict()
+        self.wanted: collections.OrderedDict[tuple[Any, ...], BatchSpec] = collections.OrderedDict()
         self.thread: threading.Thread | None = None
         self.starting = False
         self.wanted_at = 0.0
@@ -421,7 +421,7 @@ class Spares:
             return None
         return spare
 
-    def _take_first(self, shape: tuple) -> _Started | None:
+    def _take_first(self, shape: tuple[Any, ...]) -> _Started | None:
         with self.lock:
             found = self.spares.get(shape)
             spare = found.pop(0) if found else None
@@ -432,7 +432,7 @@ class Spares:
         spare.stop()  # it did not come up: the batch starts its own, which reports why
         return None
 
-    def _take_up(self, shape: tuple) -> _Started | None:
+    def _take_up(self, shape: tuple[Any, ...]) -> _Started | None:
         """A spare of `shape` that is up now, never one still coming up: at a spare's low
         priority, busy cores may hold that back for long, and the batch would wait with it.
         Then the batch starts its own sandbox, at normal priority."""
@@ -487,19 +487,19 @@ class Spares:
             shape, spec = job
             assert self.sandbox is not None
             try:
-                spare = _Started(self.sandbox, spec, spare=True)
+                started = _Started(self.sandbox, spec, spare=True)
             except (OSError, SandboxUnavailable):
                 with self.lock:
                     self.wanted.pop(shape, None)  # a batch will start its own and say why
                 continue
             with self.lock:
-                if shape in self._kept():
-                    self.spares.setdefault(shape, []).append(spare)
-                    spare = None
-            if spare is not None:
-                spare.stop()
+                kept = shape in self._kept()
+                if kept:
+                    self.spares.setdefault(shape, []).append(started)
+            if not kept:
+                started.stop()
 
-    def _kept(self) -> list[tuple]:
+    def _kept(self) -> list[tuple[Any, ...]]:
         """Under the lock: the kinds of batch that keep spares (the most recent ones)."""
         return list(self.wanted)[-self.MAX_SHAPES:] if self.count > 0 else []
 
@@ -516,7 +516,7 @@ class Spares:
         kept = self._kept()
         return [s for shape in list(self.spares) if shape not in kept for s in self.spares.pop(shape)]
 
-    def _wanted_next(self) -> tuple[tuple, BatchSpec] | None:
+    def _wanted_next(self) -> tuple[tuple[Any, ...], BatchSpec] | None:
         """Under the lock: the kind of batch to start a spare for next, most recent first."""
         for shape in reversed(self._kept()):
             if len(self.spares.get(shape, ())) < self.count:

@@ -39,6 +39,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from .types import SandboxUnavailable
 
@@ -319,8 +320,9 @@ def _scan() -> list[tuple[float, int, Path]]:
 def _entry_size(path: Path) -> int:
     """A program's size is in its meta.json (no extra file in the entry); anything else is measured."""
     meta = read_meta(path)
-    if meta is not None and isinstance(meta.get("size"), int):
-        return meta["size"]
+    size = meta.get("size") if meta is not None else None
+    if isinstance(size, int):
+        return size
     return tree_size(path)
 
 
@@ -367,14 +369,15 @@ def evict(max_bytes: int | None = None, *, grace_s: float | None = None, keep: P
     return freed
 
 
-def read_meta(path: Path) -> dict | None:
+def read_meta(path: Path) -> dict[str, Any] | None:
     try:
-        return json.loads((path / "meta.json").read_text())
+        meta: dict[str, Any] = json.loads((path / "meta.json").read_text())
+        return meta
     except (OSError, ValueError):
         return None
 
 
-def write_meta(path: Path, meta: dict) -> None:
+def write_meta(path: Path, meta: dict[str, Any]) -> None:
     """Record a finished build; a build over the artifact cap becomes a CE here.
 
     `meta` is updated in place, so that the caller reports what the cache holds.

@@ -412,7 +412,7 @@ class DockerSandbox(Sandbox):
         ensure_image(self.client)
 
     @staticmethod
-    def _cgroup_version(info: dict) -> str:
+    def _cgroup_version(info: dict[str, Any]) -> str:
         """v1/v2 when the engine's cgroups are ones this worker can create and bind; else none (rusage)."""
         if cgroups.accounting().version == "none" or os.geteuid() != 0:
             return "none"

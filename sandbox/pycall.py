@@ -59,7 +59,7 @@ def harness_source(code: str) -> str:
 
 
 def call_python(
-    sb: Sandbox, code: str, function: str, args_list: Sequence[tuple | list], limits: Limits
+    sb: Sandbox, code: str, function: str, args_list: Sequence[tuple[Any, ...] | list[Any]], limits: Limits
 ) -> list[CallResult]:
     """For each args tuple, a fresh sandboxed process runs `function(*args)`; results are JSON values."""
     prog = sb.compile("python3", harness_source(code))

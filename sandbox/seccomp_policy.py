@@ -15,6 +15,7 @@ from __future__ import annotations
 import errno
 import json
 import platform
+from typing import Any
 
 DENIED = (
     # namespaces: creating or entering them
@@ -52,10 +53,10 @@ _ARCHES = {
 }
 
 
-def docker_profile() -> dict:
+def docker_profile() -> dict[str, Any]:
     """The deny list as a Docker seccomp profile (everything else allowed)."""
     deny = {"action": "SCMP_ACT_ERRNO", "errnoRet": errno.EPERM}
-    rules: list[dict] = [{"names": list(DENIED), **deny}]
+    rules: list[dict[str, Any]] = [{"names": list(DENIED), **deny}]
     # several rules for one call are or-ed: clone is denied when any namespace flag is set
     for flag in CLONE_NAMESPACE_FLAGS:
         rules.append({"names": ["clone"], **deny,
@@ -63,7 +64,7 @@ def docker_profile() -> dict:
     # clone3 passes its flags in memory a filter cannot read: ENOSYS makes the C
     # library fall back to clone, whose flags are checked above
     rules.append({"names": ["clone3"], "action": "SCMP_ACT_ERRNO", "errnoRet": errno.ENOSYS})
-    profile: dict = {"defaultAction": "SCMP_ACT_ALLOW", "syscalls": rules}
+    profile: dict[str, Any] = {"defaultAction": "SCMP_ACT_ALLOW", "syscalls": rules}
     arches = _ARCHES.get(platform.machine())
     if arches:
         profile["architectures"] = arches

@@ -54,11 +54,12 @@ if [[ ! -x .venv/bin/python ]]; then
   echo "bootstrap: creating .venv with $PYTHON"
   "$PYTHON" -m venv .venv
 fi
-# Installs are reproducible: requirements.lock pins every package (made by `make lock` with
-# uv from pyproject.toml); the project itself is then installed without resolving anything.
+# Installs are reproducible: requirements-dev.lock pins every package (made by `make lock` with
+# uv from pyproject.toml: the runtime lock requirements.lock plus the tests, linters and docs);
+# the project itself is then installed without resolving anything.
 stamp=.venv/.installed
-if [[ ! -f $stamp || pyproject.toml -nt $stamp || requirements.lock -nt $stamp ]]; then
-  echo "bootstrap: installing Python packages (requirements.lock)"
+if [[ ! -f $stamp || pyproject.toml -nt $stamp || requirements-dev.lock -nt $stamp ]]; then
+  echo "bootstrap: installing Python packages (requirements-dev.lock)"
   # uv (pinned in the lock) installs the lock in ~30 s where pip takes ~2 min; pip is the
   # fallback when uv cannot be fetched or fails. uv reads no pip.conf: the wheel directory
   # and the CA bundle pip is configured with are passed on; --compile-bytecode writes the .pyc
@@ -69,17 +70,17 @@ if [[ ! -f $stamp || pyproject.toml -nt $stamp || requirements.lock -nt $stamp ]
     [[ -d "$links" ]] && uv_args+=(--find-links "$links")
   done
   [[ -z "${SSL_CERT_FILE:-}" && -f /etc/ssl/certs/ca-certificates.crt ]] && export SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt
-  uv_version=$(sed -n 's/^uv==\([^ ]*\).*/\1/p' requirements.lock)
+  uv_version=$(sed -n 's/^uv==\([^ ]*\).*/\1/p' requirements-dev.lock)
   # verl for tests/ecosystem: only its sandbox_fusion reward module is used, which needs
   # requests alone; its own dependencies (torch, ray, vllm...) are gigabytes.
   if .venv/bin/python -m pip install -q "uv==$uv_version" 2>/dev/null \
-     && .venv/bin/uv pip install "${uv_args[@]}" -r requirements.lock \
+     && .venv/bin/uv pip install "${uv_args[@]}" -r requirements-dev.lock \
      && .venv/bin/uv pip install "${uv_args[@]}" --no-deps -e . 'verl==0.9.1'; then
     :
   else
     echo "bootstrap: uv failed; installing with pip"
     .venv/bin/python -m pip install -q --upgrade pip
-    .venv/bin/python -m pip install -q -r requirements.lock
+    .venv/bin/python -m pip install -q -r requirements-dev.lock
     .venv/bin/python -m pip install -q --no-deps -e .
     .venv/bin/python -m pip install -q --no-deps 'verl==0.9.1'
   fi

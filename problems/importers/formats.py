@@ -1,4 +1,4 @@
-"""The registry of dataset formats, and small helpers the row mappers share.
+"""What a dataset format is, and small helpers the row mappers share (registry.py lists them).
 
 A format is a reader (how its files make rows; HardTests joins two files) and a mapper from
 one raw row to a native row (see native.py). Mappers raise RowError for malformed rows and
@@ -42,13 +42,6 @@ class DatasetFormat:
     description: str
     map_row: Callable[[dict[str, Any], FormatCounters], dict[str, Any]]
     reader: Callable[[list[RowFile]], Reader] = Reader
-
-
-def formats() -> dict[str, DatasetFormat]:
-    from problems.importers import codecontests, hardtests, klear, native_format, taco
-
-    found = [native_format.FORMAT, hardtests.FORMAT, codecontests.FORMAT, taco.FORMAT, klear.FORMAT]
-    return {f.name: f for f in found}
 
 
 # --- helpers for mappers -------------------------------------------------------------------

@@ -29,9 +29,9 @@ from pydantic import (
 )
 
 from problems.importers.base import RowError
-from problems.models import CodeOrigin, Comparison, Language, Problem, Solution, TestCase, TestSuite
+from problems.models import CodeOrigin, Comparison, Language, Solution, TestCase, TestSuite
 
-__all__ = ["KIT_KEYS", "NativeRow", "RowError", "kit_parse", "native_row_parse", "native_row_write"]
+__all__ = ["KIT_KEYS", "NativeRow", "RowError", "kit_parse", "native_row_parse"]
 
 KIT_KEYS = (
     "input_validator",
@@ -330,10 +330,3 @@ def kit_parse(kit: Any) -> dict[str, Any]:
         error = str(_row_error(exc))
         raise RowError(error if error.startswith("kit") else f"kit.{error}") from None
 
-
-def native_row_write(parsed: NativeRow) -> tuple[Problem, bool]:
-    """Upsert one parsed row by (source, pid). Idempotent: re-importing changes nothing."""
-    from problems.importers.writer import rows_write
-
-    outcome = rows_write([parsed])[0]
-    return Problem.objects.get(pk=outcome.problem_id), outcome.status == "created"

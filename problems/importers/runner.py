@@ -25,8 +25,9 @@ from django.utils import timezone
 
 from problems.importers.base import FormatCounters, RowError, RowSkipped
 from problems.importers.blobstore import background_writes
-from problems.importers.formats import DatasetFormat, Reader, formats
+from problems.importers.formats import DatasetFormat, Reader
 from problems.importers.native import NativeRow, native_row_parse
+from problems.importers.registry import formats
 from problems.importers.sources import RawRow, RowFile, SourceError, files_open, hf_open
 from problems.importers.writer import rows_write
 

@@ -52,6 +52,12 @@ class RowOutcome:
     counts: dict[str, int] = field(default_factory=dict)
 
 
+def native_row_write(parsed: NativeRow) -> tuple[Problem, bool]:
+    """Upsert one parsed row by (source, pid). Idempotent: re-importing changes nothing."""
+    outcome = rows_write([parsed])[0]
+    return Problem.objects.get(pk=outcome.problem_id), outcome.status == "created"
+
+
 def _key(parsed: NativeRow) -> tuple[str, str]:
     return parsed.data["source"], parsed.data["pid"]
 

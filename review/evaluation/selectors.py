@@ -11,7 +11,16 @@ from datetime import timedelta
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from problems.models import SUPPORTED_LANGUAGES, Problem, Solution, TestCase, TestSuite, Verdict
+from generation.refine.split import candidate_sides, split_keeps
+from problems.models import (
+    SUPPORTED_LANGUAGES,
+    DifficultyLabel,
+    Problem,
+    Solution,
+    TestCase,
+    TestSuite,
+    Verdict,
+)
 from review.evaluation.metrics import Outcome, TestRun
 from review.models import EvaluationReport
 
@@ -101,8 +110,6 @@ def evaluation_candidates(
     a suite whose outputs they voted on is not independent of them. Candidates are kept on the
     chosen side of the tuning/held-out split (generation.refine.split; "all" and "both" keep every
     one); other roles are never tuning data, so they count everywhere but in "tuning"."""
-    from generation.refine.split import candidate_sides, split_keeps
-
     found = list(
         Solution.objects.filter(problem__in=problems, role__in=list(roles), language__in=SUPPORTED_LANGUAGES)
         .exclude(gold_verdict=Solution.GoldVerdict.UNKNOWN)
@@ -176,8 +183,6 @@ def evaluation_pairs(
 
 
 def _difficulty_keys(problems: Iterable[int]) -> dict[int, tuple[str, ...]]:
-    from problems.models import DifficultyLabel
-
     keys: dict[int, list[str]] = defaultdict(list)
     for problem_id, source, level in DifficultyLabel.objects.filter(problem__in=list(problems)).values_list(
         "problem_id", "source", "level"

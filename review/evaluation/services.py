@@ -24,10 +24,13 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from generation.refine.report import refinement_section, split_section
-from generation.refine.split import HELD_OUT, TUNING
+from generation.refine.split import HELD_OUT, SPLITS, TUNING
 from problems.blobs import blobs_get
+from problems.jobs import judging_enqueue
+from problems.judging import KIND_ORDER, solution_judge
 from problems.models import JudgingTask, Problem, Solution, TestSuite
 from review.evaluation import metrics, paper
+from review.evaluation.export import paper_plain_tables, tables_csv, tables_latex
 from review.evaluation.redundancy import LCS_RATIO, LENGTH_SLACK, NearDuplicates, near_duplicates
 from review.evaluation.selectors import (
     EvaluationInputError,
@@ -40,7 +43,6 @@ from review.evaluation.selectors import (
 )
 from review.models import EvaluationReport
 
-DEFAULT_QUEUE = "default"
 NEAR_DUPLICATE_BUDGET_S = 60.0
 JUDGING_TIMEOUT_S = 6 * 3600
 BUSY = (JudgingTask.Status.QUEUED, JudgingTask.Status.RUNNING)
@@ -85,8 +87,6 @@ def evaluation_select(
     default; "oracle" adds gold solutions such as Klear's); per_problem: measure only the
     first that many of each problem (a cost cap for expensive problems); split: which side of
     the tuning/held-out split of candidates counts (generation.refine.split)."""
-    from generation.refine.split import SPLITS
-
     if split not in SPLITS:
         raise EvaluationInputError(f"unknown split {split!r} (use {', '.join(SPLITS)})")
     chosen = origins_check(origins)
@@ -121,16 +121,12 @@ def evaluation_judge_missing(*, pairs: Pairs, sync: bool = False, on_progress: P
     missing = pairs.missing
     plan = JudgingPlan(wanted=len(pairs.wanted), current=len(pairs.current))
     if sync:
-        from problems.judging import solution_judge
-
         for done, (solution, suite) in enumerate(missing, start=1):
             solution_judge(solution=solution, suite=suite, mode="all")
             plan.judged_here += 1
             if on_progress:
                 on_progress(done, len(missing))
         return plan
-    from problems.jobs import judging_enqueue
-
     busy = {
         (s, t): pk
         for pk, s, t in JudgingTask.objects.filter(status__in=BUSY, mode="all").values_list("pk", "solution_id", "suite_id")
@@ -224,8 +220,6 @@ def evaluation_report_compute(
     on_step: Callable[[int, int, str], None] | None = None,
 ) -> dict[str, Any]:
     """The report, from current verdicts only (nothing is judged here)."""
-    from problems.judging import KIND_ORDER
-
     started = time.perf_counter()
     main_split = HELD_OUT if selection.split == "both" else selection.split
     pairs = evaluation_pairs(problems=selection.problems, origins=selection.origins, roles=selection.roles,
@@ -302,24 +296,9 @@ def evaluation_report_compute(
     return report
 
 
-def evaluation_report_create(*, selection: Selection, user: Any = None, enqueue: bool = True) -> EvaluationReport:
-    """A queued report; with enqueue, its job goes to the `default` queue after commit."""
-    report = EvaluationReport.objects.create(params=selection.params, created_by=user)
-    if enqueue:
-        def _enqueue() -> None:
-            import django_rq
-
-            from core.embedded import ensure_redis
-            from review.evaluation.jobs import evaluation_report_job
-
-            ensure_redis()
-            job = django_rq.get_queue(DEFAULT_QUEUE).enqueue(
-                evaluation_report_job, report.pk, job_timeout=JUDGING_TIMEOUT_S + 3600, failure_ttl=7 * 86400
-            )
-            EvaluationReport.objects.filter(pk=report.pk).update(job_id=job.id)
-
-        transaction.on_commit(_enqueue)
-    return report
+def evaluation_report_create(*, selection: Selection, user: Any = None) -> EvaluationReport:
+    """A queued report row; jobs.evaluation_report_start also queues its job."""
+    return EvaluationReport.objects.create(params=selection.params, created_by=user)
 
 
 def evaluation_report_run(
@@ -405,8 +384,6 @@ def report_csv(report: dict[str, Any]) -> str:
 def report_write(*, report: dict[str, Any], out: Path) -> list[Path]:
     """report.json at `out`, report.csv beside it (same stem), and the paper-layout tables as
     report.tables.csv and report.tables.tex."""
-    from review.evaluation.export import paper_plain_tables, tables_csv, tables_latex
-
     out.write_text(json.dumps(report, indent=2, sort_keys=False) + "\n")
     csv_path = out.with_suffix(".csv")
     csv_path.write_text(report_csv(report))

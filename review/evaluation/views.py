@@ -10,8 +10,9 @@ from django.views.decorators.http import require_GET, require_POST
 from core.permissions import is_annotator, is_maintainer
 from review.evaluation.export import plain_table, table_csv, table_latex
 from review.evaluation.fast_suites import fast_suite_records, fast_suite_report
+from review.evaluation.jobs import evaluation_report_start
 from review.evaluation.selectors import report_in_progress, report_latest
-from review.evaluation.services import evaluation_report_create, evaluation_select
+from review.evaluation.services import evaluation_select
 from review.evaluation.tables import chart_data, page_tables
 from review.models import EvaluationReport
 
@@ -43,7 +44,7 @@ def evaluation_run(request: HttpRequest) -> HttpResponse:
         raise PermissionDenied
     if report_in_progress() is None:
         # The page runs the whole catalogue; narrower runs are the command's job.
-        evaluation_report_create(selection=evaluation_select(), user=request.user)
+        evaluation_report_start(selection=evaluation_select(), user=request.user)
     return redirect("evaluation:page")
 
 

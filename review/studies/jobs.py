@@ -10,7 +10,7 @@ from django.db import transaction
 
 from core.embedded import ensure_redis
 from review.models import SuiteAddition, ValidatorTrial
-from review.studies import sandboxed, services
+from review.studies import outcomes, sandboxed
 
 log = logging.getLogger(__name__)
 SANDBOX_QUEUE = "sandbox"
@@ -27,9 +27,9 @@ def validator_trial_job(trial_id: int) -> str:
         accepted, error = sandboxed.validator_verdicts(trial.validator.code, [trial.input])[0]
     except Exception as exc:
         log.exception("validator trial %s failed", trial_id)
-        services.trial_record(trial=trial, accepted=None, error=f"{type(exc).__name__}: {exc}")
+        outcomes.trial_record(trial=trial, accepted=None, error=f"{type(exc).__name__}: {exc}")
         raise
-    services.trial_record(trial=trial, accepted=accepted, error=error)
+    outcomes.trial_record(trial=trial, accepted=accepted, error=error)
     return "accepted" if accepted else "rejected" if accepted is False else "failed"
 
 
@@ -43,13 +43,13 @@ def suite_addition_job(addition_id: int) -> str:
     try:
         base, suite, output, lines = sandboxed.suite_with_added_input(addition)
     except sandboxed.AdditionRefused as exc:
-        services.suite_addition_record(addition=addition, error=str(exc))
+        outcomes.suite_addition_record(addition=addition, error=str(exc))
         return "refused"
     except Exception as exc:
         log.exception("suite addition %s failed", addition_id)
-        services.suite_addition_record(addition=addition, error=f"{type(exc).__name__}: {exc}")
+        outcomes.suite_addition_record(addition=addition, error=f"{type(exc).__name__}: {exc}")
         raise
-    services.suite_addition_record(
+    outcomes.suite_addition_record(
         addition=addition, base_suite=base, new_suite=suite, output_preview=sandboxed.output_preview(output),
         log_lines=lines,
     )

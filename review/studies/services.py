@@ -12,6 +12,7 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from generation.services import generation_run_start
 from problems.models import CodeOrigin, InputValidator, Problem, TestKit
 from problems.services import kit_create, kit_with_edited_code, validator_create
 from review.models import (
@@ -25,6 +26,7 @@ from review.models import (
     ValidatorTrial,
 )
 from review.studies import selectors
+from review.studies.jobs import enqueue_suite_addition, enqueue_trial
 
 log = logging.getLogger(__name__)
 
@@ -266,8 +268,6 @@ def _checked(annotation: Annotation, counterexample: str) -> bool | None:
 
 def trial_start(*, item: StudyItem, user: Any, text: str, purpose: str = ValidatorTrial.Purpose.TRY) -> ValidatorTrial:
     """Queue a sandboxed run of the item's validator on `text`; the page polls the row."""
-    from review.studies.jobs import enqueue_trial
-
     if item.validator is None:
         raise StudyStateError("this item has no validator")
     text = normalise_input(text)
@@ -276,19 +276,6 @@ def trial_start(*, item: StudyItem, user: Any, text: str, purpose: str = Validat
     trial = ValidatorTrial.objects.create(item=item, validator=item.validator, user=user, purpose=purpose, input=text)
     enqueue_trial(trial)
     return trial
-
-
-def trial_record(*, trial: ValidatorTrial, accepted: bool | None, error: str = "") -> None:
-    status = ValidatorTrial.Status.FAILED if accepted is None else ValidatorTrial.Status.DONE
-    with transaction.atomic():
-        ValidatorTrial.objects.filter(pk=trial.pk).update(
-            status=status, accepted=accepted, error=error[:4000], finished_at=timezone.now()
-        )
-        if accepted is not None and trial.user_id is not None:
-            # A submitted counterexample that matches this text learns what the validator said.
-            Annotation.objects.filter(
-                item_id=trial.item_id, annotator_id=trial.user_id, counterexample=trial.input
-            ).update(counterexample_accepted=accepted)
 
 
 # --- adjudication and closing the loop --------------------------------------------------
@@ -379,10 +366,6 @@ def validator_edit(*, item: StudyItem, user: Any, code: str, note: str = "") -> 
 
 def _rematerialise(*, problem: Problem, user: Any) -> tuple[Any | None, str]:
     try:
-        from generation.services import generation_run_start
-    except ImportError:
-        return None, "re-materialisation is not available yet (generation.services is missing)"
-    try:
         run = generation_run_start(problem=problem, mode="from_kit", user=user)
     except Exception as exc:  # a refusal (e.g. a run already going) must not undo the saved edit
         log.warning("from-kit run for problem %s not started: %s", problem.pk, exc)
@@ -394,8 +377,6 @@ def suite_addition_start(
     *, item: StudyItem, user: Any, text: str, annotation: Annotation | None = None
 ) -> SuiteAddition:
     """Queue: validate the input, get two agreeing oracle outputs, then a new suite version with it."""
-    from review.studies.jobs import enqueue_suite_addition
-
     text = normalise_input(text)
     if not text.strip():
         raise StudyStateError("the input is empty")
@@ -404,18 +385,3 @@ def suite_addition_start(
     addition = SuiteAddition.objects.create(item=item, annotation=annotation, input=text, requested_by=user)
     enqueue_suite_addition(addition)
     return addition
-
-
-def suite_addition_record(
-    *, addition: SuiteAddition, new_suite: Any = None, base_suite: Any = None, output_preview: str = "",
-    error: str = "", log_lines: list[str] | None = None,
-) -> None:
-    SuiteAddition.objects.filter(pk=addition.pk).update(
-        status=SuiteAddition.Status.FAILED if error else SuiteAddition.Status.DONE,
-        new_suite=new_suite,
-        base_suite=base_suite,
-        output_preview=output_preview[:200],
-        error=error[:4000],
-        log="\n".join(log_lines or [])[:20000],
-        finished_at=timezone.now(),
-    )

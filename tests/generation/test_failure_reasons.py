@@ -1,4 +1,4 @@
-"""Every failure reason is documented in the README and counted on the home page's outcome chart."""
+"""Every failure reason is documented in the docs and counted on the home page's outcome chart."""
 
 from __future__ import annotations
 
@@ -10,11 +10,12 @@ import pytest
 from generation.models import FailureReason, GenerationRun
 from tests.generation.conftest import make_problem
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
-def test_the_readme_table_lists_every_failure_reason_with_its_cause() -> None:
-    rows = dict(re.findall(r"^\| `([a-z_]+)` \| (.+) \|$", README.read_text(), re.MULTILINE))
+def test_the_docs_table_lists_every_failure_reason_with_its_cause() -> None:
+    text = "\n".join(page.read_text() for page in sorted(DOCS.rglob("*.md")))
+    rows = dict(re.findall(r"^\| `([a-z_]+)` \| (.+) \|$", text, re.MULTILINE))
     for reason in FailureReason.values:
         assert reason in rows, reason
         assert len(rows[reason]) > 20, reason

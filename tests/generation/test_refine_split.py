@@ -65,8 +65,7 @@ def test_evaluate_reports_on_held_out_candidates_by_default(tmp_path) -> None:
     held = candidate_split(problem).held_out
 
     def run(**kw):
-        row = evaluation_report_create(selection=evaluation_select(pids=[problem.pid], origins=["generated"], **kw),
-                                       enqueue=False)
+        row = evaluation_report_create(selection=evaluation_select(pids=[problem.pid], origins=["generated"], **kw))
         return evaluation_report_run(report_id=row.pk, sync=True).report
 
     report = run()

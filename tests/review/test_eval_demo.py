@@ -21,7 +21,7 @@ def test_generated_suites_strictly_beat_the_public_samples_in_precision(demo_run
     assert TestSuite.objects.filter(problem__source="demo", origin="generated", status="active").count() == with_kit
 
     report = evaluation_report_create(
-        selection=evaluation_select(filter_expr="source=demo", origins=["generated", "public"]), enqueue=False
+        selection=evaluation_select(filter_expr="source=demo", origins=["generated", "public"])
     )
     # Near-duplicates of the big demo inputs are not what this test is about: keep them short.
     r = evaluation_report_run(report_id=report.pk, sync=True, near_duplicate_budget_s=2).report

@@ -134,7 +134,7 @@ def test_the_job_runs_the_report(rq_queues):  # noqa: F811
     from review.evaluation.services import evaluation_report_create, evaluation_select
 
     world = build_world()
-    report = evaluation_report_create(selection=evaluation_select(pids=[world.problem.pid]), enqueue=False)
+    report = evaluation_report_create(selection=evaluation_select(pids=[world.problem.pid]))
     # The test has no sandbox worker: judge in-process first so the job finds current verdicts.
     run_sync(pids=[world.problem.pid])
     assert evaluation_report_job(report.pk) == EvaluationReport.Status.DONE

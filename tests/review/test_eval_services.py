@@ -83,7 +83,7 @@ def counts(m: dict) -> tuple[int, int, int, int]:
 
 
 def run_sync(**select: object) -> EvaluationReport:
-    report = evaluation_report_create(selection=evaluation_select(**select), enqueue=False)
+    report = evaluation_report_create(selection=evaluation_select(**select))
     return evaluation_report_run(report_id=report.pk, sync=True)
 
 

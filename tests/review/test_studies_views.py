@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from problems.models import InputValidator, TestKit
 from review.models import Adjudication, Annotation, Study, ValidatorTrial
-from review.studies import assignment, services
+from review.studies import assignment, outcomes, services
 from review.studies.services import Labels
 from tests.factories import annotator, maintainer
 from tests.review.test_studies_support import LOOSE_VALIDATOR, make_problem, make_study
@@ -342,7 +342,7 @@ def test_trial_endpoint_returns_a_polling_partial_then_286(world):
     assert trial.input == "1 2\n" and 'hx-trigger="every 500ms"' in body
     poll = client.get(reverse("studies:trial", args=[trial.pk]))
     assert poll.status_code == 200
-    services.trial_record(trial=trial, accepted=True)
+    outcomes.trial_record(trial=trial, accepted=True)
     done = client.get(reverse("studies:trial", args=[trial.pk]))
     assert done.status_code == 286 and "accepts" in done.content.decode() and "hx-trigger" not in done.content.decode()
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from problems.importers.formats import formats
+from problems.importers.registry import formats
 from problems.importers.runner import ImportAborted, dataset_import
 
 

@@ -81,7 +81,7 @@ class Command(BaseCommand):
             raise CommandError("no problem matches")
         if not options["sync"]:
             self._warn_without_workers()
-        row = evaluation_report_create(selection=selection, enqueue=False)
+        row = evaluation_report_create(selection=selection)
         report = self._run(row.pk, options)
         if report.report is None:
             raise CommandError(f"evaluation failed: {report.error.splitlines()[0] if report.error else report.status}")

@@ -1,4 +1,5 @@
-"""Round-2 small bugs, asserted on numbers and contents."""
+"""What the runs tab, the problems list (search, sort), the admin and the problem page show,
+asserted on numbers and contents."""
 
 from __future__ import annotations
 

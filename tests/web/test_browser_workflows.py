@@ -1,9 +1,9 @@
-"""Round 2 in a real browser (headless Debian Chromium through Playwright): a failing verdict
+"""Workflows in a real browser (headless Debian Chromium through Playwright): a failing verdict
 opens with its diff, a broken validator cannot be saved, revert restores the previous kit,
 the study form refuses an overlap above the annotators chosen, an annotator's draft survives
 navigating away, and the first-run banner appears and goes away.
 
-Screenshots go to screenshots/r2-*.png (gitignored).
+Screenshots go to screenshots/flow-*.png (gitignored).
 """
 
 from __future__ import annotations
@@ -114,7 +114,7 @@ def browser(world: dict, live_server) -> Iterator[Any]:
 
 
 def shot(page: Any, name: str) -> None:
-    page.screenshot(path=str(SHOTS / f"r2-{name}.png"), full_page=True)
+    page.screenshot(path=str(SHOTS / f"flow-{name}.png"), full_page=True)
 
 
 def test_failing_cell_opens_with_its_diff(browser, world) -> None:
