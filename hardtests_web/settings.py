@@ -60,6 +60,7 @@ INSTALLED_APPS = [
     "problems",
     "generation",
     "review",
+    "curation",
     "api",
 ]
 
@@ -318,6 +319,12 @@ HARDTESTS_COMPILE_CACHE_MAX_MB = env_int("HARDTESTS_COMPILE_CACHE_MAX_MB", 2048)
 HARDTESTS_COMPILE_MAX_ARTIFACT_MB = env_int("HARDTESTS_COMPILE_MAX_ARTIFACT_MB", 256)
 # Sandbox batches one verification's tests are split across (1: one after another).
 HARDTESTS_JUDGE_PARALLEL = env_int("HARDTESTS_JUDGE_PARALLEL", os.cpu_count() or 1)
+# Curation (curation/): completions verified per RQ job (a bounded chunk, so API jobs are not
+# starved), chunk chains queued per job, the queue, and when a claimed completion counts as lost.
+HARDTESTS_CURATION_CHUNK = env_int("HARDTESTS_CURATION_CHUNK", 16)
+HARDTESTS_CURATION_CHAINS = env_int("HARDTESTS_CURATION_CHAINS", 2)
+HARDTESTS_CURATION_QUEUE = env_str("HARDTESTS_CURATION_QUEUE", "sandbox")
+HARDTESTS_CURATION_STALE_S = env_float("HARDTESTS_CURATION_STALE_S", 900.0)
 
 LOGGING = {
     "version": 1,
