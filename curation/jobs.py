@@ -50,3 +50,24 @@ def curation_judge_job(job_id: int, judge: str) -> dict[str, int]:
     except Exception as exc:
         CurationJob.objects.filter(pk=job_id).update(error=f"judge {judge}: {type(exc).__name__}: {exc}"[:4000])
         raise
+
+
+def curation_demo_job(user_id: int | None = None) -> int:
+    """The page's demo: demo suites built where missing, the demo completions imported and verified."""
+    from pathlib import Path
+
+    from django.conf import settings as conf
+    from django.contrib.auth import get_user_model
+
+    from curation.demo import demo_file
+    from curation.services import curation_job_import, curation_job_start, demo_suites_ensure
+    from problems.demo import demo_load, demo_problems
+
+    demo_load()
+    problems = demo_suites_ensure(problems=demo_problems())
+    path = demo_file(problems, Path(conf.MEDIA_ROOT) / "curation" / "demo" / "completions.jsonl")
+    job = curation_job_import(path=path, name="demo (our programs as pretend model answers)", suite_origin="generated",
+                              extra_origins=["public"], demo=True,
+                              created_by=get_user_model().objects.filter(pk=user_id).first())
+    curation_job_start(job=job)
+    return job.pk

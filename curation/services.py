@@ -77,6 +77,25 @@ def curation_job_import(*, path: Path, name: str = "", suite_origin: str = "", e
     return job
 
 
+def demo_suites_ensure(*, problems: list[Any]) -> list[Any]:
+    """Materialise the demo kits (no LLM) of problems with no active generated suite; returns the
+    problems that have one afterwards (a failed materialisation leaves its problem out)."""
+    from generation.models import GenerationRun
+    from generation.services import generation_run_execute, generation_run_start
+
+    def ready(problem: Any) -> bool:
+        return problem.suites.filter(origin=TestSuite.Origin.GENERATED, status=TestSuite.Status.ACTIVE).exists()
+
+    for problem in problems:
+        if ready(problem) or not problem.kits.exists():
+            continue
+        if problem.generation_runs.filter(status__in=[GenerationRun.Status.QUEUED, GenerationRun.Status.RUNNING]).exists():
+            continue
+        run = generation_run_start(problem=problem, mode=GenerationRun.Mode.FROM_KIT, enqueue=False)
+        generation_run_execute(run_id=run.pk)
+    return [p for p in problems if ready(p)]
+
+
 # -- verification ------------------------------------------------------------------------------
 
 
