@@ -18,8 +18,8 @@ def curation_enqueue(job_id: int, chains: int | None = None) -> int:
     """Queue up to `chains` chunk chains (default: one per sandbox worker); returns how many."""
     pending = Completion.objects.filter(job_id=job_id, status=Completion.Status.PENDING).count()
     wanted = chains or max(1, settings.HARDTESTS_CURATION_CHAINS)
-    chunk = max(1, settings.HARDTESTS_CURATION_CHUNK)
-    count = max(1, min(wanted, -(-pending // chunk)))
+    # Chunks shrink to keep every chain busy (services._chunk_size), so a chain per completion at most.
+    count = max(1, min(wanted, pending))
     queue = get_queue(settings.HARDTESTS_CURATION_QUEUE)
     for _ in range(count):
         queue.enqueue(curation_verify_job, job_id, job_timeout=3600, failure_ttl=7 * 86400)

@@ -81,6 +81,9 @@ class Completion(models.Model):
     gold = models.CharField(max_length=10, blank=True)
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING, db_index=True)
     claimed_at = models.DateTimeField(null=True, blank=True)
+    # The claiming chunk's token: a chunk claims its rows in one statement and writes back only
+    # rows that still carry its token (a stale claim taken back and re-claimed is not overwritten).
+    claim = models.CharField(max_length=32, blank=True)
     suite = models.ForeignKey(TestSuite, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     verdict = models.CharField(max_length=4, blank=True)
     passed = models.PositiveIntegerField(default=0)

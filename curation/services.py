@@ -11,6 +11,7 @@ taken back), and the queue returns to other work (API verifications) between chu
 from __future__ import annotations
 
 import time
+import uuid
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -19,6 +20,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F
+from django.test.utils import override_settings
 from django.utils import timezone
 
 from curation.importing import CurationImportError, read_rows, rows_check
@@ -118,26 +120,30 @@ def curation_job_resume(*, job: CurationJob, reclaim_all: bool = False, enqueue:
     stale = Completion.objects.filter(job=job, status=Completion.Status.RUNNING)
     if not reclaim_all:
         stale = stale.filter(claimed_at__lt=timezone.now() - timedelta(seconds=settings.HARDTESTS_CURATION_STALE_S))
-    back = stale.update(status=Completion.Status.PENDING, claimed_at=None)
+    back = stale.update(status=Completion.Status.PENDING, claimed_at=None, claim="")
     back += Completion.objects.filter(job=job, status=Completion.Status.ERROR).update(
-        status=Completion.Status.PENDING, claimed_at=None, message="")
+        status=Completion.Status.PENDING, claimed_at=None, claim="", message="")
     curation_job_start(job=job, enqueue=enqueue)
     return back
 
 
-def _claim(job: CurationJob, limit: int) -> list[int]:
-    """Up to `limit` pending completions, each taken with a conditional update (workers race)."""
-    mine: list[int] = []
-    candidates = list(Completion.objects.filter(job=job, status=Completion.Status.PENDING)
-                      .order_by("problem_id", "id").values_list("pk", flat=True)[: limit * 2])
-    now = timezone.now()
-    for pk in candidates:
-        if Completion.objects.filter(pk=pk, status=Completion.Status.PENDING).update(
-                status=Completion.Status.RUNNING, claimed_at=now) == 1:
-            mine.append(pk)
-            if len(mine) >= limit:
-                break
-    return mine
+def _chunk_size(job: CurationJob) -> int:
+    """HARDTESTS_CURATION_CHUNK, smaller when what is left would not keep every chain busy: a
+    small job (or a job's tail) is spread over the workers instead of landing on one."""
+    pending = Completion.objects.filter(job=job, status=Completion.Status.PENDING).count()
+    chains = max(1, settings.HARDTESTS_CURATION_CHAINS)
+    return max(1, min(settings.HARDTESTS_CURATION_CHUNK, -(-pending // chains)))
+
+
+def _claim(job: CurationJob, limit: int) -> tuple[str, list[int]]:
+    """Up to `limit` pending completions, taken in one conditional update (workers race: the
+    status condition is checked again on each row, so a row goes to one claim only)."""
+    token = uuid.uuid4().hex
+    pending = Completion.objects.filter(job=job, status=Completion.Status.PENDING).order_by("problem_id", "id")
+    Completion.objects.filter(pk__in=pending.values("pk")[:limit], status=Completion.Status.PENDING).update(
+        status=Completion.Status.RUNNING, claimed_at=timezone.now(), claim=token)
+    return token, list(Completion.objects.filter(claim=token, status=Completion.Status.RUNNING)
+                       .values_list("pk", flat=True))
 
 
 @dataclass
@@ -181,6 +187,23 @@ def _suites_of(job: CurationJob, problem_id: int, cache: dict[int, TestSuite]) -
     return primary, extra
 
 
+def _verified_fields(job: CurationJob, completion: Completion, cache: dict[int, TestSuite],
+                     sb: Sandbox) -> dict[str, Any]:
+    try:
+        primary, extra = _suites_of(job, completion.problem_id, cache)
+        main = _judge_one(completion, primary, sb)
+        others = [_judge_one(completion, suite, sb) for suite in extra]
+    except Exception as exc:  # noqa: BLE001 - recorded on the row; a resume tries it again
+        return {"status": Completion.Status.ERROR, "message": f"{type(exc).__name__}: {exc}"[:2000]}
+    results = {"primary": main.origin, "by_origin": {
+        o.origin: {"suite": o.suite_id, "verdict": o.verdict, "passed": o.passed, "total": o.total,
+                   "tests": o.tests} for o in (main, *others)}}
+    return {"status": Completion.Status.DONE, "verdict": main.verdict, "passed": main.passed, "total": main.total,
+            "pass_fraction": main.passed / main.total if main.total else None, "results": results,
+            "tests_run": sum(len(o.tests) for o in (main, *others)),
+            "cpu_ms": sum(o.cpu_ms for o in (main, *others)), "message": ""}
+
+
 def curation_chunk_verify(*, job_id: int, chunk: int | None = None, sandbox: Sandbox | None = None) -> int:
     """Verify up to `chunk` pending completions of a job; returns how many were claimed.
     Marks the job verified when nothing is pending or running any more."""
@@ -188,26 +211,20 @@ def curation_chunk_verify(*, job_id: int, chunk: int | None = None, sandbox: San
     if job.status != CurationJob.Status.VERIFYING:
         return 0
     started = time.perf_counter()
-    ids = _claim(job, chunk or settings.HARDTESTS_CURATION_CHUNK)
+    token, ids = _claim(job, chunk or _chunk_size(job))
     sb = sandbox or get_sandbox()
     cache: dict[int, TestSuite] = {}
-    for completion in Completion.objects.filter(pk__in=ids).order_by("problem_id", "id"):
-        fields: dict[str, Any]
-        try:
-            primary, extra = _suites_of(job, completion.problem_id, cache)
-            main = _judge_one(completion, primary, sb)
-            others = [_judge_one(completion, suite, sb) for suite in extra]
-            results = {"primary": main.origin, "by_origin": {
-                o.origin: {"suite": o.suite_id, "verdict": o.verdict, "passed": o.passed, "total": o.total,
-                           "tests": o.tests} for o in (main, *others)}}
-            fields = {"status": Completion.Status.DONE, "verdict": main.verdict, "passed": main.passed,
-                      "total": main.total, "pass_fraction": main.passed / main.total if main.total else None,
-                      "results": results, "tests_run": sum(len(o.tests) for o in (main, *others)),
-                      "cpu_ms": sum(o.cpu_ms for o in (main, *others)), "message": ""}
-        except Exception as exc:  # noqa: BLE001 - recorded on the row; a resume tries it again
-            fields = {"status": Completion.Status.ERROR, "message": f"{type(exc).__name__}: {exc}"[:2000]}
-        # Only the claim's holder writes: a claim taken back as stale meanwhile is not overwritten.
-        Completion.objects.filter(pk=completion.pk, status=Completion.Status.RUNNING).update(**fields)
+    written: list[tuple[int, dict[str, Any]]] = []
+    # Lanes per program: as the API's unless HARDTESTS_CURATION_JUDGE_PARALLEL says otherwise (1 saves
+    # a sandbox start-up per program when the chains alone keep every core busy).
+    lanes = settings.HARDTESTS_CURATION_JUDGE_PARALLEL or settings.HARDTESTS_JUDGE_PARALLEL
+    with override_settings(HARDTESTS_JUDGE_PARALLEL=lanes):
+        for completion in Completion.objects.filter(pk__in=ids).order_by("problem_id", "id"):
+            written.append((completion.pk, _verified_fields(job, completion, cache, sb)))
+    # One commit for the chunk; only rows still carrying this chunk's claim are written.
+    with transaction.atomic():
+        for pk, fields in written:
+            Completion.objects.filter(pk=pk, claim=token, status=Completion.Status.RUNNING).update(**fields)
     CurationJob.objects.filter(pk=job.pk).update(wall_ms=F("wall_ms") + int((time.perf_counter() - started) * 1000))
     _finish_if_done(job)
     return len(ids)

@@ -325,6 +325,9 @@ HARDTESTS_CURATION_CHUNK = env_int("HARDTESTS_CURATION_CHUNK", 16)
 HARDTESTS_CURATION_CHAINS = env_int("HARDTESTS_CURATION_CHAINS", 2)
 HARDTESTS_CURATION_QUEUE = env_str("HARDTESTS_CURATION_QUEUE", "sandbox")
 HARDTESTS_CURATION_STALE_S = env_float("HARDTESTS_CURATION_STALE_S", 900.0)
+# Sandbox batches per program in a curation job; 0: HARDTESTS_JUDGE_PARALLEL, as the API judges. 1 saves
+# a sandbox start-up per program where the chains alone keep every core busy (a dedicated machine).
+HARDTESTS_CURATION_JUDGE_PARALLEL = env_int("HARDTESTS_CURATION_JUDGE_PARALLEL", 0)
 
 LOGGING = {
     "version": 1,
