@@ -11,7 +11,12 @@ import pytest
 from curation.models import Completion, JudgeScore
 from curation.rules import rule_parse
 from curation.selectors import job_analysis, table_of
-from curation.services import curation_job_import, curation_job_verify_here, curation_judge_run, selection_apply
+from curation.services import (
+    curation_job_import,
+    curation_job_verify_here,
+    curation_judge_run,
+    selection_apply,
+)
 from generation.llm_judge import JUDGE_PROMPT, judge_reply_parse, judges_compare
 from generation.models import LLMCall
 from generation.parsing import ReplyInvalid
