@@ -32,10 +32,12 @@ def job_progress(job: CurationJob) -> dict[str, Any]:
     )
     tests, wall_s = row["tests"] or 0, job.wall_ms / 1000
     finished = row["done"] + row["errors"]
+    judged = JudgeScore.objects.filter(completion__job=job).aggregate(
+        calls=Count("id"), prompt=Sum("llm_call__prompt_tokens"), completion=Sum("llm_call__completion_tokens"))
     return {**row, "tests": tests, "cpu_ms": row["cpu_ms"] or 0, "finished": finished,
             "percent": round(100 * finished / row["total"]) if row["total"] else 100,
             "wall_s": round(wall_s, 1), "tests_per_s": round(tests / wall_s, 1) if wall_s else None,
-            "judge_calls": JudgeScore.objects.filter(completion__job=job).count()}
+            "judge_calls": judged["calls"], "judge_tokens": (judged["prompt"] or 0) + (judged["completion"] or 0)}
 
 
 def _difficulty(problem_ids: set[int]) -> dict[int, str]:

@@ -36,6 +36,10 @@ def test_judges_score_record_and_select(tmp_path: Path, fake_judge):
     assert curation_judge_run(job=job, judge="judge-b") == {"scored": 12, "errors": 1}
     # Nothing is judged twice.
     assert curation_judge_run(job=job, judge="judge-a") == {"scored": 0, "errors": 0}
+    from curation.selectors import job_progress
+
+    progress = job_progress(job)
+    assert progress["judge_calls"] == 26 and progress["judge_tokens"] == 26 * 240  # the fake's usage per reply
     calls = LLMCall.objects.filter(purpose="judge")
     assert calls.count() == 26 and len(fake_judge.requests) == 26
     assert set(calls.values_list("prompt_version", flat=True)) == {JUDGE_PROMPT}

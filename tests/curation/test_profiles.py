@@ -4,26 +4,43 @@ the reply becomes a suite through the same pipeline (fake LLM, real sandbox)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+
 import pytest
 
 from generation.models import GenerationRun
 from generation.services import generation_run_execute, generation_run_start
 from problems.models import Solution, TestSuite
 from problems.services import solution_upsert
-from tests.generation.conftest import (  # noqa: F401 - fixtures
+from tests.generation.conftest import (
     ORACLE_PY,
     FakeLLM,
-    fake_llm,
     inputs_reply,
     make_problem,
-    small_counts,
+    start_fake_llm,
     validator_reply,
 )
 
 WRONG = "a, b = map(int, input().split())\nprint((a + b) % 1000)\n"
 CANDIDATE = "print(sum(map(int, input().split())))  # candidate\n"
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("small_counts")]
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def fake_llm(settings: Any) -> Iterator[FakeLLM]:
+    """tests/generation's scripted loopback server, with its settings and fewer generator calls."""
+    fake, server = start_fake_llm()
+    settings.OPENAI_BASE_URL, settings.OPENAI_API_KEY, settings.HARDTESTS_LLM_MODEL = fake.url, "test-key", "fake-model"
+    settings.HARDTESTS_LLM_TIMEOUT_S, settings.HARDTESTS_LLM_MAX_RETRIES = 5.0, 2
+    settings.HARDTESTS_LLM_REPLY_RETRIES, settings.HARDTESTS_CHECKER_REVIEW = 1, False
+    settings.HARDTESTS_REGULAR_CALLS, settings.HARDTESTS_STRATIFIED_CALLS, settings.HARDTESTS_HACKING_CALLS = 4, 3, 3
+    try:
+        yield fake
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def _run(problem, profile: str) -> GenerationRun:

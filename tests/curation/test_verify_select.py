@@ -4,6 +4,7 @@ rules; the import refuses bad files whole; a resume picks up claims a crash left
 
 from __future__ import annotations
 
+import os
 from datetime import timedelta
 from pathlib import Path
 
@@ -178,3 +179,22 @@ def test_resume_takes_back_stale_claims_and_finishes(tmp_path: Path):
     job.refresh_from_db()
     assert job.status == CurationJob.Status.VERIFIED
     assert Completion.objects.filter(job=job, status=Completion.Status.DONE).count() == 6
+
+
+def test_the_command_refuses_bad_input_in_one_line(tmp_path: Path):
+    from django.core.management import CommandError, call_command
+
+    world = build_world()
+    bad = write_jsonl(tmp_path / "bad.jsonl", [{"problem_id": "nope"}, {"problem_id": world.problem.pid}])
+    with pytest.raises(CommandError) as caught:
+        call_command("curate", "import", str(bad))
+    assert "\n" not in str(caught.value) and "row 1: " in str(caught.value) and "row 2: " in str(caught.value)
+    with pytest.raises(CommandError, match="no curation job #999"):
+        call_command("curate", "select", "999", "--rule", "tau>=0.5")
+    good = write_jsonl(tmp_path / "good.jsonl", [k.row for k in known_completions(world.problem.pid, 2)])
+    call_command("curate", "import", str(good), stdout=open(os.devnull, "w"))
+    job = CurationJob.objects.get()
+    with pytest.raises(CommandError, match="cannot read the rule"):
+        call_command("curate", "select", str(job.pk), "--rule", "pass>=1")
+    with pytest.raises(CommandError, match="not verified"):
+        call_command("curate", "select", str(job.pk), "--rule", "tau>=0.5")
