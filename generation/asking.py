@@ -18,7 +18,7 @@ from typing import TypeVar
 from django.conf import settings
 from django.db import transaction
 
-from generation import prompting
+from generation import profiles, prompting
 from generation.llm import LLMUnavailable, chat
 from generation.materialise import judge_sample_check, sample_pairs
 from generation.materialise.inputs import run_checker_calls
@@ -162,10 +162,13 @@ def llm_kit(run: GenerationRun, rec: RunRecorder, sb: Sandbox, flight: Preflight
         rec.log(note)
     rec.log("output judging function: " + ("yes" if first.needs_output_judge else "not needed"))
     rec.stage(GenerationRun.Stage.LLM_INPUTS)
-    second, _ = ask(run, rec, purpose="inputs", prompt_version=prompting.INPUTS_PROMPT,
-                    messages=prompting.inputs_prompt(**common, validator_code=first.input_validator,
-                                                     direct_count=settings.HARDTESTS_DIRECT_INPUTS),
-                    parse=parse_inputs_reply)
+    try:  # the run's generation profile picks call 2's prompt (generation.profiles)
+        version, messages = profiles.inputs_messages(profile_name=run.profile, problem=problem, common=common,
+                                                     validator_code=first.input_validator,
+                                                     direct_count=settings.HARDTESTS_DIRECT_INPUTS)
+    except profiles.ProfileUnusable as exc:
+        raise RunFailed(FailureReason.INPUT_GENERATION_FAILED, str(exc)) from exc
+    second, _ = ask(run, rec, purpose="inputs", prompt_version=version, messages=messages, parse=parse_inputs_reply)
     session = Conversation(convo, first, second, review)
     return save_kit(run, rec, session), session
 

@@ -56,6 +56,8 @@ class GenerationRun(models.Model):
     problem = models.ForeignKey(Problem, on_delete=models.CASCADE, related_name="generation_runs")
     mode = models.CharField(max_length=15, choices=Mode.choices)
     model_name = models.CharField(max_length=100, blank=True)
+    # Which inputs prompt call 2 uses (generation.profiles): hardtestgen, minimal, structured, contrastive.
+    profile = models.CharField(max_length=20, default="hardtestgen")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True)
     stage = models.CharField(max_length=15, choices=Stage.choices, default=Stage.QUEUED)
     # {"llm_validator": 1.2, "generating": 3.4, ...} seconds per stage.

@@ -10,6 +10,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from generation.models import FailureReason, GenerationRun
+from generation.profiles import profile_get
 from generation.runs import MAX_LOG_CHARS, run_fail, stale_runs_sweep
 from generation.selectors import kit_to_materialise
 from problems.models import Problem
@@ -51,6 +52,7 @@ def generation_run_start(
     user: Any = None,
     enqueue: bool = True,
     judge_candidates: bool = False,
+    profile: str = "hardtestgen",
 ) -> GenerationRun:
     """Create a QUEUED run and enqueue its job on the `generation` queue after commit.
 
@@ -73,7 +75,7 @@ def generation_run_start(
                 problem=problem, mode=mode, model_name=model or (settings.HARDTESTS_LLM_MODEL
                                                                  if mode == GenerationRun.Mode.FROM_SCRATCH else ""),
                 created_by=user if getattr(user, "is_authenticated", False) else None, kit=kit,
-                judge_candidates=judge_candidates, heartbeat_at=timezone.now(),
+                judge_candidates=judge_candidates, heartbeat_at=timezone.now(), profile=profile_get(profile).name,
                 log=f"{timezone.now():%H:%M:%S} queued by {getattr(user, 'username', None) or 'system'}\n",
             )
             if enqueue:

@@ -67,6 +67,7 @@ INSTALLED_APPS = [
     "problems",
     "generation",
     "review",
+    "curation",
     "api",
 ]
 
@@ -335,6 +336,15 @@ HARDTESTS_KILL_ORDER = env_bool("HARDTESTS_KILL_ORDER", True)
 # A test moves ahead of kind order when it fails at least this many known-wrong programs.
 HARDTESTS_KILL_ORDER_MIN_KILLS = env_int("HARDTESTS_KILL_ORDER_MIN_KILLS", 2)
 HARDTESTS_FAST_SUITES = env_bool("HARDTESTS_FAST_SUITES", True)
+# Curation (curation/): completions verified per RQ job (a bounded chunk, so API jobs are not
+# starved), chunk chains queued per job, the queue, and when a claimed completion counts as lost.
+HARDTESTS_CURATION_CHUNK = env_int("HARDTESTS_CURATION_CHUNK", 16)
+HARDTESTS_CURATION_CHAINS = env_int("HARDTESTS_CURATION_CHAINS", 2)
+HARDTESTS_CURATION_QUEUE = env_str("HARDTESTS_CURATION_QUEUE", "sandbox")
+HARDTESTS_CURATION_STALE_S = env_float("HARDTESTS_CURATION_STALE_S", 900.0)
+# Sandbox batches per program in a curation job; 0: HARDTESTS_JUDGE_PARALLEL, as the API judges. 1 saves
+# a sandbox start-up per program where the chains alone keep every core busy (a dedicated machine).
+HARDTESTS_CURATION_JUDGE_PARALLEL = env_int("HARDTESTS_CURATION_JUDGE_PARALLEL", 0)
 
 LOGGING = {
     "version": 1,

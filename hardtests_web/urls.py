@@ -32,6 +32,7 @@ urlpatterns = [
     path("", include("problems.urls")),
     path("", include("generation.urls")),
     path("", include("review.urls")),
+    path("", include("curation.urls")),
 ]
 
 

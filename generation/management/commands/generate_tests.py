@@ -26,6 +26,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db.models import Q
 
 from generation.models import GenerationRun
+from generation.profiles import PROFILES
 from generation.selectors import active_generated_suite
 from generation.services import generation_run_execute, generation_run_start
 from problems.models import Problem, TestSuite
@@ -77,6 +78,8 @@ class Command(BaseCommand):
         parser.add_argument("--from-kit", action="store_true", help="materialise the current kit; no LLM calls")
         parser.add_argument("--model", default=None, help="LLM model name (default: HARDTESTS_LLM_MODEL)")
         parser.add_argument("--judge", action="store_true", help="judge the candidates against each new suite")
+        parser.add_argument("--profile", default="hardtestgen", choices=sorted(PROFILES),
+                            help="generation profile of call 2 (generation.profiles)")
         bulk = parser.add_argument_group("bulk selection (instead of PIDs)")
         bulk.add_argument("--source", default=None, help="only problems from this source (dataset)")
         bulk.add_argument("--platform", default=None, help="only problems from this platform")
@@ -138,12 +141,14 @@ class Command(BaseCommand):
         if options["sync"]:
             for problem in problems:
                 run = generation_run_start(problem=problem, mode=mode, model_name=options["model"], enqueue=False,
+                                           profile=options["profile"],
                                            judge_candidates=False)
                 run = generation_run_execute(run_id=run.pk)
                 self.stdout.write(json.dumps(run_summary(run)))
             return
         runs = [
-            generation_run_start(problem=p, mode=mode, model_name=options["model"], judge_candidates=options["judge"])
+            generation_run_start(problem=p, mode=mode, model_name=options["model"], judge_candidates=options["judge"],
+                                 profile=options["profile"])
             for p in problems
         ]
         fresh = [r for r in runs if r.created]

@@ -1,0 +1,73 @@
+"""RQ jobs of curation. Take ids only, call one service, record failure on the row.
+
+A job's completions are verified by chains of bounded chunks: each RQ job verifies one chunk
+(HARDTESTS_CURATION_CHUNK completions) and queues the next at the back of the queue, so a
+worker returns to other work (the verification API's jobs) between chunks, and a long job
+never holds a worker for hours.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+
+from core.queues import get_queue
+from curation.models import Completion, CurationJob
+
+
+def curation_enqueue(job_id: int, chains: int | None = None) -> int:
+    """Queue up to `chains` chunk chains (default: one per sandbox worker); returns how many."""
+    pending = Completion.objects.filter(job_id=job_id, status=Completion.Status.PENDING).count()
+    wanted = chains or max(1, settings.HARDTESTS_CURATION_CHAINS)
+    # Chunks shrink to keep every chain busy (services._chunk_size), so a chain per completion at most.
+    count = max(1, min(wanted, pending))
+    queue = get_queue(settings.HARDTESTS_CURATION_QUEUE)
+    for _ in range(count):
+        queue.enqueue(curation_verify_job, job_id, job_timeout=3600, failure_ttl=7 * 86400)
+    return count
+
+
+def curation_verify_job(job_id: int) -> int:
+    from curation.services import curation_chunk_verify
+
+    try:
+        claimed = curation_chunk_verify(job_id=job_id)
+    except Exception as exc:
+        # Recorded for the page; the claimed rows go back to pending after the stale limit (resume).
+        CurationJob.objects.filter(pk=job_id).update(error=f"{type(exc).__name__}: {exc}"[:4000])
+        raise
+    if claimed and Completion.objects.filter(job_id=job_id, status=Completion.Status.PENDING).exists():
+        get_queue(settings.HARDTESTS_CURATION_QUEUE).enqueue(curation_verify_job, job_id, job_timeout=3600,
+                                                             failure_ttl=7 * 86400)
+    return claimed
+
+
+def curation_judge_job(job_id: int, judge: str) -> dict[str, int]:
+    from curation.services import curation_judge_run
+
+    job = CurationJob.objects.get(pk=job_id)
+    try:
+        return curation_judge_run(job=job, judge=judge)
+    except Exception as exc:
+        CurationJob.objects.filter(pk=job_id).update(error=f"judge {judge}: {type(exc).__name__}: {exc}"[:4000])
+        raise
+
+
+def curation_demo_job(user_id: int | None = None) -> int:
+    """The page's demo: demo suites built where missing, the demo completions imported and verified."""
+    from pathlib import Path
+
+    from django.conf import settings as conf
+    from django.contrib.auth import get_user_model
+
+    from curation.demo import demo_file
+    from curation.services import curation_job_import, curation_job_start, demo_suites_ensure
+    from problems.demo import demo_load, demo_problems
+
+    demo_load()
+    problems = demo_suites_ensure(problems=demo_problems())
+    path = demo_file(problems, Path(conf.MEDIA_ROOT) / "curation" / "demo" / "completions.jsonl")
+    job = curation_job_import(path=path, name="demo (our programs as pretend model answers)", suite_origin="generated",
+                              extra_origins=["public"], demo=True,
+                              created_by=get_user_model().objects.filter(pk=user_id).first())
+    curation_job_start(job=job)
+    return job.pk
