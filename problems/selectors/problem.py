@@ -31,6 +31,7 @@ def problem_suites(problem: Problem) -> list[TestSuite]:
         problem.suites.order_by("-version").only(
             "id", "problem_id", "version", "status", "origin", "test_count", "total_bytes",
             "counts_by_kind", "created_at", "activated_at", "note", "kit_id", "validator_id", "output_judge_id",
+            "unverified", "trust",
         )
     )
 

@@ -158,6 +158,22 @@ def samples_missing_from_statement(problem: Any) -> bool:
     return False
 
 
+@register.filter
+def solution_gaps(problem: Any) -> list[str]:
+    """What the problem lacks for an oracle-checked suite and for measuring one (shown on its page)."""
+    from problems.models import SUPPORTED_LANGUAGES, Solution
+
+    rows = list(problem.solutions.values_list("role", "language", "gold_verdict"))
+    gaps = []
+    if not any(role == Solution.Role.ORACLE and lang in SUPPORTED_LANGUAGES for role, lang, _ in rows):
+        gaps.append("no oracle (human solution) in a supported language: an oracle-checked suite cannot be made")
+    if not any(role == Solution.Role.CANDIDATE and gold != Solution.GoldVerdict.UNKNOWN for role, _, gold in rows):
+        gaps.append("no candidate with a known verdict: suites of this problem cannot be measured")
+    if not problem.samples:
+        gaps.append("no sample tests: an LLM brute force cannot be checked against the statement")
+    return gaps
+
+
 @register.simple_tag
 def page_link(name: str, *args: Any) -> str:
     """The address of a page another app owns (problems.page_links), or "" without that app."""
