@@ -158,3 +158,28 @@ def make_solutionless(pid: str = "of/maxsub", *, candidates: bool = False) -> Pr
             solution_upsert(problem=problem, role=Solution.Role.CANDIDATE, language="python3", code=code,
                             name=name, gold_verdict=gold)
     return problem
+
+
+TRUST = {"method": "hardtests_a7", "model": "fake-model",
+         "brute_force": {"samples_checked": 2, "samples_passed": 2, "finished_on": 2, "inputs": 2},
+         "cross_check": {"with": "second_brute_force", "used": True, "agreed": 2, "compared": 2, "share": 1.0,
+                         "judged_with": "comparison:tokens"},
+         "model_made_outputs": 2, "statement_outputs": 1, "time_only_tests": 1, "max_test": {"status": "added"}}
+
+
+def make_oracle_free_suite(problem: Problem):
+    """An active oracle-free suite as the A.7 mode saves one (without asking an LLM)."""
+    from problems.models import TestSuite
+    from problems.services import NewTest, suite_activate, suite_add_tests, suite_create
+
+    suite = suite_create(problem=problem, origin=TestSuite.Origin.ORACLE_FREE, unverified=True, trust=TRUST)
+    suite_add_tests(suite=suite, tests=[
+        NewTest(input=SAMPLES[0]["input"], output=SAMPLES[0]["output"], kind="public", output_origin="statement"),
+        NewTest(input="1\n5\n", output="5\n", kind="edge", generator="gen_edge_input_single", call_number=1,
+                output_origin="brute_force"),
+        NewTest(input="2\n-3 -4\n", output="-3\n", kind="edge", generator="gen_edge_input_all_negative",
+                call_number=1, output_origin="brute_force"),
+        NewTest(input="4\n1 -2 3 4\n", output=b"", kind="time_only", generator="gen_max_input", call_number=1,
+                output_origin="none"),
+    ])
+    return suite_activate(suite=suite)
