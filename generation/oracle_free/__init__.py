@@ -25,11 +25,14 @@ def has_usable_oracle(problem: Problem) -> bool:
     return problem.solutions.filter(role=Solution.Role.ORACLE, language__in=SUPPORTED_LANGUAGES).exists()
 
 
-def build(run: GenerationRun, rec: RunRecorder, sb: Sandbox) -> Built:
+def build(run: GenerationRun, rec: RunRecorder, sb: Sandbox, *, persist: bool = True) -> Built:
+    """The run's oracle-free tests, unsaved; persist=False also leaves the kit unsaved (evaluations)."""
     from generation.oracle_free.a7 import build_a7
     from generation.oracle_free.acecoder import build_acecoder
 
-    return build_acecoder(run, rec, sb) if run.mode == GenerationRun.Mode.ACECODER else build_a7(run, rec, sb)
+    if run.mode == GenerationRun.Mode.ACECODER:
+        return build_acecoder(run, rec, sb)
+    return build_a7(run, rec, sb, persist=persist)
 
 
 def execute(run: GenerationRun, rec: RunRecorder, sb: Sandbox,

@@ -47,7 +47,7 @@ from generation.oracle_free.replies import (
 )
 from generation.runs import RunRecorder
 from problems.judging import TIME_ONLY, limits_for
-from problems.models import CodeOrigin, Problem, Solution, TestCase, TestKit
+from problems.models import CodeOrigin, InputValidator, OutputJudge, Problem, Solution, TestCase, TestKit
 from problems.services import NewTest, judge_create, kit_create, validator_create
 from sandbox import CallResult, Sandbox
 
@@ -133,6 +133,19 @@ def _save_kit(run: GenerationRun, rec: RunRecorder, reply: A7Reply, references: 
     return TestKit.objects.select_related("problem", "validator", "output_judge").get(pk=kit.pk)
 
 
+def _memory_kit(run: GenerationRun, reply: A7Reply) -> TestKit:
+    """The kit unsaved (an evaluation must not add kit versions: the latest kit's judge judges the
+    problem's other suites)."""
+    problem = run.problem
+    previous = problem.inputvalidators.order_by("-version").first()
+    validator = InputValidator(problem=problem, version=0, code=reply.input_validator, origin=CodeOrigin.LLM,
+                               regression_inputs=list(previous.regression_inputs) if previous else [])
+    judge = (OutputJudge(problem=problem, version=0, code=reply.output_judging_function, origin=CodeOrigin.LLM)
+             if reply.output_judging_function else None)
+    return TestKit(problem=problem, version=0, origin=CodeOrigin.LLM, validator=validator, output_judge=judge,
+                   needs_output_judge=reply.needs_output_judge, extra={"mode": "oracle_free", "evaluation": run.pk})
+
+
 def _usable(result: CallResult) -> bool:
     return result.ok and isinstance(result.value, str) and len(result.value.encode("utf-8")) <= MAX_INPUT_BYTES
 
@@ -181,7 +194,7 @@ def _max_test(sb: Sandbox, kit: TestKit, reply: A7Reply, problem: Problem, effic
     return test, info
 
 
-def build_a7(run: GenerationRun, rec: RunRecorder, sb: Sandbox) -> Built:
+def build_a7(run: GenerationRun, rec: RunRecorder, sb: Sandbox, *, persist: bool = True) -> Built:
     problem = run.problem
     samples = sample_pairs(problem)
     model = run.model_name or settings.HARDTESTS_LLM_MODEL
@@ -216,7 +229,8 @@ def build_a7(run: GenerationRun, rec: RunRecorder, sb: Sandbox) -> Built:
             tried.append({"with": "efficient_solution", "used": False, "why": "fails the samples: " + wrong[0][:300]})
         else:
             references.append(("efficient_solution", model_program(reply.efficient, "efficient solution")))
-    kit = _save_kit(run, rec, reply, {name: program.code for name, program in references})
+    kit = (_save_kit(run, rec, reply, {name: program.code for name, program in references}) if persist
+           else _memory_kit(run, reply))
 
     tally = Tally()
     rec.stage(GenerationRun.Stage.GENERATING)

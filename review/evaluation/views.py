@@ -9,6 +9,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from core.permissions import is_annotator, is_maintainer
 from review.evaluation.export import plain_table, table_csv, table_latex
+from review.evaluation.oracle_free import table8_display, table8_latest
 from review.evaluation.selectors import report_in_progress, report_latest
 from review.evaluation.services import evaluation_report_create, evaluation_select
 from review.evaluation.tables import chart_data, page_tables
@@ -27,6 +28,10 @@ def evaluation_page(request: HttpRequest) -> HttpResponse:
         "charts": chart_data(latest.report) if latest else None,
         "can_run": is_maintainer(request.user),
     }
+    table8 = table8_latest()
+    if table8 is not None:
+        context["table8"] = table8
+        context["table8_rows"] = table8_display(table8.report or {})
     return render(request, "review/evaluation/page.html", context)
 
 
