@@ -1,4 +1,4 @@
-"""`oracle_free_table8 [--demo | --pids ... | --filter ...] [--model NAME] [--out report.json] [--json]`.
+"""`oracle_free_table8 [--demo] [--pids ... | --filter ...] [--model NAME] [--out report.json] [--json]`.
 
 HardTests' Table 8 on our data: hides the oracles of problems that have an oracle-based suite
 and candidates with gold verdicts, builds oracle-free suites both ways (AceCoder's baseline,
@@ -31,9 +31,10 @@ class Command(BaseCommand):
     help = "HardTests Table 8: oracle-free suites (AceCoder, A.7) vs the oracle-based suite, as FPR/FNR."
 
     def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--demo", action="store_true",
+                            help="the bundled demo (or the --pids of it) with a stand-in LLM: a consistency check; "
+                                 "no model is called")
         which = parser.add_mutually_exclusive_group()
-        which.add_argument("--demo", action="store_true",
-                           help="the bundled demo with a stand-in LLM (a consistency check; no model is called)")
         which.add_argument("--pids", nargs="+", default=[], help="problem pids")
         which.add_argument("--filter", default="", help="key=value[,key=value]: source, platform, pid (glob), tag, ...")
         parser.add_argument("--model", default=None, help="LLM model (default HARDTESTS_LLM_MODEL)")
@@ -49,6 +50,10 @@ class Command(BaseCommand):
         progress = (lambda line: None) if options["json"] else (lambda line: self.stderr.write(line))
         if options["demo"]:
             problems = Problem.objects.filter(source=DEMO_SOURCE)
+            if options["pids"]:
+                problems = problems.filter(pid__in=options["pids"])
+            if options["filter"]:
+                raise CommandError("--demo takes --pids, not --filter")
             if not problems.exists():
                 raise CommandError("no demo problems: load them first (manage.py load_demo, or make run)")
             with standin_llm(list(problems)) as answerable:
