@@ -42,6 +42,11 @@ def _enqueue(run_id: int, job_id: str) -> None:
                  from_status=(GenerationRun.Status.QUEUED,))
 
 
+def enqueue_run(run_id: int, job_id: str) -> None:
+    """Put a QUEUED run's job on the `generation` queue (a run that cannot be queued fails)."""
+    _enqueue(run_id, job_id)
+
+
 def generation_run_start(
     *,
     problem: Problem,
