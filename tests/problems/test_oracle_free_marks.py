@@ -106,3 +106,20 @@ def test_a_time_only_test_may_come_without_an_output_but_others_may_not(tmp_path
                     + "\n")
     with pytest.raises(ImportAborted, match="output must be a string"):
         dataset_import(format_name="native", paths=[str(path)])
+
+
+@pytest.mark.parametrize(("fmt", "strip"), [
+    ("codecontests", lambda r: {**r, "solutions": {"language": [], "solution": []},
+                                "incorrect_solutions": {"language": [], "solution": []}}),
+    ("taco", lambda r: {**r, "solutions": "[]"}),
+])
+def test_dataset_rows_without_solutions_are_imported(tmp_path, fmt, strip) -> None:
+    from tests.problems.fixtures import FIXTURES
+
+    source = FIXTURES / ("codecontests.jsonl" if fmt == "codecontests" else "taco.jsonl")
+    row = json.loads(source.read_text().splitlines()[0])
+    path = tmp_path / "rows.jsonl"
+    path.write_text(json.dumps(strip(row)) + "\n")
+    dataset_import(format_name=fmt, paths=[str(path)])
+    problem = Problem.objects.get()
+    assert not problem.solutions.exists() and problem.statement
