@@ -75,6 +75,23 @@ def sample_failures(sb: Sandbox, code: str, samples: list[tuple[str, str]], chec
     return wrong
 
 
+def lenient_judge_cases(sb: Sandbox, checker: Checker, samples: list[tuple[str, str]]) -> list[str]:
+    """Wrong outputs a judging function accepts: an empty output, and another sample's output that
+    differs token for token. With no oracle in the loop, a judge that accepts anything would pass
+    a wrong brute force, confirm it, and then reward every program that runs."""
+    if checker.judge_code is None:
+        return []
+    triples = [(text, b"", out.encode()) for text, out in samples if out.strip()]
+    for i, (text, out) in enumerate(samples):
+        for j, (_, other) in enumerate(samples):
+            if i != j and other.split() != out.split():
+                triples.append((text, other.encode(), out.encode()))
+                break
+    return [f"input {t[0][:200]!r}: it accepts {t[1].decode('utf-8', 'replace')[:100]!r} where the answer is "
+            f"{t[2].decode('utf-8', 'replace')[:100]!r}"
+            for t, (ok, _) in zip(triples, checker.accepts(sb, triples), strict=True) if ok]
+
+
 def _review(sb: Sandbox, problem: Problem, samples: list[tuple[str, str]]) -> Review[A7Reply]:
     """The validator accepts every sample, the judge accepts their outputs, the brute force reproduces them."""
 
@@ -92,6 +109,10 @@ def _review(sb: Sandbox, problem: Problem, samples: list[tuple[str, str]]) -> Re
         rejected = judge_sample_check(sb, checker, samples)
         if rejected:
             return FailureReason.JUDGE_INVALID, judge_feedback(rejected)
+        lenient = lenient_judge_cases(sb, checker, samples)
+        if lenient:
+            return (FailureReason.JUDGE_INVALID, "output_judging_function accepts wrong outputs:\n- "
+                    + "\n- ".join(lenient[:5]) + "\nIt must accept exactly the correct outputs.")
         wrong = sample_failures(sb, parsed.brute_force, samples, checker, problem)
         if wrong:
             return (FailureReason.BRUTE_FORCE_REJECTED, "brute_force_solution does not reproduce the statement's "

@@ -178,3 +178,16 @@ def test_a_problem_with_oracles_still_runs_from_scratch(fake_llm: FakeLLM) -> No
     Solution.objects.create(problem=problem, role="oracle", language="python3", code=KADANE, code_sha256="x")
     run = generation_run_start(problem=problem, mode=GenerationRun.Mode.FROM_SCRATCH, enqueue=False)
     assert run.mode == GenerationRun.Mode.FROM_SCRATCH
+
+
+def test_a_judging_function_that_accepts_anything_is_refused(fake_llm: FakeLLM) -> None:
+    problem = make_solutionless()
+    anything = "def output_judging_function(input_str, candidate_output, reference_output):\n    return True\n"
+    reply = json.loads(a7_reply().split("```json\n", 1)[1].rsplit("\n```", 1)[0])
+    reply.update(needs_custom_output_judging_function=True, output_judging_function=anything,
+                 brute_force_solution="print(0)\n")
+    text = "```json\n" + json.dumps(reply) + "\n```"
+    fake_llm.reply(text, text)
+    run = run_mode(problem)
+    assert run.status == "failed" and run.failure_reason == FailureReason.JUDGE_INVALID
+    assert "accepts wrong outputs" in run.error and not problem.suites.exists()
