@@ -145,6 +145,7 @@ def _suite_brief(suite: TestSuite | None) -> dict[str, Any] | None:
         "status": suite.status,
         "test_count": suite.test_count,
         "activated_at": suite.activated_at,
+        "trust": suite.trust or None,
     }
 
 

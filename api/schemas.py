@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import date, datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from django.conf import settings
 from ninja import Field, Schema
@@ -126,10 +126,14 @@ class DifficultyOut(Schema):
 
 class SuiteBrief(Schema):
     version: int
-    origin: str
+    origin: str = Field(description="generated, official, imported, public, or oracle_free (model-made outputs: "
+                                    "no human oracle checked them; see trust)")
     status: str
     test_count: int
     activated_at: datetime | None = None
+    trust: dict[str, Any] | None = Field(
+        None, description="oracle_free suites: how the model-made outputs were checked (method, brute force on the "
+                          "samples, cross-check, which tests have model-made outputs)")
 
 
 class ProblemBrief(Schema):
@@ -172,7 +176,8 @@ class SuiteTestOut(Schema):
     input_size: int
     output_size: int
     input: str | None = Field(None, description="with include=tests")
-    output: str | None = Field(None, description="with include=tests")
+    output: str | None = Field(None, description="with include=tests; null for a time_only test, which has no "
+                                                 "expected output (passed by ending normally within the limits)")
 
 
 class SuiteOut(SuiteBrief):

@@ -26,12 +26,20 @@ class FailureReason(models.TextChoices):
     CANCELLED = "cancelled", "Cancelled"
     WORKER_DIED = "worker_died", "Worker died"
     INTERNAL_ERROR = "internal_error", "Internal error"
+    # Oracle-free modes (generation/oracle_free): the LLM's brute force fails the statement's
+    # samples, no independent program confirms it, or too few model-written tests survive.
+    BRUTE_FORCE_REJECTED = "brute_force_rejected", "Brute force fails the samples"
+    BRUTE_FORCE_UNCONFIRMED = "brute_force_unconfirmed", "Brute force not confirmed"
+    TOO_FEW_TESTS = "too_few_tests", "Too few tests"
 
 
 class GenerationRun(models.Model):
     class Mode(models.TextChoices):
         FROM_SCRATCH = "from_scratch", "From scratch (LLM)"
         FROM_KIT = "from_kit", "From the current kit"
+        # No human oracle needed (generation/oracle_free).
+        ORACLE_FREE = "oracle_free", "Oracle-free (HardTests A.7)"
+        ACECODER = "acecoder", "AceCoder baseline (oracle-free)"
 
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"

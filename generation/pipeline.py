@@ -15,6 +15,7 @@ import traceback
 from django.db import transaction
 from django.utils import timezone
 
+from generation import oracle_free
 from generation.asking import Conversation, RunFailed, judge_repair, judge_request, llm_kit
 from generation.materialise import (
     JudgeRejects,
@@ -203,6 +204,11 @@ def execute(run_id: int) -> GenerationRun:
     try:
         rec.log(f"run #{run.pk} started: {run.get_mode_display()} for {run.problem.pid}")
         sb = _sandbox()
+        if run.mode in oracle_free.MODES:  # no oracle, no pre-flight: generation/oracle_free
+            suite = oracle_free.execute(run, rec, sb, activate=_activate_built)
+            if run.judge_candidates:
+                _queue_judging(rec, suite)
+            return GenerationRun.objects.get(pk=run_id)
         flight = preflight(problem=run.problem, sb=sb, progress=rec)
         kit, session = _make_kit(run, rec, sb, flight)
         kit, result = _materialise(run, rec, sb, kit, flight, session)

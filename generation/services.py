@@ -44,6 +44,11 @@ def _enqueue(run_id: int, job_id: str) -> None:
                  from_status=(GenerationRun.Status.QUEUED,))
 
 
+def enqueue_run(run_id: int, job_id: str) -> None:
+    """Put a QUEUED run's job on the `generation` queue (a run that cannot be queued fails)."""
+    _enqueue(run_id, job_id)
+
+
 def generation_run_start(
     *,
     problem: Problem,
@@ -56,8 +61,10 @@ def generation_run_start(
 ) -> GenerationRun:
     """Create a QUEUED run and enqueue its job on the `generation` queue after commit.
 
-    mode is GenerationRun.Mode.FROM_SCRATCH (both LLM calls, a new kit) or FROM_KIT (the kit of
-    the problem's active generated suite, else its latest kit; no LLM). `enqueue=False` leaves it for generation_run_execute
+    mode is GenerationRun.Mode.FROM_SCRATCH (both LLM calls, a new kit), FROM_KIT (the kit of
+    the problem's active generated suite, else its latest kit; no LLM), or ORACLE_FREE / ACECODER
+    (no oracle: generation/oracle_free; FROM_SCRATCH becomes ORACLE_FREE for a problem without a
+    usable oracle, see oracle_free_mode_for). `enqueue=False` leaves it for generation_run_execute
     (the `--sync` command). `judge_candidates=True` queues judging of the problem's
     candidates against the new suite once it is active.
 
@@ -67,13 +74,14 @@ def generation_run_start(
     """
     if mode not in GenerationRun.Mode.values:
         raise ValueError(f"unknown generation mode {mode!r}; choose one of {', '.join(GenerationRun.Mode.values)}")
-    model = (model_name or "").strip() if mode == GenerationRun.Mode.FROM_SCRATCH else ""
+    mode = oracle_free_mode_for(problem=problem, mode=mode)
+    asks_llm = mode != GenerationRun.Mode.FROM_KIT
+    model = (model_name or "").strip() if asks_llm else ""
     kit = kit_to_materialise(problem) if mode == GenerationRun.Mode.FROM_KIT else None
     try:
         with transaction.atomic():
             run = GenerationRun.objects.create(
-                problem=problem, mode=mode, model_name=model or (settings.HARDTESTS_LLM_MODEL
-                                                                 if mode == GenerationRun.Mode.FROM_SCRATCH else ""),
+                problem=problem, mode=mode, model_name=model or (settings.HARDTESTS_LLM_MODEL if asks_llm else ""),
                 created_by=user if getattr(user, "is_authenticated", False) else None, kit=kit,
                 judge_candidates=judge_candidates, heartbeat_at=timezone.now(), profile=profile_get(profile).name,
                 log=f"{timezone.now():%H:%M:%S} queued by {getattr(user, 'username', None) or 'system'}\n",
@@ -91,6 +99,18 @@ def generation_run_start(
         return existing
     run.created = True
     return run
+
+
+def oracle_free_mode_for(*, problem: Problem, mode: str) -> str:
+    """The mode a run really takes: from scratch becomes oracle-free (HardTests A.7) for a problem
+    with no oracle the sandbox can run, when HARDTESTS_ORACLE_FREE_AUTO is on (it would otherwise
+    fail as no_valid_oracle). The run's mode and the suite's origin say so."""
+    from generation.oracle_free import has_usable_oracle
+
+    if (mode == GenerationRun.Mode.FROM_SCRATCH and settings.HARDTESTS_ORACLE_FREE_AUTO
+            and not has_usable_oracle(problem)):
+        return GenerationRun.Mode.ORACLE_FREE
+    return mode
 
 
 def generation_run_open(*, problem: Problem) -> GenerationRun | None:

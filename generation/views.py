@@ -168,7 +168,7 @@ def regenerate(request: HttpRequest, pk: int) -> HttpResponse:
         mode = form.cleaned_data["mode"]
         run = generation_run_start(
             problem=problem, mode=mode, user=request.user,
-            model_name=form.cleaned_data.get("model_name") if mode == "from_scratch" else None,
+            model_name=form.cleaned_data.get("model_name") if mode != "from_kit" else None,
             # A new suite should come with its candidates' verdicts (the matrix, evaluation).
             judge_candidates=True,
         )

@@ -269,6 +269,16 @@ HARDTESTS_SPLIT_MIN_CANDIDATES = env_int("HARDTESTS_SPLIT_MIN_CANDIDATES", 6)
 HARDTESTS_INPUT_BUDGET_S = env_float("HARDTESTS_INPUT_BUDGET_S", 180.0)
 HARDTESTS_OUTPUT_BUDGET_S = env_float("HARDTESTS_OUTPUT_BUDGET_S", 240.0)
 HARDTESTS_SUITE_MAX_MB = env_float("HARDTESTS_SUITE_MAX_MB", 500.0)
+# Oracle-free modes (generation/oracle_free, docs/oracle-free.md). A from-scratch run of a problem
+# with no oracle in a supported language becomes an oracle-free (A.7) run when AUTO is on.
+HARDTESTS_ORACLE_FREE_AUTO = env_bool("HARDTESTS_ORACLE_FREE_AUTO", True)
+HARDTESTS_ORACLE_FREE_EDGE_CALLS = env_int("HARDTESTS_ORACLE_FREE_EDGE_CALLS", 2)
+HARDTESTS_ORACLE_FREE_SECOND_BRUTE_FORCE = env_bool("HARDTESTS_ORACLE_FREE_SECOND_BRUTE_FORCE", True)
+HARDTESTS_BRUTE_FORCE_TIME_S = env_float("HARDTESTS_BRUTE_FORCE_TIME_S", 10.0)
+HARDTESTS_ACECODER_TESTS = env_int("HARDTESTS_ACECODER_TESTS", 20)
+HARDTESTS_ACECODER_MIN_TESTS = env_int("HARDTESTS_ACECODER_MIN_TESTS", 5)
+# The model that writes AceCoder's filtering solution (the paper: a stronger one); empty: the run's model.
+HARDTESTS_ACECODER_SOLUTION_MODEL = env_str("HARDTESTS_ACECODER_SOLUTION_MODEL", "")
 # Per-call limits of untrusted LLM-written code during materialisation.
 HARDTESTS_GENERATOR_TIME_S = env_float("HARDTESTS_GENERATOR_TIME_S", 10.0)
 HARDTESTS_GENERATOR_MEMORY_MB = env_int("HARDTESTS_GENERATOR_MEMORY_MB", 1024)

@@ -117,6 +117,12 @@ class RegenerateForm(forms.Form):
             modes.append(("from_scratch", "From scratch: the LLM writes a new validator, judge and generators"))
         if has_kit:
             modes.append(("from_kit", "From the current kit: re-run its generators and oracles, no LLM"))
+        if llm_ready:
+            # No human oracle needed; the suite is marked oracle_free (docs/oracle-free.md).
+            modes.append(("oracle_free", "Oracle-free (HardTests A.7): an LLM brute force, cross-checked, gives the "
+                                         "outputs of small edge inputs, plus one max-size time-only test"))
+            modes.append(("acecoder", "AceCoder baseline (oracle-free): 20 model-written input/output pairs "
+                                      "filtered by a model-written solution"))
         self.fields["mode"].choices = modes
         self.fields["model_name"].choices = [(m, m) for m in settings.HARDTESTS_LLM_MODELS]
         if modes:
@@ -124,6 +130,6 @@ class RegenerateForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
-        if data.get("mode") == "from_scratch" and not data.get("model_name"):
+        if data.get("mode") in ("from_scratch", "oracle_free", "acecoder") and not data.get("model_name"):
             self.add_error("model_name", "Choose a model.")
         return data

@@ -23,19 +23,21 @@ from typing import Any
 from django.conf import settings
 
 from problems.blobs import blob_pairs, blobs_put
-from problems.kill_order import KIND_ORDER, known_wrong_ids, suite_kill_order_refresh
+from problems.kill_order import KIND_ORDER, TIME_ONLY, known_wrong_ids, suite_kill_order_refresh
 from problems.models import SUPPORTED_LANGUAGES, OutputJudge, Problem, Solution, TestSuite
 from problems.services import verdict_record
 from sandbox import Limits, RunResult, Sandbox, Verdict, cache, call_python, compare_outputs, get_sandbox
 from sandbox.types import CompiledProgram
 
-__all__ = ["KIND_ORDER"]  # re-exported: the API lists a suite's tests in run order
+__all__ = ["KIND_ORDER", "TIME_ONLY"]  # re-exported: the API lists a suite's tests in run order
 SUBSETS = ("full", "fast")
 # Which active suite judges a program when none is named.
 ORIGIN_PREFERENCE = (
     TestSuite.Origin.GENERATED,
     TestSuite.Origin.OFFICIAL,
     TestSuite.Origin.IMPORTED,
+    # Model-made outputs: preferred to the samples alone, never to a suite an oracle checked.
+    TestSuite.Origin.ORACLE_FREE,
     TestSuite.Origin.PUBLIC,
 )
 FAIL_FAST_FIRST_CHUNK = 4
@@ -433,13 +435,14 @@ def _run_lane(
             return False
 
         runs = sb.run(
-            program, [t.input for _, t in items], limits, expected=[t.output for _, t in items],
+            program, [t.input for _, t in items], limits,
+            expected=[None if t.kind == TIME_ONLY else t.output for _, t in items],  # type: ignore[misc]
             checker=lambda expected, out: compare_outputs(expected, out, loaded.comparison),
             keep_stdout_kb=FAILURE_OUTPUT_KEPT // 1024, stop_when=failed,
             stop_before=(lambda index: items[index][0] > first.position) if fail_fast else None,
         )
         for (position, test), run in zip(items, runs, strict=False):
-            verdict = ("AC" if run.matched else "WA") if run.ok else str(run.verdict)
+            verdict = ("AC" if run.matched or test.kind == TIME_ONLY else "WA") if run.ok else str(run.verdict)
             out.append((position, test, verdict, run, ""))
         return out
     # A judging function runs in a sandbox of its own per chunk; chunks grow so that a wrong
@@ -450,12 +453,15 @@ def _run_lane(
         part = items[index : index + chunk]
         runs = sb.run(program, [t.input for _, t in part], limits, stop_on_failure=fail_fast,
                       stop_before=(lambda i, part=part: part[i][0] > first.position) if fail_fast else None)
-        ok_pairs = [(t, r) for (_, t), r in zip(part, runs, strict=False) if r.verdict == Verdict.OK]
+        ok_pairs = [(t, r) for (_, t), r in zip(part, runs, strict=False)
+                    if r.verdict == Verdict.OK and t.kind != TIME_ONLY]
         accepted = iter(_accepts(sb, loaded.judge_code, [t for t, _ in ok_pairs], [r for _, r in ok_pairs],
                                  loaded.comparison))
         for (position, test), run in zip(part, runs, strict=False):
             verdict, reason = str(run.verdict), ""
-            if run.verdict == Verdict.OK:
+            if run.verdict == Verdict.OK and test.kind == TIME_ONLY:
+                verdict = "AC"
+            elif run.verdict == Verdict.OK:
                 good, reason = next(accepted)
                 verdict = "AC" if good else "WA"
             out.append((position, test, verdict, run, reason))

@@ -40,7 +40,11 @@ from django.db.models import F
 from problems.models import Solution, TestSuite, Verdict
 
 # Run order of test kinds when nothing else decides: hacking first.
-KIND_ORDER = {"hacking": 0, "stratified": 1, "regular": 2, "direct": 3, "imported": 4, "public": 5}
+KIND_ORDER = {"hacking": 0, "time_only": 0, "stratified": 1, "regular": 2, "direct": 3, "edge": 3, "imported": 4,
+              "public": 5}
+# A test with no expected output (oracle-free suites' maximum-size input): passed by a run that
+# ends normally (exit 0) within the limits, whatever it prints; never compared, never judged.
+TIME_ONLY = "time_only"
 # A fast subset keeps the tests whose input is at least this share of the largest one, at most
 # FAST_MAX_SIZE_TESTS of them: a slow program or a memory hog is caught there, and known-wrong
 # programs rarely teach that (they are mostly WA).

@@ -243,6 +243,9 @@ class TestSuite(models.Model):
         IMPORTED = "imported", "Imported"
         OFFICIAL = "official", "Official"
         PUBLIC = "public", "Public samples"
+        # No human oracle: outputs come from an LLM-written brute force (HardTests A.7) or from
+        # model-written pairs (AceCoder); `trust` says how they were checked.
+        ORACLE_FREE = "oracle_free", "Oracle-free (model-made outputs)"
 
     problem = models.ForeignKey(Problem, on_delete=models.CASCADE, related_name="suites")
     version = models.PositiveIntegerField()
@@ -257,6 +260,9 @@ class TestSuite(models.Model):
     note = models.CharField(max_length=500, blank=True)
     # Outputs came from one oracle that no second oracle confirmed (HARDTESTS_MIN_ORACLES=1).
     unverified = models.BooleanField(default=False)
+    # Oracle-free suites: {"method", "brute_force", "samples", "cross_check", "model_made_outputs",
+    # "time_only_tests", ...} (generation/oracle_free/trust.py); empty for oracle-checked suites.
+    trust = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     activated_at = models.DateTimeField(null=True, blank=True)
     # The kill order (problems/kill_order.py): ordinals in judging order, empty for kind order;
@@ -288,6 +294,18 @@ class TestCase(models.Model):
         STRATIFIED = "stratified", "Stratified (SPGen)"
         HACKING = "hacking", "Hacking (HackGen)"
         IMPORTED = "imported", "Imported"
+        # Oracle-free suites: small edge inputs whose outputs a checked brute force gave.
+        EDGE = "edge", "Edge (brute-force outputs)"
+        # One maximum-size input with no expected output: passed by finishing within the
+        # limits with exit code 0 (judged on time, memory and exit only, never on output).
+        TIME_ONLY = "time_only", "Max size (time only)"
+
+    class OutputOrigin(models.TextChoices):
+        ORACLE = "", "Oracle or dataset"
+        STATEMENT = "statement", "Statement sample"
+        BRUTE_FORCE = "brute_force", "LLM brute force (cross-checked)"
+        MODEL_PAIR = "model_pair", "Model-written pair (filtered by a model solution)"
+        NONE = "none", "None (time only)"
 
     PREVIEW_CHARS = 200
 
@@ -306,6 +324,8 @@ class TestCase(models.Model):
     output_preview = models.CharField(max_length=PREVIEW_CHARS, blank=True)
     validator_version = models.PositiveIntegerField(null=True, blank=True)
     oracle = models.ForeignKey(Solution, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    # Who made the expected output when no oracle did (oracle-free suites).
+    output_origin = models.CharField(max_length=12, choices=OutputOrigin.choices, default="", blank=True)
 
     class Meta:
         ordering = ["suite", "ordinal"]

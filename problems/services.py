@@ -38,6 +38,8 @@ class NewTest:
     validator_version: int | None = None
     oracle_id: int | None = None
     seed: int | None = None
+    # TestCase.OutputOrigin: who made the output when no oracle did ("" = an oracle or the dataset).
+    output_origin: str = ""
 
 
 def code_sha256(code: str) -> str:
@@ -185,6 +187,7 @@ def suite_create(
     output_judge: OutputJudge | None = None,
     note: str = "",
     unverified: bool = False,
+    trust: dict[str, Any] | None = None,
 ) -> TestSuite:
     """A new suite in BUILDING state; invisible to judging until suite_activate."""
     return _create_versioned(
@@ -197,6 +200,7 @@ def suite_create(
         status=TestSuite.Status.BUILDING,
         note=note,
         unverified=unverified,
+        trust=trust or {},
     )
 
 
@@ -226,6 +230,7 @@ def suite_add_tests(*, suite: TestSuite, tests: list[NewTest]) -> int:
                 output_preview=preview(test.output, TestCase.PREVIEW_CHARS),
                 validator_version=test.validator_version,
                 oracle_id=test.oracle_id,
+                output_origin=test.output_origin,
             )
         )
     with transaction.atomic():

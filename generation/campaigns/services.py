@@ -13,7 +13,7 @@ from django.utils import timezone
 from generation import prompting
 from generation.campaigns.stages import OPEN, enqueue_materialise, materialise_job_id
 from generation.models import Campaign, FailureReason, GenerationRun
-from problems.models import Problem, TestKit
+from problems.models import SUPPORTED_LANGUAGES, Problem, Solution, TestKit
 
 CHUNK = 500
 
@@ -76,6 +76,12 @@ def campaign_create(*, name: str, problem_ids: list[int], mode: str = Generation
         if busy:
             pids = dict(Problem.objects.filter(pk__in=busy).values_list("pk", "pid"))
             start.open_elsewhere += [(pids[p], r) for p, r in busy.items()]
+        # Problems with no oracle the sandbox can run take the oracle-free mode (generation/oracle_free).
+        no_oracle: set[int] = set()
+        if mode == GenerationRun.Mode.FROM_SCRATCH and settings.HARDTESTS_ORACLE_FREE_AUTO:
+            no_oracle = set(chunk) - set(Solution.objects.filter(
+                problem_id__in=chunk, role=Solution.Role.ORACLE, language__in=SUPPORTED_LANGUAGES,
+            ).values_list("problem_id", flat=True))
         kits: dict[int, int] = {}
         if mode == GenerationRun.Mode.FROM_KIT:
             for problem_id, kit_id in (TestKit.objects.filter(problem_id__in=chunk).order_by("problem_id", "version")
@@ -88,7 +94,8 @@ def campaign_create(*, name: str, problem_ids: list[int], mode: str = Generation
             if mode == GenerationRun.Mode.FROM_KIT and problem_id not in kits:
                 start.no_kit += 1
                 continue
-            rows.append(GenerationRun(problem_id=problem_id, mode=mode, model_name=model, campaign=campaign,
+            rows.append(GenerationRun(problem_id=problem_id, campaign=campaign, model_name=model,
+                                      mode=GenerationRun.Mode.ORACLE_FREE if problem_id in no_oracle else mode,
                                       kit_id=kits.get(problem_id), heartbeat_at=now, log=note))
         before = campaign.runs.count()
         # Conditional insert: a run that became open meanwhile is skipped by the unique index.
@@ -99,6 +106,7 @@ def campaign_create(*, name: str, problem_ids: list[int], mode: str = Generation
         Campaign.objects.filter(pk=campaign.pk).exclude(status=Campaign.Status.CANCELLED).update(
             status=Campaign.Status.RUNNING, pause_reason="", finished_at=None)
     _enqueue_parked(campaign.pk)
+    _enqueue_oracle_free(campaign.pk)
     campaign.refresh_from_db()
     return start
 
@@ -117,6 +125,24 @@ def _enqueue_parked(campaign_id: int) -> int:
     return len(items)
 
 
+def _enqueue_oracle_free(campaign_id: int) -> int:
+    """Oracle-free runs skip the LLM stage (it serves the from-scratch pipeline): each gets a
+    `generation`-queue job of its own, as a single run would."""
+    from generation.oracle_free import MODES
+    from generation.services import enqueue_run
+
+    waiting = GenerationRun.objects.filter(campaign_id=campaign_id, status=GenerationRun.Status.QUEUED, job_id="",
+                                           mode__in=MODES).values_list("pk", flat=True)
+    count = 0
+    for run_id in list(waiting):
+        job_id = f"generation-run-{run_id}"
+        if GenerationRun.objects.filter(pk=run_id, status=GenerationRun.Status.QUEUED, job_id="").update(
+                job_id=job_id, heartbeat_at=timezone.now()):
+            transaction.on_commit(lambda run_id=run_id, job_id=job_id: enqueue_run(run_id, job_id))
+            count += 1
+    return count
+
+
 def campaign_pause(*, campaign: Campaign, user: Any = None, reason: str = "") -> bool:
     """Stop claiming new work; calls in flight finish and their kits wait, saved, for resume."""
     done = Campaign.objects.filter(pk=campaign.pk, status=Campaign.Status.RUNNING).update(
@@ -132,6 +158,7 @@ def campaign_resume(*, campaign: Campaign, user: Any = None, cost_cap_usd: Decim
         status=Campaign.Status.RUNNING, pause_reason="")
     if done:
         _enqueue_parked(campaign.pk)
+        _enqueue_oracle_free(campaign.pk)
     campaign.refresh_from_db()
     return bool(done)
 

@@ -53,8 +53,13 @@ def native_row(bundle: Bundle) -> dict[str, Any]:
             {"origin": origin,
              # Outputs from one oracle that no second oracle confirmed (HARDTESTS_MIN_ORACLES=1).
              "unverified": bundle.suites[origin].unverified,
-             "tests": [{**_text_or_b64("input", inp), **_text_or_b64("output", out),
-                        "kind": t.kind, "generator": t.generator, "call_number": t.call_number}
+             # oracle_free suites: how their model-made outputs were checked; {} for oracle-checked ones
+             "trust": bundle.suites[origin].trust,
+             # a time-only test has no expected output: no "output" key, never an empty one
+             "tests": [{**_text_or_b64("input", inp),
+                        **({} if t.kind == "time_only" else _text_or_b64("output", out)),
+                        "kind": t.kind, "generator": t.generator, "call_number": t.call_number,
+                        **({"output_origin": t.output_origin} if t.output_origin else {})}
                        for t, (inp, out) in zip(tests, test_bodies(tests), strict=True)]}
             for origin, tests in ((o, bundle.tests.get(o, [])) for o in sorted(bundle.suites))
         ],

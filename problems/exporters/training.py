@@ -24,7 +24,9 @@ from problems.exporters.bundles import Bundle, bundles, test_bodies
 from problems.exporters.card import card_write
 from problems.exporters.prompt import answer_prompt
 
-DEFAULT_ORIGINS = ("generated", "official", "imported", "public")
+# oracle_free (model-made outputs) before the samples alone, never before an oracle-checked suite;
+# tests_origin and tests_unverified say which one a row carries.
+DEFAULT_ORIGINS = ("generated", "official", "imported", "oracle_free", "public")
 
 SCHEMA = pa.schema([
     ("id", pa.string()),
@@ -68,6 +70,9 @@ def training_row(bundle: Bundle, origins: tuple[str, ...] = DEFAULT_ORIGINS) -> 
     if chosen is not None and chosen[1]:
         origin, cases = chosen
         unverified = bool(bundle.suites[origin].unverified)
+        # A time-only test has no expected output, which this format cannot say: left out, so that
+        # no consumer compares a program's output with "" (the API still judges with it).
+        cases = [t for t in cases if t.kind != "time_only"]
         tests = [{"input": inp.decode("utf-8", errors="replace"), "output": out.decode("utf-8", errors="replace")}
                  for inp, out in test_bodies(cases)]
         kinds: dict[str, int] = {}

@@ -108,6 +108,8 @@ class TestIn(BodiesIn):
     kind: Choice(TestCase.Kind) = None
     generator: Text(200) = None
     call_number: Count = None
+    # oracle-free suites: who made the output ("" an oracle or the dataset); a time_only test has none
+    output_origin: Choice(TestCase.OutputOrigin) = None
 
 
 class SuiteIn(_Model):
@@ -115,6 +117,8 @@ class SuiteIn(_Model):
     tests: list[TestIn] | None = None
     # a suite built with fewer oracles than HARDTESTS_MIN_ORACLES normally demands
     unverified: StrictBool | None = None
+    # oracle_free suites: how the model-made outputs were checked (generation/oracle_free)
+    trust: dict[str, Any] | None = None
 
 
 class LabelIn(_Model):
@@ -293,10 +297,15 @@ def native_row_parse(row: Any) -> NativeRow:
         tests = []
         for j, test in enumerate(suite.tests or []):
             where = f"suites[{i}].tests[{j}]"
-            tests.append({"input": _body(test, "input", where), "output": _body(test, "output", where),
+            # A time-only test has no expected output (judged on time and exit only).
+            time_only = test.kind == TestCase.Kind.TIME_ONLY.value
+            tests.append({"input": _body(test, "input", where),
+                          "output": b"" if time_only else _body(test, "output", where),
+                          "output_origin": TestCase.OutputOrigin.NONE.value if time_only else (test.output_origin or ""),
                           "kind": test.kind or TestCase.Kind.IMPORTED.value, "generator": test.generator or "",
                           "call_number": test.call_number})
-        suites.append({"origin": suite.origin, "tests": tests, "unverified": bool(suite.unverified)})
+        suites.append({"origin": suite.origin, "tests": tests, "unverified": bool(suite.unverified),
+                       "trust": suite.trust or {}})
     return NativeRow(
         data=data,
         kit=_kit_dict(parsed.kit) if parsed.kit is not None else None,

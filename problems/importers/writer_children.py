@@ -318,7 +318,7 @@ def suites_write(targets: list[Target]) -> None:
                 test_count=len(suite_data["tests"]), counts_by_kind=dict(sorted(counts.items())),
                 total_bytes=sum(len(_bytes(x["input"])) + len(_bytes(x["output"])) for x in suite_data["tests"]),
                 note=f"imported from {t.parsed.data['source']}:{t.parsed.data['pid']}"[:500], activated_at=now,
-                unverified=bool(suite_data.get("unverified")),
+                unverified=bool(suite_data.get("unverified")), trust=suite_data.get("trust") or {},
             )
             active[(pk, suite_data["origin"])] = suite
             planned.append((t, suite, suite_data["tests"]))
@@ -347,6 +347,7 @@ def suites_write(targets: list[Target]) -> None:
                 "call_number": test["call_number"], "input_sha256": in_sha, "input_size": in_size,
                 "input_preview": preview(test["input"], TestCase.PREVIEW_CHARS), "output_sha256": out_sha,
                 "output_size": out_size, "output_preview": preview(test["output"], TestCase.PREVIEW_CHARS),
+                "output_origin": test.get("output_origin", ""),
             })
     fast_insert(TestCase, rows)
 

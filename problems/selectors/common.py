@@ -12,7 +12,7 @@ PAGE_SIZE = 50
 COUNT_CAP = 1000
 FACET_CACHE_S = 300
 # Judging preference for the suite a page shows by default (same order as problems.judging).
-ORIGIN_PREFERENCE = ("generated", "official", "imported", "public")
+ORIGIN_PREFERENCE = ("generated", "official", "imported", "oracle_free", "public")
 
 SORTS: dict[str, tuple[str, ...]] = {
     "pid": ("pid",),

@@ -21,9 +21,18 @@ from problems.selectors.common import ORIGIN_PREFERENCE
 
 
 def problem_get(pk: int) -> Problem:
+    from django.db.models import Exists, OuterRef
     from django.shortcuts import get_object_or_404
 
-    return get_object_or_404(Problem.objects.prefetch_related("tags", "difficulties"), pk=pk)
+    from problems.models import SUPPORTED_LANGUAGES, Solution
+
+    # What the page says is missing (problem_tags.solution_gaps), in the same query.
+    mine = Solution.objects.filter(problem=OuterRef("pk"))
+    return get_object_or_404(Problem.objects.prefetch_related("tags", "difficulties").annotate(
+        has_usable_oracle=Exists(mine.filter(role=Solution.Role.ORACLE, language__in=SUPPORTED_LANGUAGES)),
+        has_gold_candidate=Exists(mine.filter(role=Solution.Role.CANDIDATE).exclude(
+            gold_verdict=Solution.GoldVerdict.UNKNOWN)),
+    ), pk=pk)
 
 
 def problem_suites(problem: Problem) -> list[TestSuite]:
@@ -31,6 +40,7 @@ def problem_suites(problem: Problem) -> list[TestSuite]:
         problem.suites.order_by("-version").only(
             "id", "problem_id", "version", "status", "origin", "test_count", "total_bytes",
             "counts_by_kind", "created_at", "activated_at", "note", "kit_id", "validator_id", "output_judge_id",
+            "unverified", "trust",
         )
     )
 

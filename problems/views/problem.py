@@ -32,7 +32,7 @@ def _suite_context(request: HttpRequest, suites: list[TestSuite], suite: TestSui
     kind = request.GET.get("kind", "")
     tests = suite.tests.order_by("ordinal").only(
         "id", "suite_id", "ordinal", "kind", "generator", "call_number", "input_size", "input_preview",
-        "output_size", "output_preview", "validator_version", "oracle_id",
+        "output_size", "output_preview", "validator_version", "oracle_id", "output_origin",
     )
     if kind in TestCase.Kind.values:
         tests = tests.filter(kind=kind)

@@ -223,7 +223,9 @@ def evaluation_outcomes(*, pairs: Pairs) -> list[Outcome]:
 
 
 def report_latest() -> EvaluationReport | None:
-    return EvaluationReport.objects.filter(status=EvaluationReport.Status.DONE).first()
+    # Table 8 reports (review/evaluation/oracle_free.py) have their own section and shape.
+    return (EvaluationReport.objects.filter(status=EvaluationReport.Status.DONE)
+            .exclude(Q(params__has_key="kind") & Q(params__kind="oracle_free_table8")).first())
 
 
 def report_in_progress(*, stale_after_s: float = 7 * 3600) -> EvaluationReport | None:

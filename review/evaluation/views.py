@@ -11,6 +11,7 @@ from core.permissions import is_annotator, is_maintainer
 from review.evaluation.export import plain_table, table_csv, table_latex
 from review.evaluation.fast_suites import fast_suite_records, fast_suite_report
 from review.evaluation.jobs import evaluation_report_start
+from review.evaluation.oracle_free import table8_display, table8_latest
 from review.evaluation.selectors import report_in_progress, report_latest
 from review.evaluation.services import evaluation_select
 from review.evaluation.tables import chart_data, page_tables
@@ -35,6 +36,10 @@ def evaluation_page(request: HttpRequest) -> HttpResponse:
         "fast": fast_suite_report(fast_suite_records(limit=FAST_REPORT_SUITES)),
         "fast_limit": FAST_REPORT_SUITES,
     }
+    table8 = table8_latest()
+    if table8 is not None:
+        context["table8"] = table8
+        context["table8_rows"] = table8_display(table8.report or {})
     return render(request, "review/evaluation/page.html", context)
 
 

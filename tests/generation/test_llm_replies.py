@@ -112,7 +112,8 @@ def test_no_llm_configured_fails_with_llm_unavailable(settings) -> None:
     assert "no LLM endpoint configured" in run.error
 
 
-def test_a_problem_without_a_usable_oracle_fails_before_calling_the_llm(fake_llm: FakeLLM) -> None:
+def test_a_problem_without_a_usable_oracle_fails_before_calling_the_llm(fake_llm: FakeLLM, settings) -> None:
+    settings.HARDTESTS_ORACLE_FREE_AUTO = False  # on, the run becomes oracle-free (tests/generation/test_oracle_free.py)
     problem = make_problem(oracles=[("python2", "print 1\n")])
     run = start(problem)
     assert run.failure_reason == FailureReason.NO_VALID_ORACLE

@@ -1,0 +1,45 @@
+"""Oracle-free suites: problems with no human solution (HardTests A.7, and AceCoder's baseline).
+
+`execute` is what generation.pipeline calls for a run whose mode is in MODES; `build` makes
+the tests without saving them (the Table 8 evaluation uses it with the oracles hidden).
+See docs/oracle-free.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from generation.models import GenerationRun
+from generation.oracle_free.common import Built, save_suite
+from generation.runs import RunRecorder
+from problems.models import SUPPORTED_LANGUAGES, Problem, Solution, TestSuite
+from sandbox import Sandbox
+
+MODES = frozenset({GenerationRun.Mode.ORACLE_FREE, GenerationRun.Mode.ACECODER})
+
+__all__ = ["MODES", "Built", "build", "execute", "has_usable_oracle"]
+
+
+def has_usable_oracle(problem: Problem) -> bool:
+    """An oracle the sandbox can run (whether it passes the samples is the pre-flight's question)."""
+    return problem.solutions.filter(role=Solution.Role.ORACLE, language__in=SUPPORTED_LANGUAGES).exists()
+
+
+def build(run: GenerationRun, rec: RunRecorder, sb: Sandbox, *, persist: bool = True) -> Built:
+    """The run's oracle-free tests, unsaved; persist=False also leaves the kit unsaved (evaluations)."""
+    from generation.oracle_free.a7 import build_a7
+    from generation.oracle_free.acecoder import build_acecoder
+
+    if run.mode == GenerationRun.Mode.ACECODER:
+        return build_acecoder(run, rec, sb)
+    return build_a7(run, rec, sb, persist=persist)
+
+
+def execute(run: GenerationRun, rec: RunRecorder, sb: Sandbox,
+            activate: Callable[[GenerationRun, RunRecorder, TestSuite], TestSuite]) -> TestSuite:
+    """Build and activate an oracle-free suite; failures raise as in the pipeline (RunFailed, MaterialiseError)."""
+    built = build(run, rec, sb)
+    suite = save_suite(run, rec, built, activate)
+    rec.log(f"suite v{suite.version} active (origin oracle_free, {built.trust.get('method')}): {suite.test_count} "
+            f"tests {suite.counts_by_kind}; outputs are model-made, see its trust record")
+    return suite
