@@ -11,7 +11,13 @@ from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
 from api.errors import BadRequest, NotFound
 from core.sql import ModelColumns, fetch_all, per_vendor
 from problems.blobs import blob_pairs
-from problems.judging import ORIGIN_PREFERENCE, TIME_ONLY, judging_position, judging_sort_key, suite_for_judging
+from problems.judging import (
+    ORIGIN_PREFERENCE,
+    TIME_ONLY,
+    judging_position,
+    judging_sort_key,
+    suite_for_judging,
+)
 from problems.models import Problem, ProblemAlias, TestSuite
 
 # Suites a client may name by version: complete ones. Building and failed suites are
