@@ -123,3 +123,14 @@ def test_dataset_rows_without_solutions_are_imported(tmp_path, fmt, strip) -> No
     dataset_import(format_name=fmt, paths=[str(path)])
     problem = Problem.objects.get()
     assert not problem.solutions.exists() and problem.statement
+
+
+def test_the_verl_export_names_the_oracle_free_origin(tmp_path) -> None:
+    from problems.exporters.verl import verl_export
+
+    problem = make_solutionless()
+    make_oracle_free_suite(problem)
+    verl_export(problems=problems_select([])[0], out=tmp_path)
+    [row] = pq.read_table(tmp_path / "train.parquet").to_pylist()
+    assert row["extra_info"]["tests_origin"] == "oracle_free"
+    assert row["reward_model"]["ground_truth"] == f"{problem.source}:{problem.pid}"
