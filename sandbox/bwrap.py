@@ -267,7 +267,7 @@ class _Started:
                 if self.nice:
                     runner += ["-L", str(self.nice)]
                 self.in_dir = cache.make_private_dir(spec.inputs_dir.parent, prefix=SPARE_PREFIX)
-                self.prog_dir = cache.make_private_dir(cache.neutral_root(), prefix=SPARE_PREFIX)
+                self.prog_dir = cache.make_private_dir(cache.memory_root(), prefix=SPARE_PREFIX)
             else:
                 runner += limit_options(spec, cgroup=self.bounded)
             if self.cgroup is not None:
@@ -284,7 +284,7 @@ class _Started:
             if spec.prog_dir is not None:
                 argv += ["--ro-bind", str(self.prog_dir or self._view(spec.prog_dir)), languages.PROG_DIR]
             if spec.pch_dir is not None:
-                argv += ["--ro-bind", str(self._view(spec.pch_dir)), languages.PCH_DIR]
+                argv += ["--ro-bind", str(cache.tool_view(spec.pch_dir)), languages.PCH_DIR]
             if spec.build_dir is not None:
                 argv += ["--bind", str(spec.build_dir), languages.BUILD_DIR]
             program = spec.argv

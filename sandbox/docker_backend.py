@@ -281,10 +281,11 @@ class DockerBatch(Batch):
         for piece in ETC_PIECES:
             if os.path.exists(piece):
                 volumes[piece] = {"bind": piece, "mode": "ro"}
-        for entry, target in ((spec.prog_dir, languages.PROG_DIR), (spec.pch_dir, languages.PCH_DIR)):
-            if entry is not None:
-                self.views.append(cache.batch_view(entry))
-                volumes[str(self.views[-1])] = {"bind": target, "mode": "ro"}
+        if spec.prog_dir is not None:
+            self.views.append(cache.batch_view(spec.prog_dir))
+            volumes[str(self.views[-1])] = {"bind": languages.PROG_DIR, "mode": "ro"}
+        if spec.pch_dir is not None:
+            volumes[str(cache.tool_view(spec.pch_dir))] = {"bind": languages.PCH_DIR, "mode": "ro"}
         if spec.build_dir is not None:
             volumes[str(spec.build_dir)] = {"bind": languages.BUILD_DIR, "mode": "rw"}
         limits: dict[str, Any] = {}

@@ -13,9 +13,9 @@
  * cgroups (optional; the trusted parent opens the control files, we inherit
  * the descriptors):
  *   -g (v1) mem procs, pids procs, cpuacct procs, memory.max_usage_in_bytes,
- *           memory.usage_in_bytes, memory.oom_control, cpuacct.usage
+ *           memory.usage_in_bytes, memory.oom_control, cpuacct.usage, memory.stat
  *   -G (v2) cgroup.procs, cpu.stat, cgroup.kill, memory.peak, memory.current,
- *           memory.events
+ *           memory.events, memory.stat
  * "-1" for a file that is not there.  v1 counters are reset before each test;
  * v2's cpu.stat cannot be, so its usage_usec is read before and after, and
  * memory.peak is reset through our own descriptor (Linux >= 6.12).  A
@@ -36,7 +36,6 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
-#include <ftw.h>
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <linux/filter.h>
