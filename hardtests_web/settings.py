@@ -162,6 +162,17 @@ HARDTESTS_JANITOR_PERIOD_S = env_float("HARDTESTS_JANITOR_PERIOD_S", 60.0)
 # Seconds between a sandbox worker's checks that it can reach the database and read the
 # test storage (hardtests_web/ops/worker.py); while one fails it takes no job.
 HARDTESTS_WORKER_CHECK_S = env_float("HARDTESTS_WORKER_CHECK_S", 30.0)
+# A checked worker renews its record this often from a thread of its own (even mid-job), and
+# counts as dead once it is this old: the API then answers `no_workers` instead of waiting, and
+# the janitor (or `serve`) takes the dead worker off RQ's lists and queues its job again.
+HARDTESTS_WORKER_BEAT_S = env_float("HARDTESTS_WORKER_BEAT_S", 5.0)
+HARDTESTS_WORKER_DEAD_S = env_float("HARDTESTS_WORKER_DEAD_S", 20.0)
+# Seconds between the janitor's look for dead workers (cheap: two Redis reads).
+HARDTESTS_JANITOR_FAST_S = env_float("HARDTESTS_JANITOR_FAST_S", 10.0)
+# Sandbox workers `serve` reserves for the verification API (they never take a bulk judging
+# job, so a verification never waits behind one); the rest take `api` first, then `sandbox`.
+# Only when `serve` starts more than one sandbox worker.
+HARDTESTS_API_RESERVED_WORKERS = env_int("HARDTESTS_API_RESERVED_WORKERS", 1)
 # Bearer token that opens /healthz/deep to monitoring without a staff login (empty: staff only).
 HARDTESTS_HEALTH_TOKEN = env_str("HARDTESTS_HEALTH_TOKEN")
 

@@ -29,7 +29,7 @@ def test_deep_health_needs_staff_or_the_token(client) -> None:
         "database": True, "redis": True, "storage_write": True, "storage_read": True}
     # Nothing else runs in this test: no worker on the api queue, no janitor pass.
     assert response.status_code == 503
-    assert "workers: none listens on the api queue" in body["problems"]
+    assert "workers: none alive listens on the api queue" in body["problems"]
     assert any(p.startswith("janitor:") for p in body["problems"])
     client.force_login(UserFactory(is_staff=True))
     assert _deep(client).json()["checks"]["database"]["ok"] is True
