@@ -96,6 +96,10 @@ def install_error_handlers(api: NinjaAPI) -> None:
     @api.exception_handler(ValidationError)
     def validation_error(request: HttpRequest, exc: ValidationError) -> HttpResponse:
         errors = _validation_errors(exc)
+        too_many = [e for e in errors if e["type"] == "too_long" and e["loc"][-1:] == ["items"]]
+        if too_many:
+            # A batch over the limit is a size refusal (413, as documented), not a malformed body.
+            return respond(request, 413, _body("batch_too_large", f"items: {too_many[0]['msg']}"))
         first = errors[0] if errors else {"loc": [], "msg": "invalid input"}
         where = ".".join(first["loc"])
         detail = f"{where}: {first['msg']}" if where else first["msg"]

@@ -82,6 +82,8 @@ CONTENT_SECURITY_POLICY = {
 SECURE_REFERRER_POLICY = "same-origin"
 
 MIDDLEWARE = [
+    "hardtests_web.ops.chunked.ChunkedBodyMiddleware",  # before anything reads the body
+    "hardtests_web.ops.errors.OutageMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -145,6 +147,9 @@ REDIS_URL_FROM_ENV = env_str("REDIS_URL")
 EMBEDDED_REDIS_DIR = VAR_DIR / "redis"
 EMBEDDED_REDIS_SOCKET = EMBEDDED_REDIS_DIR / "redis.sock"
 REDIS_URL = REDIS_URL_FROM_ENV or f"unix://{EMBEDDED_REDIS_SOCKET}?db=0"
+# Set by `serve` for the processes it starts (not for operators): serve supervises the embedded
+# Redis, so they never start one of their own that would outlive it.
+EMBEDDED_REDIS_SUPERVISED = env_bool("HARDTESTS_EMBEDDED_REDIS_SUPERVISED", False)
 
 # `api` (verification requests) comes before `sandbox` (bulk judging) on the sandbox workers.
 RQ_QUEUE_NAMES = ["generation", "api", "sandbox", "default"]

@@ -35,7 +35,7 @@ from generation.parsing import (
     regular_functions,
 )
 from problems.models import TestCase, TestKit
-from sandbox import CallResult, Limits, Sandbox
+from sandbox import CallResult, Limits, Sandbox, Verdict
 
 PROBE_CALLS = 2
 MAX_INPUT_BYTES = 32 * 1024 * 1024
@@ -133,6 +133,7 @@ def generate_candidates(
         for job, future in futures:
             results = future.result()
             progress.check_cancel()
+            machine_failure_check([r.verdict for r in results], f"generator {job.function}")
             ok = 0
             for call_number, result in enumerate(results, 1):
                 tally.add(job.kind, "generated")
@@ -186,6 +187,15 @@ def drop_duplicates(candidates: list[Candidate], tally: Tally) -> list[Candidate
 def _chunks(items: list, parts: int) -> list[list]:
     size = max(1, -(-len(items) // parts))
     return [items[i:i + size] for i in range(0, len(items), size)]
+
+
+def machine_failure_check(verdicts: list[Verdict], what: str, detail: str = "") -> None:
+    """An SE is the machine's (a full disk, the sandbox unavailable), never the kit's or an
+    oracle's: a program cannot cause one. Fail the run as a sandbox error, so it is not
+    recorded as an invalid validator or as oracles that do not work."""
+    if Verdict.SE in verdicts:
+        raise MaterialiseError(FailureReason.SANDBOX_ERROR,
+                               f"the sandbox failed while running {what} (SE){': ' + detail[-300:] if detail else ''}")
 
 
 def run_checker_calls(sb: Sandbox, code: str, function: str, args: list[tuple], clock: SandboxClock,
@@ -244,6 +254,8 @@ def validate_candidates(
     texts = [c.text for c in candidates] + regression + samples
     results = run_checker_calls(sb, validator.code, "validate_input", [(t,) for t in texts], clock)
     progress.check_cancel()
+    machine_failure_check([r.verdict for r in results], f"validator v{validator.version}",
+                          next((r.error or "" for r in results if r.verdict == Verdict.SE), ""))
     verdicts = results[: len(candidates)]
     regression_results = results[len(candidates): len(candidates) + len(regression)]
     sample_results = results[len(candidates) + len(regression):]
