@@ -21,6 +21,7 @@ import threading
 import time
 from typing import Any
 
+import redis
 from django.conf import settings
 from django.db import connections
 from rq.worker import SimpleWorker
@@ -115,13 +116,39 @@ class InfrastructureChecks:
         self._beat_stop = threading.Event()
         threading.Thread(target=self._beat, args=(self._beat_stop,), name="worker-beat", daemon=True).start()
         try:
-            return super().work(*args, **kwargs)
+            return self._work_through_redis_outages(*args, **kwargs)
         finally:
             self._beat_stop.set()
             try:
                 worker_health_forget(self.connection, self.name)
             except Exception:
                 pass
+
+    def _work_through_redis_outages(self, *args: Any, **kwargs: Any) -> bool:
+        """RQ's loop, entered again when Redis went away under it. RQ waits out an outage only
+        while it waits for a job; one that comes while a job runs ends the worker ("unhandled
+        exception, quitting"), and a process manager would start a cold one. This one waits for
+        Redis with backoff and registers again (a restarted Redis has forgotten it)."""
+        wait_s = 1.0
+        while True:
+            try:
+                return super().work(*args, **kwargs)  # type: ignore[misc]
+            except redis.exceptions.ConnectionError as exc:
+                if getattr(self, "_stop_requested", False):
+                    raise
+                log.warning("worker %s lost Redis (%s); working again once it answers", self.name, exc)
+            while True:
+                time.sleep(wait_s)
+                try:
+                    self.connection.ping()
+                    break
+                except redis.exceptions.ConnectionError:
+                    wait_s = min(30.0, wait_s * 2)
+            wait_s = 1.0
+            try:
+                self._take_over_name()
+            except Exception:
+                log.warning("could not clear this worker's earlier registration", exc_info=True)
 
     def _wait_until_healthy(self) -> None:
         """Take no job while a check fails; keep heartbeating so the worker stays visible."""
