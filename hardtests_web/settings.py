@@ -18,6 +18,14 @@ from core.env import env_bool, env_float, env_int, env_list, env_str
 from core.storage import storage_backend
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+
+# Secrets from files (Docker/compose secrets, systemd credentials): NAME_FILE names a file
+# holding NAME's value, so a password never sits in the environment of `docker inspect` or on a
+# command line. Put into the environment of this process only, where boto3 and openai read them.
+for _name in ("DATABASE_URL", "REDIS_URL", "AWS_SECRET_ACCESS_KEY", "OPENAI_API_KEY", "HARDTESTS_HEALTH_TOKEN"):
+    _file = os.environ.get(f"{_name}_FILE", "").strip()
+    if _file and not os.environ.get(_name):
+        os.environ[_name] = Path(_file).read_text().strip()
 VAR_DIR = Path(env_str("HARDTESTS_VAR_DIR", str(BASE_DIR / "var")))
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 

@@ -237,7 +237,8 @@ class Load:
                 return min(a.at for a in good) - at
             time.sleep(0.2)
         raise AssertionError(f"no right answer within {within_s} s of the fault's end; since then: "
-                             f"{summary(self.since(at))}")
+                             f"{summary(self.since(at))}; before: {summary([a for a in self.answers if a.at < at])}; "
+                             f"serve's log: {self.stack.text()[-3000:]}")
 
 
 def summary(answers: list[Answer]) -> dict[str, int]:
