@@ -12,10 +12,11 @@ from django.http import HttpRequest
 from ninja.security import HttpBearer
 
 from api.conf import api_setting
-from api.errors import BadRequest, PayloadTooLarge
+from api.errors import BadRequest, PayloadTooLarge, Unavailable
 from api.models import ApiToken
 from api.throttle import rate_limit_check
 from api.tokens import token_authenticate
+from core.lifecycle import shutting_down
 
 
 def _check_body_size(request: HttpRequest) -> None:
@@ -39,6 +40,10 @@ class TokenAuth(HttpBearer):
         return self.authenticate(request, value.strip())
 
     def authenticate(self, request: HttpRequest, token: str) -> ApiToken | None:
+        if shutting_down():
+            # Read after SIGTERM: work started now might not finish before the process exits.
+            raise Unavailable("this server is shutting down; try again (another node, or in a moment)",
+                              code="shutting_down", retry_after_s=2)
         api_token = token_authenticate(token)
         if api_token is None:
             return None

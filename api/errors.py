@@ -10,8 +10,10 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import RequestDataTooBig
+from django.db import InterfaceError, OperationalError, connections
 from django.http import Http404, HttpRequest, HttpResponse
 from ninja.errors import AuthenticationError, HttpError, ValidationError
+from redis.exceptions import RedisError
 
 if TYPE_CHECKING:
     from ninja import NinjaAPI
@@ -94,6 +96,10 @@ def install_error_handlers(api: NinjaAPI) -> None:
     @api.exception_handler(ValidationError)
     def validation_error(request: HttpRequest, exc: ValidationError) -> HttpResponse:
         errors = _validation_errors(exc)
+        too_many = [e for e in errors if e["type"] == "too_long" and e["loc"][-1:] == ["items"]]
+        if too_many:
+            # A batch over the limit is a size refusal (413, as documented), not a malformed body.
+            return respond(request, 413, _body("batch_too_large", f"items: {too_many[0]['msg']}"))
         first = errors[0] if errors else {"loc": [], "msg": "invalid input"}
         where = ".".join(first["loc"])
         detail = f"{where}: {first['msg']}" if where else first["msg"]
@@ -122,6 +128,27 @@ def install_error_handlers(api: NinjaAPI) -> None:
     def too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
         # Django's own DATA_UPLOAD_MAX_MEMORY_SIZE, hit by a chunked body without Content-Length.
         return respond(request, 413, _body("too_large", "request body too large"))
+
+    def database_down(request: HttpRequest, exc: Exception) -> HttpResponse:
+        # An outage (connection refused, server restarting, read-only) is the service's state,
+        # not a bug: say so, and when to try again. The broken connection is dropped so the
+        # next request connects afresh.
+        log.warning("API: database unavailable on %s %s: %s", request.method, request.path, exc)
+        for conn in connections.all(initialized_only=True):
+            if conn.connection is not None and not conn.is_usable():
+                conn.close()
+        return respond(request, 503, _body("database_unavailable", "the database is unavailable; try again later"),
+                       {"Retry-After": "5"})
+
+    # OperationalError and InterfaceError only: an IntegrityError or a ProgrammingError is a bug (500).
+    api.add_exception_handler(OperationalError, database_down)
+    api.add_exception_handler(InterfaceError, database_down)
+
+    @api.exception_handler(RedisError)
+    def redis_down(request: HttpRequest, exc: RedisError) -> HttpResponse:
+        log.warning("API: Redis unavailable on %s %s: %s", request.method, request.path, exc)
+        return respond(request, 503, _body("redis_unavailable", "the job queue (Redis) is unavailable; try again later"),
+                       {"Retry-After": "5"})
 
     @api.exception_handler(Exception)
     def internal(request: HttpRequest, exc: Exception) -> HttpResponse:

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from django.conf import settings
 from ninja import Field, Schema
-from pydantic import AfterValidator, BaseModel, StringConstraints
+from pydantic import AfterValidator, BaseModel, StrictInt, StringConstraints
 
 MAX_INT = 2**31 - 1
 
@@ -55,7 +55,8 @@ class VerifyIn(Schema):
         min_length=1, description="the program's source; at most HARDTESTS_API_MAX_CODE_KB KiB of UTF-8 (else 413)"
     )
     mode: Mode = Field("fail_fast", description="fail_fast stops at the first failing test; all runs every test")
-    suite: Annotated[int, Field(ge=1, le=MAX_INT)] | Literal["full", "fast"] | None = Field(
+    # Strict: JSON `true` is not suite 1, nor "2" suite 2.
+    suite: Annotated[StrictInt, Field(ge=1, le=MAX_INT)] | Literal["full", "fast"] | None = Field(
         None, description="a suite version of this problem; default (or \"full\"): the active suite; \"fast\": "
                           "the active suite's fast subset (fails every known-wrong program the full suite fails, "
                           "plus the largest tests), for training; the full suite for evaluation"

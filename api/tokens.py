@@ -10,18 +10,20 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import secrets
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from django.db import connection
+from django.db import DatabaseError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from api.models import ApiToken
 from core.sql import ModelColumns, fetch_all, per_vendor
 
+log = logging.getLogger(__name__)
 SCHEME = "htk"
 _HEX = frozenset("0123456789abcdef")
 # last_used_at is informative; writing it on every call would make each API request a
@@ -103,8 +105,25 @@ def token_authenticate(raw: str) -> ApiToken | None:
         return None
     now = timezone.now()
     if token.last_used_at is None or now - token.last_used_at > LAST_USED_RESOLUTION:
-        ApiToken.objects.filter(pk=token.pk).filter(
-            Q(last_used_at__isnull=True) | Q(last_used_at__lt=now - LAST_USED_RESOLUTION)
-        ).update(last_used_at=now)
-        token.last_used_at = now
+        _last_used_touch(token, now)
     return token
+
+
+def _last_used_touch(token: ApiToken, now: Any) -> None:
+    """Record the use, best effort: a database that reads but cannot write (read-only, a failover
+    in progress) must not turn an authenticated request into an error; the column is informative."""
+    try:
+        if connection.in_atomic_block:
+            with transaction.atomic():  # a savepoint, so a refusal leaves the outer transaction usable
+                _last_used_update(token, now)
+        else:
+            _last_used_update(token, now)
+        token.last_used_at = now
+    except DatabaseError as exc:
+        log.info("token %s: last_used_at not recorded: %s", token.prefix, exc)
+
+
+def _last_used_update(token: ApiToken, now: Any) -> None:
+    ApiToken.objects.filter(pk=token.pk).filter(
+        Q(last_used_at__isnull=True) | Q(last_used_at__lt=now - LAST_USED_RESOLUTION)
+    ).update(last_used_at=now)

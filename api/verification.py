@@ -25,7 +25,7 @@ from api.conf import api_setting
 from api.connection import redis_connection, sandbox_queue
 from api.errors import NotFound, PayloadTooLarge, Unavailable
 from api.selectors import verification_target
-from core.queues import WORKER_HEALTH_HASH, redis_now, worker_health_parse
+from core.queues import WORKER_HEALTH_HASH, redis_now, worker_health_parse, workers_alive
 from problems.models import Problem, TestSuite
 from problems.verify_contract import AnyResult, judge_job_data, results_read, results_wait
 
@@ -83,9 +83,11 @@ def _enqueue(items: list[Verification], *, queued_ttl: int, result_ttl: int) -> 
             pipe.hgetall(WORKER_HEALTH_HASH)
             pipe.time()
             keys, backlog, health, now = pipe.execute()
-        if not keys:
+        # a worker whose beat has stopped (killed) is listed by RQ for minutes: not counted
+        alive = workers_alive(health, [as_text(key).split(":", 2)[-1] for key in keys], redis_now(now))
+        if not alive:
             raise Unavailable("no sandbox worker is running; try again later", code="no_workers", retry_after_s=30)
-        _refuse_if_no_worker_can_judge([as_text(key).split(":", 2)[-1] for key in keys], health, redis_now(now))
+        _refuse_if_no_worker_can_judge(alive, health, redis_now(now))
         limit = api_setting("HARDTESTS_API_QUEUE_MAX")
         if backlog + len(items) > limit:
             raise Unavailable(

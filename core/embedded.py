@@ -8,10 +8,14 @@ workers starting together do not race), and `make run` stops it on Ctrl-C.
 
 from __future__ import annotations
 
+import ctypes
 import fcntl
+import os
 import shutil
+import signal
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import redis
@@ -33,6 +37,25 @@ def _answers(socket: Path) -> bool:
         return bool(_client(socket).ping())
     except redis.RedisError:
         return False
+
+
+_PR_SET_PDEATHSIG = 1
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def die_with_parent() -> Callable[[], None]:
+    """A Popen preexec_fn: the child gets a session of its own (a terminal's Ctrl-C reaches only
+    the supervisor, which stops children once and in order) and SIGKILL the moment its parent
+    dies (PR_SET_PDEATHSIG), so a supervisor killed with SIGKILL leaves nothing running."""
+    parent = os.getpid()
+
+    def setup() -> None:
+        os.setsid()
+        _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before prctl: no signal would come
+            os._exit(1)
+
+    return setup
 
 
 def embedded_redis_enabled() -> bool:
@@ -66,8 +89,9 @@ def start_redis_server(directory: Path, *, daemonize: bool) -> subprocess.Popen[
         subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
         child = None
     else:
-        # Own session, so a terminal's Ctrl-C does not stop Redis before the workers are done.
-        child = subprocess.Popen(args, stdout=subprocess.DEVNULL, start_new_session=True)
+        # Own session, so a terminal's Ctrl-C does not stop Redis before the workers are done;
+        # and it dies with whoever started it.
+        child = subprocess.Popen(args, stdout=subprocess.DEVNULL, preexec_fn=die_with_parent())  # noqa: PLW1509
     deadline = time.monotonic() + 10
     while not _answers(socket):
         if time.monotonic() > deadline:
@@ -89,6 +113,9 @@ def ensure_redis(*, daemonize: bool = True) -> subprocess.Popen[bytes] | None:
     directory = Path(settings.EMBEDDED_REDIS_DIR)
     socket = Path(settings.EMBEDDED_REDIS_SOCKET)
     if _answers(socket):
+        return None
+    if settings.EMBEDDED_REDIS_SUPERVISED:
+        # Under `serve`, which restarts its Redis: a server started here would outlive serve.
         return None
     directory.mkdir(parents=True, exist_ok=True)
     with open(directory / "start.lock", "w") as lock:

@@ -15,24 +15,57 @@ import redis
 from django.conf import settings
 from rq import Queue
 
-from core.embedded import ensure_redis
+from core.embedded import EmbeddedRedisError, ensure_redis
 
-_connections: dict[str, redis.Redis] = {}
+# The queues, named by what they carry. The names are what workers listen on (serve, compose,
+# systemd units), so they stay as deployed: `api` carries the verification API's jobs and is
+# taken first by every sandbox worker; `sandbox` carries bulk judging (evaluations, "judge all").
+VERIFICATION_QUEUE = "api"
+JUDGING_QUEUE = "sandbox"
+GENERATION_QUEUE = "generation"
+DEFAULT_QUEUE = "default"
+
+_connections: dict[tuple[str, bool], redis.Redis] = {}
 _lock = threading.Lock()
 
 
-def redis_connection() -> redis.Redis:
+def redis_connection(*, blocking: bool = False) -> redis.Redis:
+    """The process's one Redis client for settings.REDIS_URL (built when first needed, so a URL
+    changed later, as tests do, is seen).
+
+    blocking=True: a client without a socket read timeout, for commands that block longer than
+    30 s (the API waits on XREAD up to HARDTESTS_API_SYNC_TIMEOUT_S). Both connect with a short
+    timeout, so a Redis that is down turns into a quick RedisError (the API's 503), not a hang;
+    a client survives a Redis restart (redis-py reconnects on the next command).
+    """
     url = settings.REDIS_URL
+    key = (url, blocking)
+    client = _connections.get(key)
+    if client is not None:
+        return client
     with _lock:
-        if url not in _connections:
-            ensure_redis()
-            _connections[url] = redis.Redis.from_url(url, socket_connect_timeout=5, socket_timeout=30)
-        return _connections[url]
+        client = _connections.get(key)
+        if client is None:
+            try:
+                ensure_redis()  # the embedded server when REDIS_URL is unset (a no-op otherwise)
+            except EmbeddedRedisError:
+                pass  # the first command fails with a RedisError, which callers report
+            client = redis.Redis.from_url(
+                url, socket_connect_timeout=2, socket_timeout=None if blocking else 30,
+                health_check_interval=30, retry_on_timeout=False,
+            )
+            _connections[key] = client
+        return client
 
 
 def get_queue(name: str) -> Queue:
     timeout = settings.RQ_QUEUES.get(name, {}).get("DEFAULT_TIMEOUT", 3600)
     return Queue(name, connection=redis_connection(), default_timeout=timeout)
+
+
+def verification_queue() -> Queue:
+    """The queue of the verification API's jobs, on the blocking client the API waits with."""
+    return Queue(VERIFICATION_QUEUE, connection=redis_connection(blocking=True))
 
 
 # What each checked worker last found about itself (hardtests_web/ops/worker.py): one hash,
@@ -41,6 +74,7 @@ def get_queue(name: str) -> Queue:
 # on Redis's clock, not a host's, so machines whose clocks differ agree on it: a worker that
 # died without a word stops counting once it has passed.
 WORKER_HEALTH_HASH = "hardtests:worker-health"
+DEAD_RECORD_KEEP_S = 3600
 
 
 def redis_now(answer: tuple[int, int]) -> float:
@@ -56,8 +90,10 @@ def worker_health_publish(connection: redis.Redis, name: str, record: dict[str, 
 
     def publish(pipe: redis.client.Pipeline) -> None:
         now = redis_now(pipe.time())
+        # An expired record stays a while: it is how a killed worker is told from a plain one
+        # (which publishes nothing), so the API and the janitor can count it dead at once.
         stale = [field for field, value in pipe.hgetall(WORKER_HEALTH_HASH).items()
-                 if _health_valid(value, now) is None]
+                 if _health_valid(value, now - DEAD_RECORD_KEEP_S) is None]
         pipe.multi()
         if stale:
             pipe.hdel(WORKER_HEALTH_HASH, *stale)
@@ -90,6 +126,27 @@ def worker_health_parse(raw: dict[bytes, bytes], names: list[str], now: float) -
         if record is not None:
             found[name] = record
     return found
+
+
+def _expired(raw: bytes | str, now: float) -> bool:
+    """True only for a well-formed record whose time has passed (a malformed one is no word)."""
+    try:
+        record = json.loads(raw)
+        return isinstance(record, dict) and float(record.get("expires_at", 0)) <= now
+    except (ValueError, TypeError):
+        return False
+
+
+def workers_alive(published: dict[bytes, bytes], names: list[str], now: float) -> list[str]:
+    """The named workers not known dead: a checked worker whose beat has stopped (its record
+    expired: killed, or its machine gone) is dead although RQ still lists it for minutes.
+    A worker that publishes nothing (a plain rqworker) is taken on RQ's word."""
+    return [name for name in names if not _expired(published.get(name.encode(), b""), now)]
+
+
+def workers_dead(published: dict[bytes, bytes], names: list[str], now: float) -> list[str]:
+    alive = set(workers_alive(published, names, now))
+    return [name for name in names if name not in alive]
 
 
 def worker_health_read(connection: redis.Redis, names: list[str]) -> dict[str, dict[str, Any]]:

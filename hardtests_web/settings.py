@@ -20,6 +20,14 @@ from core.storage import storage_backend
 from hardtests_web.csp import inline_script_hashes
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+
+# Secrets from files (Docker/compose secrets, systemd credentials): NAME_FILE names a file
+# holding NAME's value, so a password never sits in the environment of `docker inspect` or on a
+# command line. Put into the environment of this process only, where boto3 and openai read them.
+for _name in ("DATABASE_URL", "REDIS_URL", "AWS_SECRET_ACCESS_KEY", "OPENAI_API_KEY", "HARDTESTS_HEALTH_TOKEN"):
+    _file = os.environ.get(f"{_name}_FILE", "").strip()
+    if _file and not os.environ.get(_name):
+        os.environ[_name] = Path(_file).read_text().strip()
 VAR_DIR = Path(env_str("HARDTESTS_VAR_DIR", str(BASE_DIR / "var")))
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
@@ -91,6 +99,8 @@ CONTENT_SECURITY_POLICY = {
 SECURE_REFERRER_POLICY = "same-origin"
 
 MIDDLEWARE = [
+    "hardtests_web.ops.chunked.ChunkedBodyMiddleware",  # before anything reads the body
+    "hardtests_web.ops.errors.OutageMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -155,6 +165,9 @@ REDIS_URL_FROM_ENV = env_str("REDIS_URL")
 EMBEDDED_REDIS_DIR = VAR_DIR / "redis"
 EMBEDDED_REDIS_SOCKET = EMBEDDED_REDIS_DIR / "redis.sock"
 REDIS_URL = REDIS_URL_FROM_ENV or f"unix://{EMBEDDED_REDIS_SOCKET}?db=0"
+# Set by `serve` for the processes it starts (not for operators): serve supervises the embedded
+# Redis, so they never start one of their own that would outlive it.
+EMBEDDED_REDIS_SUPERVISED = env_bool("HARDTESTS_EMBEDDED_REDIS_SUPERVISED", False)
 
 # `api` (verification requests) comes before `sandbox` (bulk judging) on the sandbox workers.
 RQ_QUEUE_NAMES = ["generation", "api", "sandbox", "default"]
@@ -172,6 +185,17 @@ HARDTESTS_JANITOR_PERIOD_S = env_float("HARDTESTS_JANITOR_PERIOD_S", 60.0)
 # Seconds between a sandbox worker's checks that it can reach the database and read the
 # test storage (hardtests_web/ops/worker.py); while one fails it takes no job.
 HARDTESTS_WORKER_CHECK_S = env_float("HARDTESTS_WORKER_CHECK_S", 30.0)
+# A checked worker renews its record this often from a thread of its own (even mid-job), and
+# counts as dead once it is this old: the API then answers `no_workers` instead of waiting, and
+# the janitor (or `serve`) takes the dead worker off RQ's lists and queues its job again.
+HARDTESTS_WORKER_BEAT_S = env_float("HARDTESTS_WORKER_BEAT_S", 5.0)
+HARDTESTS_WORKER_DEAD_S = env_float("HARDTESTS_WORKER_DEAD_S", 20.0)
+# Seconds between the janitor's look for dead workers (cheap: two Redis reads).
+HARDTESTS_JANITOR_FAST_S = env_float("HARDTESTS_JANITOR_FAST_S", 10.0)
+# Sandbox workers `serve` reserves for the verification API (they never take a bulk judging
+# job, so a verification never waits behind one); the rest take `api` first, then `sandbox`.
+# Only when `serve` starts more than one sandbox worker.
+HARDTESTS_API_RESERVED_WORKERS = env_int("HARDTESTS_API_RESERVED_WORKERS", 1)
 # Bearer token that opens /healthz/deep to monitoring without a staff login (empty: staff only).
 HARDTESTS_HEALTH_TOKEN = env_str("HARDTESTS_HEALTH_TOKEN")
 

@@ -19,7 +19,7 @@ import time
 import uuid
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 
-from django.db import close_old_connections, connection
+from django.db import DatabaseError, close_old_connections, connection
 from django.utils import timezone
 
 from generation.campaigns.stages import llm_stage_claim, llm_stage_execute
@@ -112,18 +112,27 @@ class LLMStageWorker:
         llm_in_flight_limit(self.in_flight)
         pool = ThreadPoolExecutor(self.threads, thread_name_prefix="llm-stage")
         futures: dict[Future[None], int] = {}
-        last_beat = last_sweep = 0.0
+        last_beat = last_sweep = outage_wait = 0.0
         try:
             while not self.stop.is_set():
                 for future in [f for f in futures if f.done()]:
                     futures.pop(future)
-                claimed = llm_stage_claim(claim=self.claim, limit=self.threads - len(futures))
+                try:
+                    claimed = llm_stage_claim(claim=self.claim, limit=self.threads - len(futures))
+                    now = time.monotonic()
+                    if now - last_beat >= HEARTBEAT_S:
+                        self._beat(list(futures.values()))
+                        last_beat = now
+                    outage_wait = 0.0
+                except DatabaseError as exc:
+                    # An outage (a restart, a failover) is waited out with backoff, not fatal.
+                    outage_wait = min(30.0, max(1.0, outage_wait * 2))
+                    log.warning("database unavailable (%s); trying again in %.0f s", exc, outage_wait)
+                    connection.close()
+                    self.stop.wait(outage_wait)
+                    continue
                 for run_id in claimed:
                     futures[pool.submit(self._one, run_id)] = run_id
-                now = time.monotonic()
-                if now - last_beat >= HEARTBEAT_S:
-                    self._beat(list(futures.values()))
-                    last_beat = now
                 if now - last_sweep >= self.sweep_every_s:
                     try:
                         periodic_sweep()

@@ -181,6 +181,7 @@ def generate_candidates(
             run = future.result()
             results = run.results
             progress.check_cancel()
+            machine_failure_check([r.verdict for r in results], f"generator {job.function}")
             differs = run.unreproducible_call()
             if differs is not None:
                 unreproducible.append(job.function)
@@ -257,6 +258,15 @@ def _chunks(items: list, parts: int) -> list[list]:
     return [items[i:i + size] for i in range(0, len(items), size)]
 
 
+def machine_failure_check(verdicts: list[Verdict], what: str, detail: str = "") -> None:
+    """An SE is the machine's (a full disk, the sandbox unavailable), never the kit's or an
+    oracle's: a program cannot cause one. Fail the run as a sandbox error, so it is not
+    recorded as an invalid validator or as oracles that do not work."""
+    if Verdict.SE in verdicts:
+        raise MaterialiseError(FailureReason.SANDBOX_ERROR,
+                               f"the sandbox failed while running {what} (SE){': ' + detail[-300:] if detail else ''}")
+
+
 def run_checker_calls(sb: Sandbox, code: str, function: str, args: list[tuple], clock: SandboxClock,
                       limits: Limits | None = None) -> list[CallResult]:
     """`function(*a)` for each a in args (validators, judging functions), split across threads."""
@@ -313,6 +323,8 @@ def validate_candidates(
     texts = [c.text for c in candidates] + regression + samples
     results = run_checker_calls(sb, validator.code, "validate_input", [(t,) for t in texts], clock)
     progress.check_cancel()
+    machine_failure_check([r.verdict for r in results], f"validator v{validator.version}",
+                          next((r.error or "" for r in results if r.verdict == Verdict.SE), ""))
     verdicts = results[: len(candidates)]
     regression_results = results[len(candidates): len(candidates) + len(regression)]
     sample_results = results[len(candidates) + len(regression):]

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.db.models import F
 
-from generation.materialise.inputs import run_checker_calls
+from generation.materialise.inputs import machine_failure_check, run_checker_calls
 from generation.materialise.reproducible import compile_oracle
 from generation.materialise.types import MaterialiseError, NullProgress, Progress, SandboxClock
 from generation.models import FailureReason
@@ -220,10 +220,12 @@ def supported_oracles(problem: Problem) -> list[Solution]:
 def _run_oracle(sb: Sandbox, solution: Solution, inputs: list[str], problem: Problem,
                 clock: SandboxClock) -> tuple[OracleRun | None, str]:
     prog = compile_oracle(sb, solution)
+    machine_failure_check([prog.verdict], f"the compiler on oracle {solution}", prog.message or "")
     if not prog.ok:
         return None, f"does not compile ({prog.verdict}): {prog.message.strip()[-200:]}"
     results = sb.run(prog, inputs, oracle_limits(problem))
     clock.add(results)
+    machine_failure_check([r.verdict for r in results], f"oracle {solution}")
     outputs = [r.stdout if r.ok else None for r in results]
     failing = sum(1 for o in outputs if o is None)
     if inputs and failing / len(inputs) > MAX_FAILING_SHARE:

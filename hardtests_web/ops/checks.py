@@ -42,7 +42,9 @@ def storage_read_check() -> str | None:
     from problems.models import Blob
 
     try:
-        if "sha" not in _sample:
+        if _sample.get("sha") is None:
+            # Looked up again until a body stored as a file exists (one cheap indexed query):
+            # a worker started on an empty storage must prove it reads the first real body.
             _sample["sha"] = Blob.objects.filter(data__isnull=True).values_list("sha256", flat=True).first()
     except Exception as exc:
         connection.close()

@@ -67,17 +67,33 @@ async def _library_checks() -> dict[str, str | None]:
 
 
 def _workers_and_queues(now: float) -> tuple[dict[str, Any], dict[str, int], list[str]]:
-    from core.queues import get_queue, redis_connection, worker_health_read
+    from core.queues import (
+        WORKER_HEALTH_HASH,
+        get_queue,
+        redis_connection,
+        redis_now,
+        worker_health_parse,
+        workers_dead,
+    )
 
     connection = redis_connection()
     workers: dict[str, list[dict[str, Any]]] = {}
     lengths: dict[str, int] = {}
     problems: list[str] = []
+    with connection.pipeline(transaction=False) as pipe:
+        pipe.hgetall(WORKER_HEALTH_HASH)
+        pipe.time()
+        published, redis_time = pipe.execute()
     for name in settings.RQ_QUEUE_NAMES:
         queue = get_queue(name)
         lengths[name] = queue.count
         listed = Worker.all(queue=queue, connection=connection)
-        health = worker_health_read(connection, [w.name for w in listed])
+        names = [w.name for w in listed]
+        health = worker_health_parse(published, names, redis_now(redis_time))
+        dead = set(workers_dead(published, names, redis_now(redis_time)))
+        if dead:
+            problems.append(f"workers: {len(dead)} dead on the {name} queue (no beat for over "
+                            f"{settings.HARDTESTS_WORKER_DEAD_S:g} s): {', '.join(sorted(dead))}"[:800])
         rows = []
         for worker in listed:
             beat = worker.last_heartbeat.timestamp() if worker.last_heartbeat else None
@@ -86,6 +102,7 @@ def _workers_and_queues(now: float) -> tuple[dict[str, Any], dict[str, int], lis
                 "name": worker.name,
                 "hostname": worker.hostname,
                 "state": worker.get_state(),
+                "alive": worker.name not in dead,
                 "last_heartbeat_age_s": None if beat is None else round(now - beat, 1),
                 # None: a worker that does not check itself (a plain rqworker).
                 "can_judge": None if own is None else bool(own.get("ok")),
@@ -93,9 +110,9 @@ def _workers_and_queues(now: float) -> tuple[dict[str, Any], dict[str, int], lis
             })
         workers[name] = rows
         if name in REQUIRED_QUEUES:
-            if not rows:
-                problems.append(f"workers: none listens on the {name} queue")
-            elif all(row["can_judge"] is False for row in rows):
+            if not [row for row in rows if row["alive"]]:
+                problems.append(f"workers: none alive listens on the {name} queue")
+            elif all(row["can_judge"] is False for row in rows if row["alive"]):
                 reasons = sorted({p for row in rows for p in row["problems"]})
                 problems.append(f"workers: none on the {name} queue can judge ({'; '.join(reasons)})"[:800])
     return workers, lengths, problems

@@ -59,11 +59,32 @@ SWEEPS: list[tuple[str, Callable[[], int]]] = [
 ]
 
 
+def _dead_workers() -> int:
+    from core.queues import redis_connection
+    from hardtests_web.ops.reaper import dead_workers_sweep
+
+    return dead_workers_sweep(redis_connection())
+
+
+# Run every HARDTESTS_JANITOR_FAST_S: a dead worker's job must be queued again within a minute.
+FAST_SWEEPS: list[tuple[str, Callable[[], int]]] = [("dead_workers", _dead_workers)]
+
+
+def janitor_fast_pass() -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for name, sweep in FAST_SWEEPS:
+        try:
+            counts[name] = sweep()
+        except Exception as exc:
+            log.warning("janitor: %s failed: %s", name, exc)
+    return counts
+
+
 def janitor_pass() -> dict[str, Any]:
     """Run every sweep once; {"at": epoch, "counts": {...}, "errors": {...}}."""
     counts: dict[str, int] = {}
     errors: dict[str, str] = {}
-    for name, sweep in SWEEPS:
+    for name, sweep in [*FAST_SWEEPS, *SWEEPS]:
         try:
             counts[name] = sweep()
         except Exception as exc:  # the janitor must outlive a database or Redis hiccup

@@ -16,16 +16,27 @@ stay warm (the programs themselves always run in the sandbox).
 from __future__ import annotations
 
 import logging
+import os
+import threading
 import time
 from typing import Any
 
+import redis
 from django.conf import settings
 from django.db import connections
 from rq.worker import SimpleWorker
+from rq.worker_registration import register as registration_add
 
-from core.queues import worker_health_forget, worker_health_publish
+from core.queues import (
+    WORKER_HEALTH_HASH,
+    redis_now,
+    worker_health_forget,
+    worker_health_publish,
+    workers_dead,
+)
 from generation.worker import GenerationWorker
 from hardtests_web.ops.checks import worker_checks
+from hardtests_web.ops.reaper import worker_reap
 from sandbox import SandboxUnavailable, get_sandbox
 
 log = logging.getLogger(__name__)
@@ -40,10 +51,16 @@ class InfrastructureChecks:
 
     _checked_at = 0.0
     _problems: list[str] = []
+    _beat_stop: threading.Event | None = None
 
     @property
     def check_period(self) -> float:
         return max(0.5, float(settings.HARDTESTS_WORKER_CHECK_S))
+
+    def _publish(self) -> None:
+        record = {"ok": not self._problems, "problems": self._problems, "checked_at": time.time(),
+                  "hostname": self.hostname, "pid": os.getpid()}
+        worker_health_publish(self.connection, self.name, record, float(settings.HARDTESTS_WORKER_DEAD_S))
 
     def _check(self) -> list[str]:
         self._problems = worker_checks()
@@ -51,25 +68,87 @@ class InfrastructureChecks:
         if not isinstance(self, SimpleWorker):
             # A forking worker's job runs in a child: it must not inherit this connection.
             connections.close_all()
-        record = {"ok": not self._problems, "problems": self._problems, "checked_at": time.time()}
         try:
-            worker_health_publish(self.connection, self.name, record, self.check_period * 3 + 30)
+            self._publish()
         except Exception:  # Redis trouble is RQ's own to report
             log.warning("could not publish the worker's health", exc_info=True)
         return self._problems
 
+    def _beat(self, stop: threading.Event) -> None:
+        """The worker's pulse, independent of the job it runs (a SimpleWorker runs it in this
+        process's main thread for as long as it takes): its record is renewed every
+        HARDTESTS_WORKER_BEAT_S, so it expires HARDTESTS_WORKER_DEAD_S after the process dies.
+        Its registration is renewed too, in case a janitor took a live but starved worker for dead."""
+        period = max(0.2, float(settings.HARDTESTS_WORKER_BEAT_S))
+        while not stop.wait(period):
+            try:
+                self._publish()
+                registration_add(self)  # type: ignore[arg-type]
+            except Exception:
+                pass  # Redis away: RQ's loop reports it and reconnects
+
+    def _take_over_name(self) -> None:
+        """Take over the name from a dead holder instead of being refused by RQ until its key
+        expires (a systemd unit restarts a killed worker under the same --name). Before this
+        worker publishes anything under the name, so the dead holder's record is still there."""
+        key = self.key
+        host, pid, death = self.connection.hmget(key, ["hostname", "pid", "death"])
+        if host is not None and death is None:
+            # (a restarted container may give the new process the dead one's pid)
+            same_host_gone = host.decode() == self.hostname and pid and (
+                int(pid) == os.getpid() or not _pid_alive(int(pid)))
+            with self.connection.pipeline(transaction=False) as pipe:
+                pipe.hgetall(WORKER_HEALTH_HASH)
+                pipe.time()
+                health, now = pipe.execute()
+            if same_host_gone or workers_dead(health, [self.name], redis_now(now)):
+                worker_reap(self.connection, self.name, reason="a new worker starts under its name")
+
     def work(self, *args: Any, **kwargs: Any) -> bool:
+        try:
+            self._take_over_name()
+        except Exception:
+            log.warning("could not check for a dead worker under this name", exc_info=True)
         problems = self._check()
         if problems:
             log.error("worker %s refuses to start: %s", self.name, "; ".join(problems))
             raise WorkerRefused(f"refusing to start: {'; '.join(problems)}")
+        self._beat_stop = threading.Event()
+        threading.Thread(target=self._beat, args=(self._beat_stop,), name="worker-beat", daemon=True).start()
         try:
-            return super().work(*args, **kwargs)
+            return self._work_through_redis_outages(*args, **kwargs)
         finally:
+            self._beat_stop.set()
             try:
                 worker_health_forget(self.connection, self.name)
             except Exception:
                 pass
+
+    def _work_through_redis_outages(self, *args: Any, **kwargs: Any) -> bool:
+        """RQ's loop, entered again when Redis went away under it. RQ waits out an outage only
+        while it waits for a job; one that comes while a job runs ends the worker ("unhandled
+        exception, quitting"), and a process manager would start a cold one. This one waits for
+        Redis with backoff and registers again (a restarted Redis has forgotten it)."""
+        wait_s = 1.0
+        while True:
+            try:
+                return super().work(*args, **kwargs)  # type: ignore[misc]
+            except redis.exceptions.ConnectionError as exc:
+                if getattr(self, "_stop_requested", False):
+                    raise
+                log.warning("worker %s lost Redis (%s); working again once it answers", self.name, exc)
+            while True:
+                time.sleep(wait_s)
+                try:
+                    self.connection.ping()
+                    break
+                except redis.exceptions.ConnectionError:
+                    wait_s = min(30.0, wait_s * 2)
+            wait_s = 1.0
+            try:
+                self._take_over_name()
+            except Exception:
+                log.warning("could not clear this worker's earlier registration", exc_info=True)
 
     def _wait_until_healthy(self) -> None:
         """Take no job while a check fails; keep heartbeating so the worker stays visible."""
@@ -100,6 +179,16 @@ class InfrastructureChecks:
                 return result
             if max_idle_time is not None and time.monotonic() - started >= max_idle_time:
                 return None
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 class CheckedWorker(InfrastructureChecks, SimpleWorker):

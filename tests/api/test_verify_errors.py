@@ -62,11 +62,12 @@ def test_a_queue_whose_every_worker_reports_it_cannot_judge_is_503_saying_why(ap
         # one able worker is enough: the request is queued (and, nobody judging, times out)
         worker_health_publish(connection, second.name, {**sick, "ok": True, "problems": []}, 60)
         assert api.post("/api/v1/verify", ITEM).json()["code"] == "timeout"
-        # a record past its expiry is no word at all: that worker counts as able again
-        worker_health_publish(connection, second.name, sick, 0.01)
+        # a record past its expiry: that worker's beat stopped (killed), so it is not counted,
+        # however able it said it was; the one left cannot judge
+        worker_health_publish(connection, second.name, {**sick, "ok": True, "problems": []}, 0.01)
         time.sleep(0.05)
         assert set(worker_health_read(connection, [fake_worker.name, second.name])) == {fake_worker.name}
-        assert api.post("/api/v1/verify", ITEM).json()["code"] == "timeout"
+        assert api.post("/api/v1/verify", ITEM).json()["code"] == "workers_unhealthy"
         # a malformed record is no word either, never a 500
         connection.hset(WORKER_HEALTH_HASH, second.name, '{"ok": false, "expires_at": "soon"}')
         assert api.post("/api/v1/verify", ITEM).json()["code"] == "timeout"

@@ -127,3 +127,90 @@ class MotoS3:
 
         return boto3.client("s3", endpoint_url=self.endpoint, region_name="us-east-1",
                             aws_access_key_id="testing", aws_secret_access_key="testing")
+
+
+class PostgresCluster:
+    """A throwaway PostgreSQL cluster that can be stopped and started again on its port."""
+
+    def __init__(self) -> None:
+        self.initdb, self.pg_ctl = with_postgres.find_bin("initdb"), with_postgres.find_bin("pg_ctl")
+        if not self.initdb or not self.pg_ctl:
+            pytest.skip("no PostgreSQL binaries (initdb, pg_ctl) on this machine")
+        self.run_as: list[str] = []
+        self.workdir = tempfile.mkdtemp(prefix="hardtests-pg-")
+        if os.geteuid() == 0:
+            try:
+                owner = pwd.getpwnam("postgres")
+            except KeyError:
+                subprocess.run(["useradd", "--system", "--no-create-home", "postgres"], check=True)
+                owner = pwd.getpwnam("postgres")
+            os.chown(self.workdir, owner.pw_uid, owner.pw_gid)
+            self.run_as = ["runuser", "-u", "postgres", "--"]
+        self.data, self.port = os.path.join(self.workdir, "data"), free_port()
+        self.url = f"postgres://postgres@127.0.0.1:{self.port}/hardtests"
+
+    def __enter__(self) -> PostgresCluster:
+        subprocess.run([*self.run_as, self.initdb, "-D", self.data, "-U", "postgres", "-A", "trust", "--no-sync",
+                        "-E", "UTF8"], check=True, stdout=subprocess.DEVNULL)
+        self.start()
+        createdb = with_postgres.find_bin("createdb")
+        assert createdb, "createdb is missing next to initdb"
+        subprocess.run([createdb, "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "hardtests"], check=True)
+        return self
+
+    def start(self) -> None:
+        options = f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.workdir} -c fsync=off -c full_page_writes=off"
+        subprocess.run([*self.run_as, self.pg_ctl, "-D", self.data, "-o", options, "-l",
+                        os.path.join(self.workdir, "log"), "-w", "start"], check=True, stdout=subprocess.DEVNULL)
+
+    def stop(self) -> None:
+        subprocess.run([*self.run_as, self.pg_ctl, "-D", self.data, "-m", "immediate", "stop"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+class RedisServer:
+    """redis-server on a TCP port with a password, that can be killed and started again."""
+
+    def __init__(self, password: str) -> None:
+        self.binary = shutil.which("redis-server")
+        if self.binary is None:
+            pytest.skip("redis-server is not installed")
+        self.port, self.workdir = free_port(), tempfile.mkdtemp(prefix="hardtests-redis-")
+        self.password = password
+        self.url = f"redis://:{password}@127.0.0.1:{self.port}/0"
+        self.child: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        import redis
+
+        # The password in a config file, not on the command line (where `ps` shows it).
+        conf = Path(self.workdir) / "redis.conf"
+        conf.write_text(f"port {self.port}\nbind 127.0.0.1\nrequirepass {self.password}\nsave \"\"\n"
+                        f"appendonly no\ndir {self.workdir}\n")
+        self.child = subprocess.Popen([self.binary, str(conf)], stdout=subprocess.DEVNULL, start_new_session=True)
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                redis.Redis.from_url(self.url).ping()
+                return
+            except redis.RedisError:
+                if time.monotonic() > deadline or self.child.poll() is not None:
+                    raise RuntimeError("redis-server did not start") from None
+                time.sleep(0.05)
+
+    def kill(self) -> None:
+        if self.child is not None and self.child.poll() is None:
+            self.child.kill()
+            self.child.wait(timeout=10)
+
+    def __enter__(self) -> RedisServer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.kill()
+        shutil.rmtree(self.workdir, ignore_errors=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 from django.conf import settings
@@ -29,7 +30,7 @@ def test_deep_health_needs_staff_or_the_token(client) -> None:
         "database": True, "redis": True, "storage_write": True, "storage_read": True}
     # Nothing else runs in this test: no worker on the api queue, no janitor pass.
     assert response.status_code == 503
-    assert "workers: none listens on the api queue" in body["problems"]
+    assert "workers: none alive listens on the api queue" in body["problems"]
     assert any(p.startswith("janitor:") for p in body["problems"])
     client.force_login(UserFactory(is_staff=True))
     assert _deep(client).json()["checks"]["database"]["ok"] is True
@@ -64,3 +65,22 @@ def test_worker_refuses_to_start_when_it_cannot_read_stored_bodies() -> None:
     assert done.returncode != 0
     assert "refusing to start" in done.stderr + done.stdout
     assert sha[:16] in done.stderr + done.stdout
+
+
+@pytest.mark.django_db
+def test_the_storage_check_reads_the_first_body_stored_as_a_file(settings: Any) -> None:
+    """A worker started before any body was stored as a file must check the first one that is,
+    not keep "nothing to read" forever (a node without the shared storage looked healthy)."""
+    import os
+
+    from hardtests_web.ops import checks
+    from problems.blobs import blob_path, blob_put
+
+    checks._sample.clear()
+    settings.HARDTESTS_BLOB_INLINE_MAX = 16
+    assert checks.storage_read_check() is None  # nothing stored as a file yet: nothing to prove
+    sha, _ = blob_put(os.urandom(4096))  # incompressible: a file, not inline
+    assert default_storage.exists(blob_path(sha))
+    default_storage.delete(blob_path(sha))  # this node cannot see it (another machine's disk)
+    problem = checks.storage_read_check()
+    assert problem is not None and "storage" in problem

@@ -14,7 +14,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from hardtests_web.ops.janitor import janitor_pass
+from hardtests_web.ops.janitor import janitor_fast_pass, janitor_pass
 
 
 class Command(BaseCommand):
@@ -40,12 +40,20 @@ class Command(BaseCommand):
         signal.signal(signal.SIGTERM, stop)
         self.stdout.write(f"janitor: a pass every {period:g} s")
         self.stdout.flush()
-        next_pass = time.monotonic()
+        fast = min(period, settings.HARDTESTS_JANITOR_FAST_S)
+        next_pass = next_fast = time.monotonic()
         while not stopping:
-            if time.monotonic() >= next_pass:
-                next_pass = time.monotonic() + period
+            now = time.monotonic()
+            if now >= next_pass:
+                next_pass = next_fast = now + period
                 record = janitor_pass()
                 if any(record["counts"].values()) or record["errors"]:
                     self.stdout.write(f"janitor: {json.dumps(record)}")
                     self.stdout.flush()
-            time.sleep(min(0.5, period))
+            elif now >= next_fast:
+                next_fast = now + fast
+                counts = janitor_fast_pass()
+                if any(counts.values()):
+                    self.stdout.write(f"janitor: {json.dumps({'counts': counts})}")
+                    self.stdout.flush()
+            time.sleep(min(0.5, fast))

@@ -38,6 +38,8 @@ class Command(BaseCommand):
         if source_url.strip() == target_url.strip():
             raise CommandError("--from and --to name the same storage")
         source, target = storage_open(source_url), storage_open(target_url)
+        for url, storage in ((source_url, source), (target_url, target)):
+            _reachable_check(url, storage)
         copied = present = 0
         problems: list[str] = []
         shas = Blob.objects.filter(data__isnull=True).values_list("sha256", flat=True).order_by("sha256")
@@ -65,3 +67,14 @@ class Command(BaseCommand):
         if problems:
             raise CommandError(f"{len(problems)} bod{'y' if len(problems) == 1 else 'ies'} could not be copied "
                                f"(first: {problems[0]})")
+
+
+def _reachable_check(url: str, storage: Any) -> None:
+    """One request to each storage first, so missing credentials or an unreachable endpoint end
+    the command with one line saying which and why, not a traceback from the middle of the copy."""
+    try:
+        storage.exists(blob_path("0" * 64))
+    except Exception as exc:
+        name = type(exc).__name__
+        hint = " (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or a profile)" if "Credentials" in name else ""
+        raise CommandError(f"storage {storage_describe(url)} is not usable: {name}: {exc}{hint}"[:500]) from None

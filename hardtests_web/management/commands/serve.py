@@ -1,10 +1,22 @@
-"""Start everything `make run` needs in one foreground process tree.
+"""Start everything `make run` needs in one foreground process tree, and keep it running.
 
-The embedded Redis (unless REDIS_URL is set), RQ workers for the generation, sandbox and
-default queues, the LLM stage of campaigns (`llm_worker`), the janitor, and the web server. Ctrl-C (or SIGTERM) stops all of it:
-workers get a warm shutdown so a running job finishes its bookkeeping, then Redis shuts
-down. A failure while starting stops whatever was already started, then exits non-zero
-with the reason: nothing is left running that nobody will stop.
+The embedded Redis (unless REDIS_URL is set), RQ workers for the generation, verification and
+judging queues, the LLM stage of campaigns (`llm_worker`), the janitor, and the web server.
+
+A supervisor: a child that exits is started again with backoff (1 s, doubling to 30 s; back to
+1 s once it has stayed up a minute), and the reason is logged. A dead worker is taken off RQ's
+lists at once and its job queued again; a restarted embedded Redis gets the unfinished judging
+tasks queued again. Only Ctrl-C or SIGTERM stops the stack, in the order that loses nothing:
+the web server first (it stops accepting, answers what it holds; workers still run so in-flight
+verifications finish), then the workers (each finishes its job; one that overstays is killed
+and its job queued again), the LLM stage and the janitor, then Redis. A second signal hurries it.
+
+Every child has its own session (so a terminal's Ctrl-C reaches only this process) and dies
+with it (PR_SET_PDEATHSIG): a `serve` killed with SIGKILL leaves nothing running, and the next
+one finds its port free.
+
+Exit status: 0 stopped by a signal and everything stopped in time; 1 could not start;
+3 stopped by a signal but a child had to be killed.
 """
 
 from __future__ import annotations
@@ -15,15 +27,45 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
-from core.embedded import embedded_redis_enabled, ensure_redis, stop_redis
+from core.embedded import die_with_parent, embedded_redis_enabled, ensure_redis, stop_redis
+from core.queues import DEFAULT_QUEUE, GENERATION_QUEUE, JUDGING_QUEUE, VERIFICATION_QUEUE
 
-STOP_GRACE_S = 15
+BACKOFF_FIRST_S = 1.0
+BACKOFF_MAX_S = 30.0
+STABLE_AFTER_S = 60.0  # up this long: the next exit starts the backoff afresh
+WORKER_STOP_GRACE_S = 60  # a worker's running job gets this long to finish on shutdown
+OTHER_STOP_GRACE_S = 20
+EXIT_FORCED = 3
+
+
+@dataclass
+class Child:
+    name: str
+    command: list[str]
+    kind: str  # web, worker, other
+    proc: subprocess.Popen[bytes] | None = None
+    worker_name: str | None = None
+    started_at: float = 0.0
+    failures: int = 0
+    restart_at: float | None = None
+    restarts: int = field(default=0)
+
+
+def describe_exit(code: int) -> str:
+    if code < 0:
+        try:
+            return f"signal {signal.Signals(-code).name}"
+        except ValueError:
+            return f"signal {-code}"
+    return f"exit code {code}"
 
 
 class Command(BaseCommand):
@@ -42,25 +84,47 @@ class Command(BaseCommand):
                           help="do not queue work for demo problems even when they are loaded")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        self.children: list[tuple[str, subprocess.Popen[bytes]]] = []
+        self.children: list[Child] = []
         self.redis_child: subprocess.Popen[bytes] | None = None
         self.own_redis = False
+        self.redis_restart_at: float | None = None
+        self.redis_failures = 0
+        self.signals = 0
+        self.forced = False
         self.manage = [sys.executable, str(settings.BASE_DIR / "manage.py")]
-        port = options["port"] or int(os.environ.get("PORT", "8000"))
+        self.env = dict(os.environ, HARDTESTS_EMBEDDED_REDIS_SUPERVISED="1", PYTHONUNBUFFERED="1")
         if options["dev"]:
-            # Debug pages only where asked for; the children inherit it.
-            os.environ["DEBUG"] = "1"
+            # Debug pages only where asked for (Django's development server); the children inherit it.
+            self.env["DEBUG"] = "1"
         self.host = options["host"]
+        port = options["port"] or int(os.environ.get("PORT", "8000"))
+        signal.signal(signal.SIGINT, self._on_signal)
+        signal.signal(signal.SIGTERM, self._on_signal)
         try:
-            self._start(port, options)
-            self.startup_summary(port=port, web=not options["no_web"])
-            self._supervise()
-        except Exception as exc:
-            # Everything started so far is stopped in `finally`; say why we are leaving.
-            reason = str(exc) if isinstance(exc, CommandError) else f"{type(exc).__name__}: {exc}"
-            raise CommandError(f"serve could not start: {reason}") from exc
+            try:
+                self._start(port, options)
+            except Exception as exc:
+                reason = str(exc) if isinstance(exc, CommandError) else f"{type(exc).__name__}: {exc}"
+                raise CommandError(f"serve could not start: {reason}") from exc
+            if not self.signals:
+                self.startup_summary(port=port, web=not options["no_web"])
+                self._supervise()
         finally:
             self._stop_all()
+        if self.forced:
+            self.stderr.write("stopped, but a child had to be killed")
+            sys.exit(EXIT_FORCED)
+
+    def _on_signal(self, signum: int, frame: Any) -> None:
+        self.signals += 1
+        if self.signals > 1:
+            self.hurry = True
+
+    hurry = False
+
+    def log(self, message: str) -> None:
+        self.stdout.write(f"serve: {message}")
+        self.stdout.flush()
 
     # -- starting ---------------------------------------------------------------------------
 
@@ -70,42 +134,64 @@ class Command(BaseCommand):
         if embedded_redis_enabled():
             self.stdout.write(f"redis: embedded at {settings.EMBEDDED_REDIS_SOCKET}")
         if self.own_redis:
-            # A fresh embedded Redis holds no jobs: queue again what the last run left unfinished.
-            from problems.jobs import judging_requeue_orphans
+            self._requeue_orphans()
+        # This process's client, made while Redis answers (made later, during an outage, it
+        # would try to start an embedded server of its own).
+        from core.queues import redis_connection
 
-            requeued = judging_requeue_orphans()
-            if requeued:
-                self.stdout.write(f"judging: queued again {requeued} task(s) left unfinished last time")
+        redis_connection()
+        worker = "hardtests_web.ops.worker."
         for i in range(settings.HARDTESTS_GENERATION_WORKERS):
             # Records a run as failed the moment its work horse is killed; checks its storage.
-            self._spawn(f"generation-worker-{i}", ["rqworker", "--worker-class",
-                                                   "hardtests_web.ops.worker.CheckedGenerationWorker",
-                                                   "generation", "default"])
-        for i in range(settings.HARDTESTS_SANDBOX_WORKERS):
+            self._add(f"generation-worker-{i}", ["rqworker", "--worker-class", worker + "CheckedGenerationWorker",
+                                                 GENERATION_QUEUE, DEFAULT_QUEUE], kind="worker")
+        sandbox_workers = settings.HARDTESTS_SANDBOX_WORKERS
+        reserved = min(settings.HARDTESTS_API_RESERVED_WORKERS, sandbox_workers - 1) if sandbox_workers > 1 else 0
+        for i in range(sandbox_workers):
             # No fork per job (a warm suite cache), and no job while it cannot read the storage.
-            self._spawn(f"sandbox-worker-{i}", ["rqworker", "--worker-class", "hardtests_web.ops.worker.CheckedWorker",
-                                                "api", "sandbox", "default"])
+            # The first `reserved` take only verifications: one never waits behind a bulk job.
+            queues = [VERIFICATION_QUEUE] if i < reserved else [VERIFICATION_QUEUE, JUDGING_QUEUE, DEFAULT_QUEUE]
+            self._add(f"sandbox-worker-{i}", ["rqworker", "--worker-class", worker + "CheckedWorker", *queues],
+                      kind="worker")
         for i in range(settings.HARDTESTS_LLM_WORKERS):
             # Without one, a campaign started from this deployment never leaves the LLM stage.
-            self._spawn(f"llm-worker-{i}", ["llm_worker"])
-        self._spawn("janitor", ["janitor"])
+            self._add(f"llm-worker-{i}", ["llm_worker"])
+        self._add("janitor", ["janitor"])
         self._queue_demo(load=options["load_demo"], skip=options["no_demo"])
         if not options["no_web"]:
             host = options["host"]
             port_free_check(host, port)
             if options["dev"]:
-                self._spawn("web", ["runserver", "--noreload", f"{host}:{port}"])
+                self._add("web", [*self.manage, "runserver", "--noreload", f"{host}:{port}"], kind="web", manage=False)
             else:
-                self._spawn("web", ["-m", "gunicorn", "-c", "python:hardtests_web.gunicorn_conf",
-                                    "--bind", f"{host}:{port}", "hardtests_web.wsgi"], manage=False)
+                self._add("web", [sys.executable, "-m", "gunicorn", "-c", "python:hardtests_web.ops.gunicorn",
+                                  "--bind", f"{host}:{port}", "hardtests_web.wsgi"], kind="web", manage=False)
+        for child in self.children:
+            self._launch(child)
 
-    def _spawn(self, name: str, argv: list[str], *, manage: bool = True) -> None:
-        # Own session: a terminal's Ctrl-C reaches only this supervisor, which then stops
-        # the children once and in order (a second signal would make RQ kill running jobs).
-        command = [*self.manage, *argv] if manage else [sys.executable, *argv]
-        child = subprocess.Popen(command, start_new_session=True, cwd=settings.BASE_DIR)
-        self.children.append((name, child))
-        self.stdout.write(f"started {name} (pid {child.pid})")
+    def _add(self, name: str, argv: list[str], *, kind: str = "other", manage: bool = True) -> None:
+        self.children.append(Child(name, [*self.manage, *argv] if manage else argv, kind))
+
+    def _launch(self, child: Child) -> None:
+        command = child.command
+        if child.kind == "worker":
+            # A fresh name each start: the dead one's registration never blocks the new one.
+            child.worker_name = f"{socket.gethostname()}.{child.name}.{uuid.uuid4().hex[:8]}"
+            command = [*command[:3], "--name", child.worker_name, *command[3:]]
+        child.proc = subprocess.Popen(command, cwd=settings.BASE_DIR, env=self.env,  # noqa: PLW1509
+                                      preexec_fn=die_with_parent())
+        child.started_at = time.monotonic()
+        child.restart_at = None
+        self.stdout.write(f"started {child.name} (pid {child.proc.pid})")
+        self.stdout.flush()
+
+    def _requeue_orphans(self) -> None:
+        # A fresh embedded Redis holds no jobs: queue again what the last run left unfinished.
+        from problems.jobs import judging_requeue_orphans
+
+        requeued = judging_requeue_orphans()
+        if requeued:
+            self.log(f"judging: queued again {requeued} task(s) left unfinished")
 
     def _queue_demo(self, *, load: bool, skip: bool) -> None:
         """Queue the demo's suite building only where demo problems are loaded: a database of
@@ -129,37 +215,112 @@ class Command(BaseCommand):
             self.stdout.write(first_run_summary(f"http://{self.host}:{port}/"))
         else:
             self.stdout.write(self.style.SUCCESS("workers running (Ctrl-C stops everything)"))
+        self.stdout.flush()
 
-    # -- running and stopping ---------------------------------------------------------------
+    # -- supervising ------------------------------------------------------------------------
+
+    @staticmethod
+    def _backoff(failures: int) -> float:
+        return min(BACKOFF_MAX_S, BACKOFF_FIRST_S * 2 ** max(0, failures - 1))
 
     def _supervise(self) -> None:
-        stopping = False
+        while not self.signals:
+            now = time.monotonic()
+            self._watch_redis(now)
+            for child in self.children:
+                if child.proc is not None and child.proc.poll() is not None:
+                    self._on_exit(child, now)
+                if child.proc is None and child.restart_at is not None and now >= child.restart_at:
+                    if self.own_redis and self.redis_restart_at is not None:
+                        continue  # Redis first
+                    child.restarts += 1
+                    self._launch(child)
+            time.sleep(0.2)
 
-        def stop(signum: int, frame: Any) -> None:
-            nonlocal stopping
-            stopping = True
+    def _on_exit(self, child: Child, now: float) -> None:
+        assert child.proc is not None
+        uptime = now - child.started_at
+        child.failures = child.failures + 1 if uptime < STABLE_AFTER_S else 1
+        delay = self._backoff(child.failures)
+        self.stderr.write(f"serve: {child.name} (pid {child.proc.pid}) exited with {describe_exit(child.proc.returncode)} "
+                          f"after {uptime:.1f} s; starting it again in {delay:g} s")
+        self.stderr.flush()
+        how = describe_exit(child.proc.returncode)
+        child.proc = None
+        child.restart_at = now + delay
+        if child.worker_name:
+            self._reap(child.worker_name, reason=f"its process exited with {how}")
 
-        signal.signal(signal.SIGINT, stop)
-        signal.signal(signal.SIGTERM, stop)
-        while not stopping:
-            for name, child in self.children:
-                if child.poll() is not None:
-                    self.stderr.write(f"{name} exited with {child.returncode}; stopping everything")
-                    stopping = True
-            time.sleep(0.5)
+    def _reap(self, worker_name: str, *, reason: str) -> None:
+        try:
+            from core.queues import redis_connection
+            from hardtests_web.ops.reaper import worker_reap
+
+            outcome = worker_reap(redis_connection(), worker_name, reason=reason)
+            if outcome:
+                self.log(f"{worker_name}'s job: {outcome}")
+        except Exception as exc:  # Redis away: the janitor does it later
+            self.log(f"could not clear {worker_name} from Redis now ({type(exc).__name__}); the janitor will")
+
+    def _watch_redis(self, now: float) -> None:
+        if not self.own_redis:
+            return
+        if self.redis_child is not None and self.redis_child.poll() is not None:
+            uptime = now - getattr(self, "_redis_started", 0.0)
+            self.redis_failures = self.redis_failures + 1 if uptime < STABLE_AFTER_S else 1
+            delay = self._backoff(self.redis_failures)
+            self.stderr.write(f"serve: the embedded Redis exited with {describe_exit(self.redis_child.returncode)}; "
+                              f"starting it again in {delay:g} s")
+            self.stderr.flush()
+            self.redis_child = None
+            self.redis_restart_at = now + delay
+        if self.redis_child is None and self.redis_restart_at is not None and now >= self.redis_restart_at:
+            try:
+                self.redis_child = ensure_redis(daemonize=False)
+                self._redis_started = time.monotonic()
+                self.redis_restart_at = None
+                self.log("the embedded Redis is back")
+                self._requeue_orphans()
+            except Exception as exc:
+                self.redis_failures += 1
+                delay = self._backoff(self.redis_failures)
+                self.stderr.write(f"serve: could not start the embedded Redis ({exc}); again in {delay:g} s")
+                self.redis_restart_at = now + delay
+
+    # -- stopping ---------------------------------------------------------------------------
+
+    def _stop(self, children: list[Child], grace_s: float) -> None:
+        running = [c for c in children if c.proc is not None and c.proc.poll() is None]
+        for child in running:
+            assert child.proc is not None
+            # Only the process itself: gunicorn and RQ stop their own children in order.
+            child.proc.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + grace_s
+        for child in running:
+            assert child.proc is not None
+            while child.proc.poll() is None and time.monotonic() < deadline and not self.hurry:
+                time.sleep(0.1)
+            if child.proc.poll() is None:
+                self.forced = True
+                self.stderr.write(f"serve: {child.name} did not stop in time; killing it")
+                os.killpg(child.proc.pid, signal.SIGKILL)
+                child.proc.wait(timeout=10)
+                if child.worker_name:
+                    self._reap(child.worker_name, reason="killed at shutdown")
+            else:
+                try:
+                    # Its own session: whatever it left behind (a work horse, a sandbox) goes too.
+                    os.killpg(child.proc.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
 
     def _stop_all(self) -> None:
-        for _, child in self.children:
-            if child.poll() is None:
-                child.send_signal(signal.SIGTERM)
-        deadline = time.monotonic() + STOP_GRACE_S
-        for _, child in self.children:
-            try:
-                child.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                # The whole session: a worker's work horse and the programs it runs go too.
-                os.killpg(child.pid, signal.SIGKILL)
-                child.wait(timeout=10)
+        if self.children:
+            self.log("stopping: the web server first, then the workers, then Redis")
+        web_grace = settings.HARDTESTS_API_SYNC_TIMEOUT_S + 20
+        self._stop([c for c in self.children if c.kind == "web"], web_grace)
+        self._stop([c for c in self.children if c.kind == "worker"], WORKER_STOP_GRACE_S)
+        self._stop([c for c in self.children if c.kind == "other"], OTHER_STOP_GRACE_S)
         if self.own_redis:
             stop_redis()
             if self.redis_child is not None:
@@ -170,6 +331,7 @@ class Command(BaseCommand):
                     self.redis_child.wait(timeout=10)
         if self.children or self.own_redis:
             self.stdout.write("stopped")
+            self.stdout.flush()
 
 
 def port_free_check(host: str, port: int) -> None:

@@ -1,0 +1,32 @@
+"""gunicorn settings for a web server that drains: `gunicorn -c python:hardtests_web.ops.gunicorn
+hardtests_web.wsgi` (what `serve`, compose and the systemd unit run).
+
+Everything of hardtests_web.gunicorn_conf, plus a graceful timeout above the API's own wait
+(HARDTESTS_API_SYNC_TIMEOUT_S), so a SIGTERM never cuts a verification in flight: gunicorn
+closes its listening socket at once (new connections go to another node), each request in
+flight gets its answer, and one read after the signal is refused with 503 `shutting_down` and
+Retry-After instead of starting work the process will not finish.
+"""
+
+from __future__ import annotations
+
+import signal
+from typing import Any
+
+from core.env import env_int
+from hardtests_web.gunicorn_conf import *  # noqa: F403
+
+graceful_timeout = env_int("HARDTESTS_API_SYNC_TIMEOUT_S", 60) + 15
+
+
+def post_worker_init(worker: Any) -> None:
+    from core.lifecycle import shutdown_begin
+
+    graceful = signal.getsignal(signal.SIGTERM)
+
+    def on_term(signum: int, frame: Any) -> None:
+        shutdown_begin()
+        if callable(graceful):
+            graceful(signum, frame)
+
+    signal.signal(signal.SIGTERM, on_term)

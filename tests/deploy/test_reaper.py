@@ -1,0 +1,120 @@
+"""A SIGKILLed worker, found dead by its beat: the API stops counting it at once, /healthz/deep
+names it, the janitor's sweep takes it off RQ's lists and runs its job again (once; a second
+death fails the job with the reason), and a worker restarted under its name is not refused."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.test import Client, override_settings
+from rq.job import Job, JobStatus
+from rq.results import Result
+
+from api.tokens import token_create
+from core.queues import WORKER_HEALTH_HASH, redis_connection, redis_now, verification_queue, workers_alive
+from hardtests_web.ops.reaper import REQUEUED_META, dead_workers_sweep
+from tests.api.conftest import make_suite
+from tests.conftest import REPO, worker_env
+from tests.factories import ProblemFactory, UserFactory
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+BEAT_S, DEAD_S = 0.5, 3.0
+
+
+def _worker(name: str, log: Path) -> subprocess.Popen[bytes]:
+    env = dict(worker_env(), HARDTESTS_WORKER_BEAT_S=str(BEAT_S), HARDTESTS_WORKER_DEAD_S=str(DEAD_S))
+    return subprocess.Popen(
+        [sys.executable, str(REPO / "manage.py"), "rqworker", "--name", name, "--worker-class",
+         "hardtests_web.ops.worker.CheckedWorker", "api"],
+        env=env, cwd=REPO, stdout=log.open("ab"), stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def _alive(name: str) -> bool:
+    connection = redis_connection()
+    with connection.pipeline(transaction=False) as pipe:
+        pipe.hgetall(WORKER_HEALTH_HASH)
+        pipe.time()
+        health, now = pipe.execute()
+    return name.encode() in health and workers_alive(health, [name], redis_now(now)) == [name]
+
+
+def _until(predicate: Any, what: str, timeout: float = 60) -> float:
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        if predicate():
+            return time.monotonic() - started
+        time.sleep(0.1)
+    raise AssertionError(f"no {what} within {timeout} s")
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)
+
+
+@override_settings(HARDTESTS_API_SYNC_TIMEOUT_S=1, HARDTESTS_HEALTH_TOKEN="health-token")
+def test_a_killed_worker_is_found_by_its_beat_and_its_job_runs_again_once(tmp_path: Path) -> None:
+    problem = ProblemFactory(source="reap", pid="ab", title="A+B", time_limit_ms=1000)
+    make_suite(problem)
+    token = token_create(user=UserFactory(username="reaper"), name="t").secret
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+    name, log = f"reap-{time.monotonic_ns()}", tmp_path / "worker.log"
+    connection, queue = redis_connection(), verification_queue()
+    first = _worker(name, log)
+    try:
+        _until(lambda: _alive(name), "first beat", timeout=90)
+        job = queue.enqueue("time.sleep", 120, job_timeout=300)
+        _until(lambda: job.get_status(refresh=True) == JobStatus.STARTED, "the job started")
+        # it beats while the job runs (the job holds the worker's main thread)
+        time.sleep(DEAD_S + 1)
+        assert _alive(name), log.read_text()[-2000:]
+
+        _kill(first)
+        # RQ still lists it; the API stops counting it once the beat is DEAD_S old, and says so at once
+        waited = _until(lambda: not _alive(name), "the beat to go stale", timeout=DEAD_S + 10)
+        assert waited <= DEAD_S + 5
+        response = client.post("/api/v1/verify", {"problem": "reap:ab", "language": "python3", "code": "print(3)"},
+                               content_type="application/json")
+        # refused before anything is queued (not `timeout`: nobody waits for a dead worker)
+        assert response.status_code == 503 and response.json()["code"] == "no_workers", response.content
+        assert response["Retry-After"]
+        deep = client.get("/healthz/deep", HTTP_AUTHORIZATION="Bearer health-token").json()
+        assert any("dead on the api queue" in p and name in p for p in deep["problems"]), deep["problems"]
+        assert [w for w in deep["workers"]["api"] if w["name"] == name][0]["alive"] is False
+
+        # the janitor's sweep: off RQ's lists, the job at the front of its queue again
+        assert dead_workers_sweep(connection) == 1
+        assert not connection.exists(f"rq:worker:{name}")
+        job = Job.fetch(job.id, connection=connection)
+        assert job.get_status() == JobStatus.QUEUED and job.meta[REQUEUED_META] == 1
+        assert queue.job_ids[0] == job.id
+        assert dead_workers_sweep(connection) == 0
+
+        # a worker restarted under the same name is not refused, and takes the job
+        second = _worker(name, log)
+        try:
+            _until(lambda: job.get_status(refresh=True) == JobStatus.STARTED, "the job started again", timeout=90)
+            _kill(second)
+            _until(lambda: not _alive(name), "the second beat to go stale", timeout=DEAD_S + 10)
+            assert dead_workers_sweep(connection) == 1
+        finally:
+            if second.poll() is None:
+                _kill(second)
+        # its worker died twice: the job fails with the reason, so a caller gets an error, not a verdict
+        job = Job.fetch(job.id, connection=connection)
+        assert job.get_status() == JobStatus.FAILED
+        result = Result.fetch_latest(job)
+        assert result is not None and result.type == Result.Type.FAILED
+        assert "WorkerDied" in (result.exc_string or "")
+    finally:
+        if first.poll() is None:
+            _kill(first)
+    assert "There exists an active worker" not in log.read_text()
