@@ -158,7 +158,7 @@ class _Outcome:
 
 
 def _judge_one(completion: Completion, suite: TestSuite, sb: Sandbox) -> _Outcome:
-    if completion.extract_kind == "empty" or not completion.code.strip():
+    if completion.extract_kind in ("empty", "no_language") or not completion.code.strip():
         # Nothing to run: the completion has no program; it passes nothing.
         return _Outcome(suite.origin, suite.pk, "CE", 0, suite.test_count, [], 0)
     result = judge_code(problem=suite.problem, suite=suite, language=completion.language, code=completion.code,
