@@ -375,17 +375,19 @@ def selection_export(*, selection: Selection, out_dir: Path | None = None, fmt: 
                         ("passed", pa.int64()), ("total", pa.int64()), ("judge_score", pa.float64()),
                         ("rule", pa.string()), ("gold", pa.string()), ("demo_data", pa.bool_())])
     table = pa.Table.from_pylist(rows, schema=schema)
+    # One data file per folder; its name carries the job and selection, so a datasets cache built
+    # from another export (same folder layout) is never taken for this one.
     for old in data.glob("train-*"):
         old.unlink()
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
-        target = data / "train-00000-of-00001.parquet"
+        target = data / f"train-job{job.pk}-selection{selection.pk}.parquet"
         pq.write_table(table, target)
     else:
         import json
 
-        target = data / "train-00000-of-00001.jsonl"
+        target = data / f"train-job{job.pk}-selection{selection.pk}.jsonl"
         with target.open("w") as handle:
             for row in rows:
                 handle.write(json.dumps(row, ensure_ascii=False) + "\n")
