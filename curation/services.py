@@ -365,7 +365,9 @@ def selection_export(*, selection: Selection, out_dir: Path | None = None, fmt: 
     if fmt not in ("parquet", "jsonl"):
         raise CurationRefused(f"unknown export format {fmt!r} (parquet or jsonl)")
     job = selection.job
-    folder = out_dir or Path(settings.MEDIA_ROOT) / "curation" / f"job-{job.pk}" / f"selection-{selection.pk}"
+    # `datasets` caches a local dataset under its folder's name, whatever the folder's path: every
+    # export folder gets a name of its own (job and selection), or a load could return another's rows.
+    folder = out_dir or Path(settings.MEDIA_ROOT) / "curation" / f"job{job.pk}-selection{selection.pk}"
     data = folder / "data"
     data.mkdir(parents=True, exist_ok=True)
     rows = selection_rows(selection)
@@ -375,8 +377,6 @@ def selection_export(*, selection: Selection, out_dir: Path | None = None, fmt: 
                         ("passed", pa.int64()), ("total", pa.int64()), ("judge_score", pa.float64()),
                         ("rule", pa.string()), ("gold", pa.string()), ("demo_data", pa.bool_())])
     table = pa.Table.from_pylist(rows, schema=schema)
-    # One data file per folder; its name carries the job and selection, so a datasets cache built
-    # from another export (same folder layout) is never taken for this one.
     for old in data.glob("train-*"):
         old.unlink()
     if fmt == "parquet":
