@@ -165,8 +165,12 @@ def rows_check(raw_rows: Iterable[tuple[int, Any]], *, origin: str = "") -> list
         else:
             code, kind, language = row.code or "", "given" if (row.code or "").strip() else "empty", wanted
         if language is None and kind != "empty":
-            errors.append(f"row {number}: no language (give `language`, or label the code's fence)")
-            continue
+            if row.completion is None:
+                errors.append(f"row {number}: no language (give `language`, or label the code's fence)")
+                continue
+            # A model's answer whose program names no language cannot be run: a failed sample
+            # (it passes nothing), not a bad row.
+            kind = "no_language"
         if language is not None and language not in SUPPORTED_LANGUAGES:
             errors.append(f"row {number}: unsupported language {language!r}")
             continue

@@ -158,7 +158,7 @@ class _Outcome:
 
 
 def _judge_one(completion: Completion, suite: TestSuite, sb: Sandbox) -> _Outcome:
-    if completion.extract_kind == "empty" or not completion.code.strip():
+    if completion.extract_kind in ("empty", "no_language") or not completion.code.strip():
         # Nothing to run: the completion has no program; it passes nothing.
         return _Outcome(suite.origin, suite.pk, "CE", 0, suite.test_count, [], 0)
     result = judge_code(problem=suite.problem, suite=suite, language=completion.language, code=completion.code,
@@ -365,7 +365,9 @@ def selection_export(*, selection: Selection, out_dir: Path | None = None, fmt: 
     if fmt not in ("parquet", "jsonl"):
         raise CurationRefused(f"unknown export format {fmt!r} (parquet or jsonl)")
     job = selection.job
-    folder = out_dir or Path(settings.MEDIA_ROOT) / "curation" / f"job-{job.pk}" / f"selection-{selection.pk}"
+    # `datasets` caches a local dataset under its folder's name, whatever the folder's path: every
+    # export folder gets a name of its own (job and selection), or a load could return another's rows.
+    folder = out_dir or Path(settings.MEDIA_ROOT) / "curation" / f"job{job.pk}-selection{selection.pk}"
     data = folder / "data"
     data.mkdir(parents=True, exist_ok=True)
     rows = selection_rows(selection)
@@ -380,12 +382,12 @@ def selection_export(*, selection: Selection, out_dir: Path | None = None, fmt: 
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
-        target = data / "train-00000-of-00001.parquet"
+        target = data / f"train-job{job.pk}-selection{selection.pk}.parquet"
         pq.write_table(table, target)
     else:
         import json
 
-        target = data / "train-00000-of-00001.jsonl"
+        target = data / f"train-job{job.pk}-selection{selection.pk}.jsonl"
         with target.open("w") as handle:
             for row in rows:
                 handle.write(json.dumps(row, ensure_ascii=False) + "\n")

@@ -76,6 +76,11 @@ def known_completions(pid: str, count: int, seed: int = 7, model: str = "teacher
             out.append(Known({"problem_id": pid, "completion": "I could not solve this.\n\n", "language": "python3",
                               "model": model, "sample_index": index}, set(), runs=False))
             continue
+        if index % 17 == 8:
+            # prose only, no language anywhere: nothing can run it
+            out.append(Known({"problem_id": pid, "completion": "n = int(input())\nprint(2 * n)\n", "model": model,
+                              "sample_index": index}, set(), runs=False))
+            continue
         if index % 17 == 11:
             out.append(Known({"problem_id": pid, "completion": "```cpp\nint main( {\n```\n", "model": model,
                               "sample_index": index}, set(), runs=False))

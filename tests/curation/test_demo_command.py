@@ -39,7 +39,7 @@ def test_curate_demo_runs_end_to_end_and_the_datasets_load(tmp_path: Path, fake_
     assert labels == ["tau>=0.6", "kind:hacking", "tau>=0.6 & judge:demo-judge-x>=7"]
     for item in summary["selections"]:
         selection = Selection.objects.get(pk=item["selection"])
-        data = load_dataset(item["export"], split="train")
+        data = load_dataset(item["export"], split="train", cache_dir=str(tmp_path / "hf-cache"))
         assert data.num_rows == selection.kept == item["kept"] > 0
         assert set(data["demo_data"]) == {True} and set(data["rule"]) == {selection.label}
         assert "Demo data" in (Path(item["export"]) / "README.md").read_text()

@@ -141,7 +141,7 @@ def test_the_page_runs_a_job_end_to_end_on_the_workers(tmp_path: Path, settings,
         archive = client.get(f"/curation/{job.pk}/selection/{selection.pk}/download")
         folder = tmp_path / f"ds-{selection.pk}"
         zipfile.ZipFile(io.BytesIO(archive.content)).extractall(folder)
-        data = load_dataset(str(folder), split="train")
+        data = load_dataset(str(folder), split="train", cache_dir=str(tmp_path / "hf-cache"))
         assert data.num_rows == selection.kept > 0
         assert {"prompt", "completion", "problem", "pass_fraction", "judge_score", "rule"} <= set(data.column_names)
         assert set(data["rule"]) == {selection.label}

@@ -147,7 +147,7 @@ class Command(BaseCommand):
                                     "considered": selection.considered}
             if o["export"]:
                 item["export"] = str(selection_export(selection=selection, fmt=o["format"],
-                                                      out_dir=Path(o["export"]) / f"selection-{selection.pk}"))
+                                                      out_dir=Path(o["export"]) / f"job{job.pk}-selection{selection.pk}"))
             out.append(item)
         return {"job": job.pk, "selections": out}
 
