@@ -133,3 +133,29 @@ def test_serve_starts_the_llm_stage_of_campaigns(tmp_path: Path) -> None:
     assert LLMCall.objects.filter(run__campaign=campaign, error="").count() == 4
     assert sorted(runs.values_list("status", flat=True)) == ["queued", "queued"]
     assert all(job.startswith("generation-run-") for job in runs.values_list("job_id", flat=True))
+
+
+def test_serve_prints_the_url_and_logins_again_once_the_demo_is_built(monkeypatch) -> None:
+    import io
+
+    from django.core.management.base import OutputWrapper
+
+    import problems.demo
+    from hardtests_web.management.commands.serve import Command
+
+    command = Command(stdout=io.StringIO())
+    out = command.stdout
+    assert isinstance(out, OutputWrapper)
+    command.url, command.demo_pending = "http://127.0.0.1:8000/", True
+    monkeypatch.setattr(problems.demo, "first_run_summary", lambda url, **_: f"SUMMARY {url}")
+    monkeypatch.setattr(problems.demo, "demo_build_status", lambda cached=True: object())  # still building
+    command._demo_ready_check(100.0)
+    assert "SUMMARY" not in out._out.getvalue()
+    monkeypatch.setattr(problems.demo, "demo_build_status", lambda cached=True: None)  # built
+    command._demo_ready_check(101.0)  # too soon after the last look
+    assert "SUMMARY" not in out._out.getvalue()
+    command._demo_ready_check(106.0)
+    text = out._out.getvalue()
+    assert "the site is ready" in text and text.count("SUMMARY http://127.0.0.1:8000/") == 1
+    command._demo_ready_check(200.0)  # once only
+    assert out._out.getvalue().count("SUMMARY") == 1

@@ -29,6 +29,7 @@ import sys
 import time
 import uuid
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
@@ -41,6 +42,7 @@ from core.queues import DEFAULT_QUEUE, GENERATION_QUEUE, JUDGING_QUEUE, VERIFICA
 BACKOFF_FIRST_S = 1.0
 BACKOFF_MAX_S = 30.0
 STABLE_AFTER_S = 60.0  # up this long: the next exit starts the backoff afresh
+DEMO_CHECK_S = 5.0  # how often a first run asks whether the demo's suites are built
 WORKER_STOP_GRACE_S = 60  # a worker's running job gets this long to finish on shutdown
 OTHER_STOP_GRACE_S = 20
 EXIT_FORCED = 3
@@ -164,7 +166,11 @@ class Command(BaseCommand):
             if options["dev"]:
                 self._add("web", [*self.manage, "runserver", "--noreload", f"{host}:{port}"], kind="web", manage=False)
             else:
+                # One line per request would bury the summary block: the access log goes to a file.
+                self.access_log = Path(settings.VAR_DIR) / "log" / "access.log"
+                self.access_log.parent.mkdir(parents=True, exist_ok=True)
                 self._add("web", [sys.executable, "-m", "gunicorn", "-c", "python:hardtests_web.ops.gunicorn",
+                                  "--access-logfile", str(self.access_log),
                                   "--bind", f"{host}:{port}", "hardtests_web.wsgi"], kind="web", manage=False)
         for child in self.children:
             self._launch(child)
@@ -209,10 +215,15 @@ class Command(BaseCommand):
     def startup_summary(self, *, port: int, web: bool) -> None:
         """What the operator reads once everything is up (the hook for a first-run banner)."""
         if web:
-            from problems.demo import first_run_summary
+            from problems.demo import demo_build_status, first_run_summary
 
-            self.stdout.write(self.style.SUCCESS(f"web: http://{self.host}:{port}/  (Ctrl-C stops everything)"))
-            self.stdout.write(first_run_summary(f"http://{self.host}:{port}/"))
+            self.url = f"http://{self.host}:{port}/"
+            self.stdout.write(self.style.SUCCESS(f"web: {self.url}  (Ctrl-C stops everything)"))
+            if getattr(self, "access_log", None):
+                self.stdout.write(f"web: requests are logged to {self.access_log}")
+            self.stdout.write(first_run_summary(self.url))
+            # While the demo's suites are built, the block is printed again once they are done.
+            self.demo_pending = self._quietly(lambda: demo_build_status(cached=False)) is not None
         else:
             self.stdout.write(self.style.SUCCESS("workers running (Ctrl-C stops everything)"))
         self.stdout.flush()
@@ -223,10 +234,30 @@ class Command(BaseCommand):
     def _backoff(failures: int) -> float:
         return min(BACKOFF_MAX_S, BACKOFF_FIRST_S * 2 ** max(0, failures - 1))
 
+    def _quietly(self, read: Any) -> Any:
+        try:
+            return read()
+        except Exception:  # a database outage must not stop the supervisor; ask again later
+            return "unknown"
+
+    def _demo_ready_check(self, now: float) -> None:
+        """Once the first run's demo suites are built, say so with the URL and the logins again."""
+        if not getattr(self, "demo_pending", False) or now < getattr(self, "demo_check_at", 0.0):
+            return
+        self.demo_check_at = now + DEMO_CHECK_S
+        from problems.demo import demo_build_status, first_run_summary
+
+        if self._quietly(lambda: demo_build_status(cached=False)) is None:
+            self.demo_pending = False
+            self.stdout.write(self.style.SUCCESS("demo: every demo suite is built; the site is ready."))
+            self.stdout.write(first_run_summary(self.url))
+            self.stdout.flush()
+
     def _supervise(self) -> None:
         while not self.signals:
             now = time.monotonic()
             self._watch_redis(now)
+            self._demo_ready_check(now)
             for child in self.children:
                 if child.proc is not None and child.proc.poll() is not None:
                     self._on_exit(child, now)
