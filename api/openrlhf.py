@@ -1,6 +1,6 @@
 """OpenRLHF's remote reward: POST /api/v1/openrlhf/reward {query, prompts, labels} -> {rewards}.
 
-OpenRLHF (``--remote_rm_url``) posts a batch of whole sequences (prompt + response) with
+OpenRLHF (``--reward.remote_url``; ``--remote_rm_url`` before 0.11) posts a batch of whole sequences (prompt + response) with
 the prompts and each row's label, and reads ``rewards`` (newer versions also ``scores``
 and ``extra_logs``). Here a label is one of our problems (pid or source:pid); the response
 is the query with its prompt removed, and the program is extracted from it as

@@ -4,7 +4,7 @@
   retries with backoff on 429/502/503/504), score_completions() (code extracted here).
 - hardtests_client.verl: compute_score (sync), compute_score_async, compute_score_batch
   for verl's custom_reward_function.
-- hardtests_client/openrlhf_reward_func.py: a reward_func file for OpenRLHF's --remote_rm_url.
+- hardtests_client/openrlhf_reward_func.py: a reward_func file for OpenRLHF (--reward.remote_url).
 - extract_code: the completion -> program rule the server uses too.
 
 Infrastructure failures raise InfrastructureError; they are never a reward of 0.

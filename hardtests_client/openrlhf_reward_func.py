@@ -1,12 +1,13 @@
-"""A reward function file for OpenRLHF: ``--remote_rm_url /path/to/openrlhf_reward_func.py``.
+"""A reward function file for OpenRLHF.
 
-OpenRLHF calls ``reward_func(queries, prompts, labels)`` with each sample's whole sequence,
-its prompt and its label (``--label_key``; here: our problem id) and reads ``rewards``
+OpenRLHF (0.11: ``--reward.remote_url /path/to/openrlhf_reward_func.py``) calls
+``reward_func(queries, prompts, labels)`` with each sample's whole sequence (decoded with its
+special tokens), its prompt and its label (``--data.label_key``; here: our problem id) and reads ``rewards``
 (a tensor) from the returned dict. The response's program is extracted and judged on the
 server in batches; a failure the server cannot judge raises instead of returning 0.
 
-Configuration: $HARDTESTS_URL (e.g. http://host:8000) and $HARDTESTS_TOKEN. The project root
-must be importable (PYTHONPATH or pip install).
+Configuration: $HARDTESTS_URL (e.g. http://host:8000) and $HARDTESTS_TOKEN. Install the client
+beside OpenRLHF: ``pip install ./hardtests_client`` (httpx only).
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ def reward_func(queries: list[str], prompts: list[str | None] | None, labels: li
     global _client
     if _client is None:
         _client = HardTestsClient()
-    responses = [_response(q, p) for q, p in zip(queries, prompts or [None] * len(queries), strict=True)]
+    given: list[str | None] = list(prompts) if prompts else [None] * len(queries)
+    responses = [_response(q, p) for q, p in zip(queries, given, strict=True)]
     rewards: Any = _client.score_completions([str(label) for label in labels], responses)
     try:
         import torch

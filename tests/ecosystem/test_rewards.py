@@ -66,22 +66,24 @@ def test_client_batches_and_the_verl_and_openrlhf_functions(live_server, token, 
 
 
 def test_openrlhf_rewards_with_every_end_token_and_line_end(live_server, token, url_tokens, ab_problem,
-                                                            sandbox_worker):
+                                                            sandbox_worker, settings):
     from tests.ecosystem.test_extract import END_TOKENS
 
+    # One worker judges every program here, on a shared machine: wait for it as OpenRLHF would.
+    settings.HARDTESTS_API_SYNC_TIMEOUT_S = 600
     # As OpenRLHF decodes (skip_special_tokens=False): the template's start and end tokens
     # stay in the query; some tokenizers put a BOS before the prompt.
     prompt = "<|im_start|>user\nAdd two numbers.<|im_end|>\n<|im_start|>assistant\n"
-    queries, expected = [], []
-    for end in END_TOKENS.values():
+    for name, end in END_TOKENS.items():
+        queries, expected = [], []
         for nl in ("\n", "\r\n"):
             for code, reward in ((ACCEPTED, 1.0), (WRONG, 0.0)):
                 queries.append("<s>" + prompt + f"Answer:\n```python\n{code}```{end}".replace("\n", nl))
                 expected.append(reward)
-    body = {"query": queries, "prompts": [prompt] * len(queries), "labels": ["ab/sum"] * len(queries)}
-    response = requests.post(f"{live_server.url}/api/v1/openrlhf/t/{token}/reward", json=body, timeout=600)
-    assert response.status_code == 200, response.content
-    assert response.json()["rewards"] == expected
+        body = {"query": queries, "prompts": [prompt] * len(queries), "labels": ["ab/sum"] * len(queries)}
+        response = requests.post(f"{live_server.url}/api/v1/openrlhf/t/{token}/reward", json=body, timeout=900)
+        assert response.status_code == 200, (name, response.content)
+        assert response.json()["rewards"] == expected, name
 
 
 def test_openrlhf_reward_func_file_with_end_tokens(live_server, token, ab_problem, sandbox_worker, monkeypatch):
