@@ -251,9 +251,14 @@ def throughput(base: str, token: str, sb: Any, ordered: list[tuple[str, str, str
             status, data = _get(f"{base}/api/v1/jobs/{data['job_id']}", token)
         seconds = time.perf_counter() - started
         results = [i.get("result") or {} for i in data.get("items", [])]
-        wrong = sum(1 for r, (_, e) in zip(results, codes[:batch], strict=False) if r.get("reward") != e)
-        if status != 200 or wrong or len(results) != len(items):
-            errors.append(f"batch {language}: HTTP {status}, {wrong} wrong rewards, {len(results)} results")
+        # an item in status "error" (the worker could not judge it: infrastructure) has no reward
+        # and is not a wrong one
+        failed = [i.get("error") for i in data.get("items", []) if i.get("status") == "error"]
+        wrong = [(r.get("verdict"), e) for r, (_, e) in zip(results, codes[:batch], strict=False)
+                 if r and r.get("reward") != e]
+        if status != 200 or wrong or failed or len(results) != len(items):
+            errors.append(f"batch {language}: HTTP {status}, {len(results)} results; wrong rewards "
+                          f"(verdict, expected) {wrong[:5]}; not judged {len(failed)}: {failed[:2]}")
         tests = sum(len(r.get("tests", [])) for r in results)
         print(f"  {language:<8} batch of {len(items)}: {len(results) / seconds:7.1f} verifications/s, "
               f"{tests / seconds:7.0f} tests/s = {tests / seconds / bare_tests_s:.2f} x bare capacity  [{load()}]")
