@@ -236,6 +236,12 @@ def batch_poll(record: dict[str, Any], *, wait_s: float = 0) -> list[Outcome]:
         results = results_wait(connection, job_ids, wait_s) if wait_s > 0 else results_read(connection, job_ids)
         missing = [job_id for job_id in job_ids if job_id not in results]
         jobs = dict(zip(missing, Job.fetch_many(missing, connection=connection), strict=True)) if missing else {}
+        # a job may finish between the read of the results and that of its status: its result is
+        # there by now, so read again rather than call a finished job an error
+        ended = [job_id for job_id, job in jobs.items()
+                 if job is not None and job.get_status(refresh=False) in (JobStatus.FINISHED, JobStatus.FAILED)]
+        if ended:
+            results.update(results_read(connection, ended))
     except RedisError as exc:
         raise Unavailable("the job queue (Redis) is unavailable", code="redis_unavailable") from exc
     return [_outcome(results.get(job_id), jobs.get(job_id)) for job_id in job_ids]

@@ -128,3 +128,39 @@ def test_the_wait_takes_a_job_s_early_result_and_reports_it_like_rq_s():
     outcome = _outcome(results["j-early"], None)
     assert (outcome.status, outcome.result) == ("finished", value)
     assert outcome.finished_at is not None and abs(outcome.finished_at - time.time()) < 60
+
+
+def test_a_batch_job_finishing_between_the_result_read_and_the_status_read_is_finished(monkeypatch):
+    """GET /jobs/{id} reads the results, then the status of the jobs without one: a job that
+    finished in between has its result read again, never an error."""
+    import json
+    import uuid
+
+    from rq.job import Job, JobStatus
+
+    from api import verification
+    from core.queues import redis_connection
+    from problems.verify_contract import RESULT_KEY
+
+    connection = redis_connection()
+    job = Job.create("problems.jobs.judge_code_job", connection=connection, id=uuid.uuid4().hex)
+    job.set_status(JobStatus.FINISHED)
+    job.save()
+    value = {"verdict": "AC", "passed": 4, "total": 4, "complete": True, "tests": []}
+    real = verification.results_read
+    calls = []
+
+    def late(conn, job_ids):  # the first read comes before the job has finished
+        calls.append(list(job_ids))
+        if len(calls) == 1:
+            return {}
+        connection.xadd(RESULT_KEY.format(job_id=job.id), {"value": json.dumps(value)})
+        return real(conn, job_ids)
+
+    monkeypatch.setattr(verification, "results_read", late)
+    try:
+        [outcome] = verification.batch_poll({"jobs": [job.id]}, wait_s=0)
+    finally:
+        connection.delete(RESULT_KEY.format(job_id=job.id))
+        job.delete()
+    assert (outcome.status, outcome.result) == ("finished", value) and len(calls) == 2
