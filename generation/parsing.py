@@ -3,7 +3,8 @@
 A reply must end with one JSON object, in a ```json fenced block or after a `# Result`
 heading. This module is the one place where replies are read (every call's parser goes through
 `extract_json`), tolerantly: raw newlines and tabs in strings, and what JSON5 allows (trailing
-commas, comments, single quotes) through the `json5` package, before a reply is sent back. Every key is checked for presence and type, every piece of code is parsed with
+commas, comments) through the `json5` package, before a reply is sent back. Keys must still be
+in double quotes: a Python dict is not the JSON object asked for. Every key is checked for presence and type, every piece of code is parsed with
 `ast.parse` (parsing is not executing: nothing the model wrote runs outside the sandbox)
 and the functions the contract names are looked for in the syntax tree. The first problem
 found is raised as ReplyInvalid with a message meant to be fed back to the model.
@@ -14,6 +15,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -85,8 +87,8 @@ def _fenced_blocks(reply: str) -> list[tuple[int, str]]:
 
 def _tolerant(text: str, start: int) -> Any:
     r"""The JSON value at `start` as a model writes it: strict JSON first (raw newlines and tabs in
-    strings allowed), then JSON5 (trailing commas, comments, single quotes, unquoted keys) through
-    the maintained `json5` reader. An escape JSON does not know (a regex's `\\d` written as `\d`)
+    strings allowed), then JSON5 (trailing commas, comments) through the maintained `json5` reader,
+    with keys still in double quotes. An escape JSON does not know (a regex's `\\d` written as `\d`)
     is refused rather than read as JSON5 would, silently dropping the backslash from the code."""
     try:
         return _DECODER.raw_decode(text, start)[0]
@@ -99,7 +101,22 @@ def _tolerant(text: str, start: int) -> Any:
         if bad is not None:
             raise json.JSONDecodeError(f"invalid escape {bad.group(0)[-2:]!r} in a string (write a backslash as "
                                        "\\\\)", text, bad.start()) from None
+        unquoted = next((k for k in _keys(value) if json.dumps(k) not in text[start:]
+                         and json.dumps(k, ensure_ascii=False) not in text[start:]), None)
+        if unquoted is not None:
+            # A Python dict or a JavaScript object literal is not the JSON object the prompt asks for.
+            raise json.JSONDecodeError(f"the key {unquoted!r} is not in double quotes", text, start) from None
         return value
+
+
+def _keys(value: Any) -> Iterator[str]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield key
+            yield from _keys(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _keys(item)
 
 
 def _decode_object(text: str) -> tuple[dict[str, Any] | None, str]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from problems.models import Problem, TestKit, TestSuite
+from problems.models import CodeOrigin, Problem, TestKit, TestSuite
 
 
 def active_generated_suite(problem: Problem) -> TestSuite | None:
@@ -10,13 +10,15 @@ def active_generated_suite(problem: Problem) -> TestSuite | None:
 
 
 def kit_to_materialise(problem: Problem) -> TestKit | None:
-    """What a from-kit run materialises: the kit of the active generated suite, else the latest kit.
+    """What a from-kit run materialises: the kit of the active generated suite, unless a person edited
+    or imported a kit since (the newest such one); with no active suite, the latest kit.
 
-    The latest kit may be one no suite was ever made from (a refinement round that lost, a repair
-    whose run failed); re-materialising what is live is what a maintainer asking for "the current
-    kit" means.
+    Kits the LLM wrote after the active suite's are a run's intermediates (a refinement round that
+    lost, a repair whose run failed): never what a maintainer asking for "the current kit" means.
     """
     active = active_generated_suite(problem)
-    if active is not None and active.kit_id is not None:
-        return active.kit
-    return problem.kits.order_by("-version").first()
+    kits = problem.kits.order_by("-version")
+    if active is None or active.kit_id is None:
+        return kits.first()
+    by_hand = kits.filter(version__gt=active.kit.version).exclude(origin=CodeOrigin.LLM).first()
+    return by_hand or active.kit

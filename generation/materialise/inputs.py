@@ -116,7 +116,7 @@ def describe_failure(result: CallResult, limits: Limits | None = None) -> str:
         return "returns an empty input" if not result.value.strip() else "returns a usable input"
     if result.ok:
         return f"returns {type(result.value).__name__}, not a string"
-    return f"raises: {error}" if error else f"fails ({result.verdict})"
+    return error or f"fails ({result.verdict})"
 
 
 @dataclass

@@ -36,7 +36,6 @@ from generation.models import FailureReason
 from problems.judging import oracle_limits
 from problems.models import SUPPORTED_LANGUAGES, Language, Problem, Solution
 from sandbox import Sandbox, compare_outputs, compare_tokens
-from sandbox.compare import compare_float
 
 # An oracle that fails (TLE, RE, ...) on more than this share of the inputs is not an oracle here.
 MAX_FAILING_SHARE = 0.5
@@ -86,11 +85,14 @@ class JudgeRejects(MaterialiseError):
 
 # "absolute or relative error", "error does not exceed", "precision of", "tolerance" ...
 _ERROR_WORDS = re.compile(r"(absolute|relative)\s+(or\s+(absolute|relative)\s+)?error|error\s+(of|does\s+not\s+"
-                          r"exceed|not\s+exceeding|at\s+most|within|less\s+than|up\s+to|≤|<=)|precision|tolerance"
-                          r"|accurate\s+to", re.IGNORECASE)
-# 10^{-6}, 10^-6, $10^{−6}$, 1e-6, 1E-06, 10**-6, 10<sup>-6</sup>
+                          r"exceed|not\s+exceeding|at\s+most|within|less\s+than|up\s+to|≤|<=)|tolerance|accurate\s+to"
+                          r"|precision\s+(of|up\s+to|at\s+least|is|\$|10|1e|0\.)", re.IGNORECASE)
+# 10^{-6}, 10^-6, $10^{−6}$, 1e-6, 1E-06, 10**-6, 10<sup>-6</sup>, and "10-6" (a superscript lost in a
+# scraped statement; only looked for next to the error words)
 _EXPONENT = re.compile(r"10\s*(?:\^|\*\*)\s*\{?\s*[-−–]\s*(\d{1,2})\s*\}?|\b1(?:\.0*)?\s*[eE]\s*[-−–]\s*0*(\d{1,2})"
-                       r"|10\s*<sup>\s*[-−–]\s*(\d{1,2})")
+                       r"|10\s*<sup>\s*[-−–]\s*(\d{1,2})|\b10\s?[-−–](\d{1,2})\b")
+# 0.000001 written out
+_DECIMAL_BOUND = re.compile(r"\b0\.(0{1,11})1\b")
 # A sample answer printed with four or more decimals is a real number, not a formatted one.
 _REAL_TOKEN = re.compile(r"^[+-]?\d*\.\d{4,}(?:[eE][+-]?\d+)?$")
 DEFAULT_TOLERANCE = 1e-6
@@ -115,6 +117,7 @@ def answer_tolerance(problem: Problem, kit: object = None) -> float | None:
         mentioned = True
         window = statement[max(0, match.start() - _WINDOW // 3): match.end() + _WINDOW]
         found += [10.0 ** -int(next(g for g in m.groups() if g)) for m in _EXPONENT.finditer(window)]
+        found += [10.0 ** -(len(m.group(1)) + 1) for m in _DECIMAL_BOUND.finditer(window)]
     if found:
         # The most lenient bound stated: the pipeline must accept whatever the statement accepts.
         return max(found)
@@ -127,9 +130,31 @@ def answer_tolerance(problem: Problem, kit: object = None) -> float | None:
     return None
 
 
+_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+_INTEGER = re.compile(r"^[+-]?\d+$")
+
+
+def within_tolerance(reference: bytes | str, candidate: bytes | str, tolerance: float) -> bool:
+    """Tokens equal, or numbers within the tolerance (absolute or relative). Two integers must be
+    equal: a relative tolerance would let 1000000001 pass for 1000000000. The standard judge
+    (TOLERANCE_JUDGE) applies the same rule in the sandbox."""
+    want, got = _text(reference).split(), _text(candidate).split()
+    if len(want) != len(got):
+        return False
+    for a, b in zip(got, want, strict=True):
+        if a == b:
+            continue
+        if not (_NUMBER.match(a) and _NUMBER.match(b)) or (_INTEGER.match(a) and _INTEGER.match(b)):
+            return False
+        if abs(float(a) - float(b)) > tolerance * max(1.0, abs(float(b))):
+            return False
+    return True
+
+
 def tolerance_judge_code(tolerance: float) -> str:
     """The standard judge for real-number answers: tokens equal, or numbers within the tolerance
-    (absolute or relative); plain decimal notation only, so "nan", "inf" or "1_0" never pass."""
+    (absolute or relative), two integers exactly; plain decimal notation only, so "nan", "inf" or "1_0"
+    never pass."""
     return TOLERANCE_JUDGE.replace("TOLERANCE = 0", f"TOLERANCE = {tolerance!r}")
 
 
@@ -137,6 +162,7 @@ TOLERANCE_JUDGE = """import re
 
 TOLERANCE = 0
 NUMBER = re.compile(r"^[+-]?(\\d+\\.?\\d*|\\.\\d+)([eE][+-]?\\d+)?$")
+INTEGER = re.compile(r"^[+-]?\\d+$")
 
 
 def output_judging_function(input_str, candidate_output, reference_output):
@@ -146,7 +172,7 @@ def output_judging_function(input_str, candidate_output, reference_output):
     for a, b in zip(got, want):
         if a == b:
             continue
-        if not (NUMBER.match(a) and NUMBER.match(b)):
+        if not (NUMBER.match(a) and NUMBER.match(b)) or (INTEGER.match(a) and INTEGER.match(b)):
             return False
         x, y = float(a), float(b)
         if abs(x - y) > TOLERANCE * max(1.0, abs(y)):
@@ -178,7 +204,7 @@ class Checker:
     def compare(self, reference: bytes, candidate: bytes) -> bool:
         """The comparison without a judging function."""
         if self.tolerance is not None:
-            return compare_float(reference, candidate, abs_tol=self.tolerance, rel_tol=self.tolerance)
+            return within_tolerance(reference, candidate, self.tolerance)
         return compare_outputs(reference, candidate, self.comparison)
 
     def accepts(self, sb: Sandbox, triples: Sequence[tuple[str, bytes, bytes]]) -> list[tuple[bool, str]]:
@@ -269,8 +295,7 @@ def compare_runs(sb: Sandbox, checker: Checker, primary: OracleRun, secondary: O
     for i, triple, (ok, why) in zip(pairs, triples, checker.accepts(sb, triples), strict=True):
         mask[i] = ok
         if not ok and checker.judge_code is not None and (compare_tokens(triple[1], triple[2]) or (
-                checker.tolerance is not None and compare_float(triple[2], triple[1], abs_tol=checker.tolerance,
-                                                                rel_tol=checker.tolerance))):
+                checker.tolerance is not None and within_tolerance(triple[2], triple[1], checker.tolerance))):
             wrong.append(JudgeCase(triple[0], _text(triple[1]), _text(triple[2]),
                                    why or "equal token for token, or numbers within the problem's tolerance"))
     if wrong:

@@ -331,8 +331,11 @@ def test_from_kit_uses_the_active_suites_kit_and_reports_its_version_when_nothin
     make_kit(problem, hacking=HACKING)
     first = start(problem, GenerationRun.Mode.FROM_KIT)
     assert first.status == GenerationRun.Status.SUCCEEDED, first.error
-    # a later kit that never made a suite (a refinement round that lost): rejects every input
-    make_kit(problem, validator="def validate_input(s):\n    return s == '1 2\\n'\n", regular="", direct=["1 2\n"])
+    # a later kit the LLM wrote that never made a suite (a refinement round that lost)
+    lost = make_kit(problem, validator="def validate_input(s):\n    return s == '1 2\\n'\n", regular="",
+                    direct=["1 2\n"])
+    lost.origin, lost.extra = CodeOrigin.LLM, {"stage": "refinement", "round": 1}
+    lost.save()
     out = StringIO()
     call_command("generate_tests", problem.pid, "--sync", "--from-kit", stdout=out)
     summary = json.loads(out.getvalue())
