@@ -1,5 +1,8 @@
 """RQ jobs of curation. Take ids only, call one service, record failure on the row.
 
+They are queued by dotted path (curation.services.curation_enqueue), so the services never
+import this module and the package has no import cycle.
+
 A job's completions are verified by chains of bounded chunks: each RQ job verifies one chunk
 (HARDTESTS_CURATION_CHUNK completions) and queues the next at the back of the queue, so a
 worker returns to other work (the verification API's jobs) between chunks, and a long job
@@ -12,23 +15,10 @@ from django.conf import settings
 
 from core.queues import get_queue
 from curation.models import Completion, CurationJob
-
-
-def curation_enqueue(job_id: int, chains: int | None = None) -> int:
-    """Queue up to `chains` chunk chains (default: one per sandbox worker); returns how many."""
-    pending = Completion.objects.filter(job_id=job_id, status=Completion.Status.PENDING).count()
-    wanted = chains or max(1, settings.HARDTESTS_CURATION_CHAINS)
-    # Chunks shrink to keep every chain busy (services._chunk_size), so a chain per completion at most.
-    count = max(1, min(wanted, pending))
-    queue = get_queue(settings.HARDTESTS_CURATION_QUEUE)
-    for _ in range(count):
-        queue.enqueue(curation_verify_job, job_id, job_timeout=3600, failure_ttl=7 * 86400)
-    return count
+from curation.services import curation_chunk_verify, curation_judge_run
 
 
 def curation_verify_job(job_id: int) -> int:
-    from curation.services import curation_chunk_verify
-
     try:
         claimed = curation_chunk_verify(job_id=job_id)
     except Exception as exc:
@@ -42,8 +32,6 @@ def curation_verify_job(job_id: int) -> int:
 
 
 def curation_judge_job(job_id: int, judge: str) -> dict[str, int]:
-    from curation.services import curation_judge_run
-
     job = CurationJob.objects.get(pk=job_id)
     try:
         return curation_judge_run(job=job, judge=judge)

@@ -23,6 +23,7 @@ from django.db.models import F
 from django.test.utils import override_settings
 from django.utils import timezone
 
+from core.queues import get_queue
 from curation.importing import CurationImportError, read_rows, rows_check
 from curation.models import Completion, CurationJob, JudgeScore, Selection
 from curation.rules import Facts, RuleError, judges_of, keeps, origins_of, rule_check, rule_label
@@ -101,13 +102,26 @@ def demo_suites_ensure(*, problems: list[Any]) -> list[Any]:
 # -- verification ------------------------------------------------------------------------------
 
 
+VERIFY_JOB = "curation.jobs.curation_verify_job"
+
+
+def curation_enqueue(job_id: int, chains: int | None = None) -> int:
+    """Queue up to `chains` chunk chains (default: one per sandbox worker); returns how many."""
+    pending = Completion.objects.filter(job_id=job_id, status=Completion.Status.PENDING).count()
+    wanted = chains or max(1, settings.HARDTESTS_CURATION_CHAINS)
+    # Chunks shrink to keep every chain busy (_chunk_size), so a chain per completion at most.
+    count = max(1, min(wanted, pending))
+    queue = get_queue(settings.HARDTESTS_CURATION_QUEUE)
+    for _ in range(count):
+        queue.enqueue(VERIFY_JOB, job_id, job_timeout=3600, failure_ttl=7 * 86400)
+    return count
+
+
 def curation_job_start(*, job: CurationJob, enqueue: bool = True) -> CurationJob:
     """Mark the job verifying and (after commit) queue its chunk chains."""
     CurationJob.objects.filter(pk=job.pk).update(status=CurationJob.Status.VERIFYING,
                                                   started_at=job.started_at or timezone.now(), error="")
     if enqueue:
-        from curation.jobs import curation_enqueue
-
         transaction.on_commit(lambda: curation_enqueue(job.pk))
     job.refresh_from_db()
     return job

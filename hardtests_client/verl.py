@@ -25,7 +25,7 @@ verl loads this file by path, so it imports the rest of the package by absolute 
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Any, cast
 
 from hardtests_client.client import AsyncHardTestsClient, HardTestsClient
 from hardtests_client.core import problem_of
@@ -54,7 +54,7 @@ def compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_
                   on_error: str = "raise", **_: Any) -> float | None:
     [score] = _client(base_url, token).score_completions([problem_of(ground_truth, extra_info)], [solution_str],
                                                          language=_language(extra_info, language), on_error=on_error)
-    return score
+    return cast("float | None", score)
 
 
 def compute_score_batch(data_sources: list[str], solution_strs: list[str], ground_truths: list[Any],
@@ -74,4 +74,4 @@ async def compute_score_async(data_source: str, solution_str: str, ground_truth:
     async with AsyncHardTestsClient(base_url, token) as client:
         [score] = await client.score_completions([problem_of(ground_truth, extra_info)], [solution_str],
                                                  language=_language(extra_info, language), on_error=on_error)
-    return score
+    return cast("float | None", score)

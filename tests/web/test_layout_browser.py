@@ -102,6 +102,7 @@ def test_no_main_page_scrolls_sideways(open_page, world, width: int) -> None:
         "solutions": f"/problems/{pid}/solutions/", "verdicts": f"/problems/{pid}/verdicts/",
         "runs": f"/problems/{pid}/runs/", "studies": "/studies/", "study": f"/studies/{world['study']}/",
         "queue": "/studies/queue/", "evaluation": "/evaluation/", "tokens": "/account/tokens/",
+        "curation": "/curation/",
     }
     wide = {}
     for name, path in pages.items():
