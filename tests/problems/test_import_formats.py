@@ -336,4 +336,4 @@ def test_missing_file_and_unknown_format_are_refused(tmp_path):
 
 def test_test_kinds_cover_every_choice():
     # The mapping's kinds are the model's choices, so a suite never holds an unknown kind.
-    assert {"direct", "regular", "stratified", "hacking", "imported", "public"} == set(TestCase.Kind.values)
+    assert {"direct", "regular", "stratified", "hacking", "imported", "public", "edge", "time_only"} == set(TestCase.Kind.values)
