@@ -57,4 +57,4 @@ def test_the_evaluation_page_reports_the_fast_subset_against_the_full_suite():
     section = html[html.index('id="fast-suites"'):]
     assert "Fast suites and kill order" in section and "random, keeping 40%" in section
     assert '<td class="num fast-size">4</td>' in section
-    assert "1 suite(s), 4 program(s)" in section
+    assert "1 suite, 4 programs" in section
