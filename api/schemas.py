@@ -5,9 +5,10 @@ from __future__ import annotations
 from datetime import date, datetime
 from typing import Annotated, Any, Literal
 
+import annotated_types
 from django.conf import settings
 from ninja import Field, Schema
-from pydantic import AfterValidator, BaseModel, StrictInt, StringConstraints
+from pydantic import AfterValidator, BaseModel, BeforeValidator, StringConstraints
 
 MAX_INT = 2**31 - 1
 
@@ -46,6 +47,12 @@ class ValidationErrorOut(Error):
     errors: list[ValidationErrorItem] = []
 
 
+def _not_bool_or_text(value: Any) -> Any:
+    if isinstance(value, bool | str):
+        raise ValueError("a suite version is a whole number")
+    return value
+
+
 class VerifyIn(Schema):
     problem: CleanStr = Field(
         min_length=1, max_length=300, description="the problem's pid, or source:pid when the pid is ambiguous"
@@ -55,8 +62,8 @@ class VerifyIn(Schema):
         min_length=1, description="the program's source; at most HARDTESTS_API_MAX_CODE_KB KiB of UTF-8 (else 413)"
     )
     mode: Mode = Field("fail_fast", description="fail_fast stops at the first failing test; all runs every test")
-    # Strict: JSON `true` is not suite 1, nor "2" suite 2.
-    suite: Annotated[StrictInt, Field(ge=1, le=MAX_INT)] | Literal["full", "fast"] | None = Field(
+    # JSON `true` is not suite 1, nor "2" suite 2 (a whole number written 2.0 is 2, as JSON Schema says).
+    suite: Annotated[int, annotated_types.Interval(ge=1, le=MAX_INT), BeforeValidator(_not_bool_or_text)] | Literal["full", "fast"] | None = Field(
         None, description="a suite version of this problem; default (or \"full\"): the active suite; \"fast\": "
                           "the active suite's fast subset (fails every known-wrong program the full suite fails, "
                           "plus the largest tests), for training; the full suite for evaluation"
