@@ -59,10 +59,12 @@ def harness_source(code: str) -> str:
 
 
 def call_python(
-    sb: Sandbox, code: str, function: str, args_list: Sequence[tuple[Any, ...] | list[Any]], limits: Limits
+    sb: Sandbox, code: str, function: str, args_list: Sequence[tuple[Any, ...] | list[Any]], limits: Limits,
+    *, prelude: str = "",
 ) -> list[CallResult]:
-    """For each args tuple, a fresh sandboxed process runs `function(*args)`; results are JSON values."""
-    prog = sb.compile("python3", harness_source(code))
+    """For each args tuple, a fresh sandboxed process runs `function(*args)`; results are JSON values.
+    `prelude` is Python run before the harness (the pipeline's fixed hash seed)."""
+    prog = sb.compile("python3", prelude + harness_source(code))
     if not prog.ok:
         error = f"cannot prepare the code ({prog.verdict}): {prog.message.strip()[-500:]}"
         return [CallResult(ok=False, error=error, verdict=prog.verdict) for _ in args_list]

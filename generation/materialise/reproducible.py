@@ -15,12 +15,11 @@ sample of calls twice (generation.materialise.inputs).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
 from problems.models import Solution
-from sandbox import CallResult, CompiledProgram, Limits, Sandbox, Verdict
-from sandbox.pycall import _limit_message, _parse_reply, harness_source
+from sandbox import CallResult, CompiledProgram, Limits, Sandbox
+from sandbox.pycall import call_python
 
 HASH_SEED = 0
 ORACLE_SEED = 20240611
@@ -63,23 +62,4 @@ def compile_oracle(sb: Sandbox, solution: Solution) -> CompiledProgram:
 def call_python_fixed(sb: Sandbox, code: str, function: str, args_list: Sequence[tuple | list],
                       limits: Limits) -> list[CallResult]:
     """sandbox.call_python with the fixed hash seed: a fresh sandboxed process per args tuple."""
-    prog = sb.compile("python3", PRELUDE + harness_source(code))
-    if not prog.ok:
-        error = f"cannot prepare the code ({prog.verdict}): {prog.message.strip()[-500:]}"
-        return [CallResult(ok=False, error=error, verdict=prog.verdict) for _ in args_list]
-    results = sb.run(prog, [json.dumps({"function": function, "args": list(args)}) for args in args_list], limits)
-    calls: list[CallResult] = []
-    for run in results:
-        if run.verdict not in (Verdict.OK, Verdict.RE):
-            calls.append(CallResult(ok=False, error=_limit_message(run.verdict, run.stderr), verdict=run.verdict,
-                                    time_ms=run.time_ms))
-            continue
-        reply = _parse_reply(run.stdout)
-        if reply is None:
-            tail = run.stderr.strip().splitlines()[-1:] or ["no result"]
-            calls.append(CallResult(ok=False, error=f"the code exited without a result: {tail[0]}",
-                                    verdict=run.verdict, time_ms=run.time_ms))
-            continue
-        calls.append(CallResult(ok=bool(reply.get("ok")), value=reply.get("value"), error=reply.get("error"),
-                                verdict=run.verdict, time_ms=run.time_ms))
-    return calls
+    return call_python(sb, code, function, args_list, limits, prelude=PRELUDE)
