@@ -62,9 +62,9 @@ def overhead(queued: int, reps: int = 60) -> dict[str, float]:
 
     from core.queues import get_queue
     from generation.campaigns.services import campaign_create
-    from generation.campaigns.stages import MATERIALISE_QUEUE, enqueue_materialise, llm_stage_claim
+    from generation.campaigns.stages import MATERIALISE_QUEUE
     from generation.models import Campaign, GenerationRun
-    from generation.runs import SWEEP_BATCH, stale_runs_sweep
+    from generation.services import SWEEP_BATCH, enqueue_materialise, llm_stage_claim, stale_runs_sweep
     from problems.models import Problem
     from tests.generation.campaign_fake import make_campaign_problems
 

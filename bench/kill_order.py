@@ -61,7 +61,8 @@ def main() -> int:
 
     call_command("migrate", verbosity=0)
     from generation.models import GenerationRun
-    from generation.services import generation_run_execute, generation_run_start
+    from generation.pipeline import generation_run_execute
+    from generation.services import generation_run_start
     from problems.demo import demo_load
     from problems.judging import judge_code, solution_judge, suite_for_judging
     from problems.matrix import gold_expectation

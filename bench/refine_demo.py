@@ -47,7 +47,8 @@ def main() -> int:
 
     call_command("migrate", verbosity=0)
     from generation.models import GenerationRun, RefinementRound
-    from generation.services import generation_run_execute, generation_run_start
+    from generation.pipeline import generation_run_execute
+    from generation.services import generation_run_start
     from problems.demo import demo_load
     from review.evaluation.services import evaluation_report_create, evaluation_report_run, evaluation_select
     from tests.generation.conftest import start_fake_llm

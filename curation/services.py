@@ -84,7 +84,8 @@ def demo_suites_ensure(*, problems: list[Any]) -> list[Any]:
     """Materialise the demo kits (no LLM) of problems with no active generated suite; returns the
     problems that have one afterwards (a failed materialisation leaves its problem out)."""
     from generation.models import GenerationRun
-    from generation.services import generation_run_execute, generation_run_start
+    from generation.pipeline import generation_run_execute
+    from generation.services import generation_run_start
 
     def ready(problem: Any) -> bool:
         return problem.suites.filter(origin=TestSuite.Origin.GENERATED, status=TestSuite.Status.ACTIVE).exists()

@@ -23,11 +23,11 @@ from generation.llm import LLMUnavailable, chat
 from generation.materialise import judge_sample_check, sample_pairs
 from generation.materialise.inputs import run_checker_calls
 from generation.materialise.oracles import Checker, JudgeCase, cases_text
-from generation.materialise.types import SandboxClock
+from generation.materialise.types import RunFailed, SandboxClock
 from generation.models import FailureReason, GenerationRun, LLMCall
 from generation.parsing import ReplyInvalid, ValidatorReply, parse_inputs_reply, parse_validator_reply
 from generation.preflight import Preflight
-from generation.runs import RunRecorder
+from generation.recorder import RunRecorder
 from problems.models import CodeOrigin, TestKit
 from problems.services import judge_create, kit_create, validator_create
 from sandbox import Sandbox
@@ -35,12 +35,6 @@ from sandbox import Sandbox
 T = TypeVar("T")
 # (failure reason, message for the model) or None when the reply is fine.
 Review = Callable[[T], tuple[str, str] | None]
-
-
-class RunFailed(Exception):
-    def __init__(self, reason: str, message: str) -> None:
-        super().__init__(message)
-        self.reason = reason
 
 
 @dataclass

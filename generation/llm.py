@@ -144,7 +144,7 @@ def _cached_client(base_url: str | None, api_key: str, timeout: float, retries: 
 def _concurrency_slot() -> Iterator[None]:
     limit = max(1, settings.HARDTESTS_LLM_CONCURRENCY)
     try:
-        from generation.queues import redis_connection
+        from core.queues import redis_connection
 
         conn = redis_connection()
         conn.ping()

@@ -11,14 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from django.utils import timezone
-
 from generation.llm import LLMUnavailable, chat
 from generation.models import GenerationRun, LLMCall
 from generation.parsing import ReplyInvalid, extract_json
 
 # prompting's renderer is the one every prompt goes through (slots filled once, verbatim).
 from generation.prompting import _messages as render_prompt
+from generation.services import run_record_finished
 from problems.models import Problem
 
 JUDGE_PROMPT = "judge_v1"
@@ -60,11 +59,7 @@ def judge_reply_parse(reply: str) -> tuple[float, bool | None, str]:
 def judge_audit_run(*, problem: Problem, model: str, note: str) -> GenerationRun:
     """The run a judge's calls are recorded under (LLMCall belongs to a run): a finished one
     that made no suite, so it never holds the problem's one open generation run."""
-    now = timezone.now()
-    return GenerationRun.objects.create(
-        problem=problem, mode=GenerationRun.Mode.FROM_SCRATCH, model_name=model, status=GenerationRun.Status.SUCCEEDED,
-        stage=GenerationRun.Stage.DONE, log=note, started_at=now, finished_at=now,
-    )
+    return run_record_finished(problem=problem, model_name=model, note=note)
 
 
 def judge_solution(*, run: GenerationRun, problem: Problem, language: str, code: str, model: str,

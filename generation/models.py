@@ -41,6 +41,9 @@ class GenerationRun(models.Model):
         ORACLE_FREE = "oracle_free", "Oracle-free (HardTests A.7)"
         ACECODER = "acecoder", "AceCoder baseline (oracle-free)"
 
+    # Modes that need no oracle: no pre-flight, no LLM stage of campaigns (generation/oracle_free).
+    ORACLE_FREE_MODES = frozenset({Mode.ORACLE_FREE, Mode.ACECODER})
+
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"
         RUNNING = "running", "Running"
@@ -92,7 +95,7 @@ class GenerationRun(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     # Touched by the executing process every few seconds; a RUNNING run whose heartbeat
-    # stops is one whose worker died (see generation.runs.stale_runs_sweep).
+    # stops is one whose worker died (see generation.services.stale_runs_sweep).
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     # Campaign runs: the LLM stage claims QUEUED runs from the table itself (see
     # generation.campaigns.llmstage); not_before holds a run back after a 429/5xx, and

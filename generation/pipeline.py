@@ -1,8 +1,9 @@
 """The synthesis pipeline of one GenerationRun: pre-flight -> LLM calls -> kit -> materialise -> suite.
 
-Run by generation.jobs on the `generation` queue, or in-process by `generate_tests --sync`.
-Every way it can end is recorded on the run with a reason from FailureReason; the new
-suite is activated only when complete, and only if the run is still RUNNING at that
+Run by generation.jobs on the `generation` queue (and by a campaign run's materialisation job),
+or in-process by `generate_tests --sync`. The run's status changes are generation.services'
+(its lifecycle): every way it can end is recorded there with a reason from FailureReason; the
+new suite is activated only when complete, and only if the run is still RUNNING at that
 moment (a sweeper that declared the worker dead wins, and the suite is failed instead).
 No LLM call is made before the pre-flight has found enough working oracles.
 """
@@ -13,10 +14,9 @@ import logging
 import traceback
 
 from django.db import transaction
-from django.utils import timezone
 
 from generation import oracle_free
-from generation.asking import Conversation, RunFailed, judge_repair, judge_request, llm_kit
+from generation.asking import Conversation, judge_repair, judge_request, llm_kit
 from generation.materialise import (
     JudgeRejects,
     Materialised,
@@ -25,26 +25,21 @@ from generation.materialise import (
     materialise_kit,
 )
 from generation.materialise.oracles import ManyAnswers, answer_tolerance, tolerance_judge_code
+from generation.materialise.types import RunFailed
 from generation.models import FailureReason, GenerationRun
 from generation.preflight import Preflight, preflight
+from generation.recorder import RunRecorder
 from generation.refine.feedback import known_correct_gate, refine_suite
 from generation.refine.repair import generators_repair
 from generation.refine.review import checkers_review
-from generation.runs import RunRecorder, run_fail
 from generation.selectors import kit_to_materialise
+from generation.services import run_activate, run_claim, run_fail_recorded, run_succeed_unchanged
 from problems.blobs import blob_sha256
 from problems.models import CodeOrigin, Solution, TestKit, TestSuite
-from problems.services import (
-    judge_create,
-    kit_create,
-    suite_activate,
-    suite_add_tests,
-    suite_create,
-    suite_fail,
-)
+from problems.services import judge_create, kit_create, suite_add_tests, suite_create
 from sandbox import Sandbox, SandboxUnavailable, get_sandbox
 
-__all__ = ["RunFailed", "execute"]
+__all__ = ["RunFailed", "generation_run_execute", "open_sandbox"]
 
 log = logging.getLogger(__name__)
 SAVE_CHUNK = 500
@@ -71,15 +66,6 @@ def _unchanged_from(kit: TestKit, result: Materialised) -> TestSuite | None:
     return active if ours == [tuple(row) for row in theirs] else None
 
 
-def _finish_unchanged(run: GenerationRun, rec: RunRecorder, active: TestSuite) -> None:
-    rec.log(f"nothing changed: the kit gives exactly the tests of active suite v{active.version} "
-            f"({active.test_count} tests); no new version made")
-    GenerationRun.objects.filter(pk=run.pk, status=GenerationRun.Status.RUNNING).update(
-        status=GenerationRun.Status.SUCCEEDED, stage=GenerationRun.Stage.DONE, finished_at=timezone.now(),
-        stage_seconds=rec.finish_stages(),
-    )
-
-
 def _build_suite(run: GenerationRun, rec: RunRecorder, kit: TestKit, result: Materialised) -> TestSuite:
     """Write the tests into a new BUILDING suite (not yet visible to judging)."""
     rec.stage(GenerationRun.Stage.SAVING)
@@ -92,24 +78,6 @@ def _build_suite(run: GenerationRun, rec: RunRecorder, kit: TestKit, result: Mat
     for start in range(0, len(tests), SAVE_CHUNK):
         rec.check_cancel()
         suite_add_tests(suite=suite, tests=tests[start:start + SAVE_CHUNK])
-    return suite
-
-
-def _activate_built(run: GenerationRun, rec: RunRecorder, suite: TestSuite) -> TestSuite:
-    rec.check_cancel()
-    with transaction.atomic():
-        # The run must still be ours: if a sweeper declared the worker dead, it has failed
-        # the run and this suite stays unused.
-        finished = GenerationRun.objects.filter(pk=run.pk, status=GenerationRun.Status.RUNNING,
-                                                cancel_requested=False).update(
-            status=GenerationRun.Status.SUCCEEDED, stage=GenerationRun.Stage.DONE, finished_at=timezone.now(),
-            stage_seconds=rec.finish_stages(), suite=suite,
-        )
-        if finished == 1:
-            suite = suite_activate(suite=suite)
-    if finished != 1:
-        suite_fail(suite=suite, note=f"generation run #{run.pk} was cancelled or declared dead before activation")
-        raise RunFailed(FailureReason.CANCELLED, "the run was cancelled or declared dead before activation")
     return suite
 
 
@@ -180,7 +148,7 @@ def _make_kit(run: GenerationRun, rec: RunRecorder, sb: Sandbox, flight: Preflig
     return kit, None
 
 
-def _sandbox() -> Sandbox:
+def open_sandbox() -> Sandbox:
     try:
         return get_sandbox()
     except SandboxUnavailable:
@@ -189,23 +157,20 @@ def _sandbox() -> Sandbox:
         raise SandboxUnavailable(str(exc)) from exc
 
 
-def execute(run_id: int) -> GenerationRun:
+def generation_run_execute(*, run_id: int) -> GenerationRun:
     """Run the pipeline for a QUEUED run; returns the run as it ended (or as it was, if not ours)."""
-    now = timezone.now()
-    claimed = GenerationRun.objects.filter(pk=run_id, status=GenerationRun.Status.QUEUED).update(
-        status=GenerationRun.Status.RUNNING, started_at=now, heartbeat_at=now
-    )
+    claimed = run_claim(run_id=run_id)
     run = GenerationRun.objects.select_related("problem", "kit").get(pk=run_id)
-    if claimed != 1:
+    if not claimed:
         log.info("run %s is %s, not queued; nothing to do", run_id, run.status)
         return run
     rec = RunRecorder(run)
     rec.start_heartbeat()
     try:
         rec.log(f"run #{run.pk} started: {run.get_mode_display()} for {run.problem.pid}")
-        sb = _sandbox()
-        if run.mode in oracle_free.MODES:  # no oracle, no pre-flight: generation/oracle_free
-            suite = oracle_free.execute(run, rec, sb, activate=_activate_built)
+        sb = open_sandbox()
+        if run.mode in GenerationRun.ORACLE_FREE_MODES:  # no oracle, no pre-flight: generation/oracle_free
+            suite = oracle_free.execute(run, rec, sb)
             if run.judge_candidates:
                 _queue_judging(rec, suite)
             return GenerationRun.objects.get(pk=run_id)
@@ -218,26 +183,26 @@ def execute(run_id: int) -> GenerationRun:
                    if session is not None else None)
         unchanged = _unchanged_from(kit, result) if refined is None else None
         if unchanged is not None:
-            _finish_unchanged(run, rec, unchanged)
+            run_succeed_unchanged(run, rec, unchanged)
         else:
             if refined is None:
                 refined = _build_suite(run, rec, kit, result)
                 known_correct_gate(run, rec, sb, refined)
-            suite = _activate_built(run, rec, refined)
+            suite = run_activate(run, rec, refined)
             rec.log(f"suite v{suite.version} active: {suite.test_count} tests {suite.counts_by_kind}"
                     + (" (UNVERIFIED: one oracle)" if suite.unverified else ""))
             if run.judge_candidates:
                 _queue_judging(rec, suite)
     except ValidatorErrors as exc:
         GenerationRun.objects.filter(pk=run_id).update(validator_errors=exc.errors)
-        _record_failure(rec, run_id, exc.reason, str(exc))
+        run_fail_recorded(rec, run_id, exc.reason, str(exc))
     except (RunFailed, MaterialiseError) as exc:
-        _record_failure(rec, run_id, exc.reason, str(exc))
+        run_fail_recorded(rec, run_id, exc.reason, str(exc))
     except SandboxUnavailable as exc:
-        _record_failure(rec, run_id, FailureReason.SANDBOX_ERROR, f"sandbox unavailable: {exc}")
+        run_fail_recorded(rec, run_id, FailureReason.SANDBOX_ERROR, f"sandbox unavailable: {exc}")
     except Exception as exc:  # noqa: BLE001 - recorded on the row; the job itself ends cleanly
         log.exception("run %s crashed", run_id)
-        _record_failure(rec, run_id, FailureReason.INTERNAL_ERROR,
+        run_fail_recorded(rec, run_id, FailureReason.INTERNAL_ERROR,
                         f"{type(exc).__name__}: {exc}\n{traceback.format_exc()[-4000:]}")
     finally:
         rec.stop_heartbeat()
@@ -257,14 +222,3 @@ def _queue_judging(rec: RunRecorder, suite: TestSuite) -> None:
     except Exception as exc:  # noqa: BLE001 - the suite is built; judging can be asked for again
         log.warning("run %s: could not queue judging", rec.run_id, exc_info=True)
         rec.log(f"warning: could not queue judging of the candidates: {exc}")
-
-
-def _record_failure(rec: RunRecorder, run_id: int, reason: str, message: str) -> None:
-    cancelled = reason == FailureReason.CANCELLED
-    try:
-        rec.log(("cancelled: " if cancelled else f"failed ({reason}): ") + message.splitlines()[0][:1000])
-    except Exception:  # noqa: BLE001 - the failure itself matters more than its log line
-        log.warning("run %s: could not write the log", run_id, exc_info=True)
-    GenerationRun.objects.filter(pk=run_id).update(stage_seconds=rec.finish_stages(), **rec.pending())
-    run_fail(run_id=run_id, reason=reason, error=message,
-             status=GenerationRun.Status.CANCELLED if cancelled else GenerationRun.Status.FAILED)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from problems.models import CodeOrigin, Problem, TestKit, TestSuite
+from problems.models import SUPPORTED_LANGUAGES, CodeOrigin, Problem, Solution, TestKit, TestSuite
 
 
 def active_generated_suite(problem: Problem) -> TestSuite | None:
@@ -22,3 +22,8 @@ def kit_to_materialise(problem: Problem) -> TestKit | None:
         return kits.first()
     by_hand = kits.filter(version__gt=active.kit.version).exclude(origin=CodeOrigin.LLM).first()
     return by_hand or active.kit
+
+
+def has_usable_oracle(problem: Problem) -> bool:
+    """An oracle the sandbox can run (whether it passes the samples is the pre-flight's question)."""
+    return problem.solutions.filter(role=Solution.Role.ORACLE, language__in=SUPPORTED_LANGUAGES).exists()

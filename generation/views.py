@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.db import transaction
 from django.db.models import Count
@@ -19,8 +20,8 @@ from django.views.decorators.http import require_POST
 from core.htmx import STOP_POLLING, htmx_target
 from core.permissions import require_maintainer
 from generation.models import GenerationRun, LLMCall
+from generation.recorder import stale_after_s
 from generation.refine import round_rows
-from generation.runs import stale_after_s
 from problems.forms import KitEditForm, RegenerateForm
 from problems.kit_check import kit_code_errors
 from problems.kit_tab import kit_tab_render
@@ -96,6 +97,8 @@ def _run_context(run: GenerationRun) -> dict[str, Any]:
         "calls": (calls := list(run.llm_calls.defer("messages", "reply"))),
         "call_tokens": (sum(c.prompt_tokens or 0 for c in calls), sum(c.completion_tokens or 0 for c in calls)),
         "rounds": round_rows(run),
+        "silent_s": _silent_s(run),
+        "janitor_fast_s": settings.HARDTESTS_JANITOR_FAST_S,
     }
 
 
@@ -103,21 +106,18 @@ def _get_run(pk: int) -> GenerationRun:
     return get_object_or_404(GenerationRun.objects.select_related("problem", "created_by", "suite", "kit"), pk=pk)
 
 
-def _get_live_run(pk: int) -> GenerationRun:
-    """The run, after failing it if its worker died (so the page never waits on a corpse)."""
-    from generation.services import stale_runs_sweep
-
-    run = _get_run(pk)
-    if not run.finished and run.status == GenerationRun.Status.RUNNING:
-        beat = run.heartbeat_at or run.started_at
-        if beat is None or (timezone.now() - beat).total_seconds() > stale_after_s():
-            stale_runs_sweep()
-            run = _get_run(pk)
-    return run
+def _silent_s(run: GenerationRun) -> float | None:
+    """Seconds since a running run's last heartbeat, when that is past the stale limit (its worker
+    may have died). A GET never writes: the janitor's sweep records a dead run within seconds."""
+    if run.status != GenerationRun.Status.RUNNING:
+        return None
+    beat = run.heartbeat_at or run.started_at
+    silent = (timezone.now() - beat).total_seconds() if beat is not None else None
+    return silent if silent is not None and silent > stale_after_s() else None
 
 
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    run = _get_live_run(pk)
+    run = _get_run(pk)
     context = _run_context(run)
     if htmx_target(request) == "run-progress":
         return render(request, "generation/_run_progress.html", context,
@@ -127,7 +127,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 def run_progress(request: HttpRequest, pk: int) -> HttpResponse:
     """The live part of the run page; 286 once the run has ended stops the polling."""
-    run = _get_live_run(pk)
+    run = _get_run(pk)
     return render(request, "generation/_run_progress.html", _run_context(run),
                   status=STOP_POLLING if run.finished else 200)
 

@@ -2,7 +2,8 @@
 
 Use it for the `generation` queue: `manage.py rqworker --worker-class
 generation.worker.GenerationWorker generation`. With a plain worker the same failure is
-found later by stale_runs_sweep (from the RQ job's failed status or the run's heartbeat).
+found later by the janitor's sweep (generation.services.stale_runs_sweep: from the RQ job's
+failed status or the run's heartbeat).
 """
 
 from __future__ import annotations
@@ -14,13 +15,13 @@ from rq import Worker
 from rq.job import Job
 
 from generation.models import FailureReason, GenerationRun
-from generation.runs import run_fail, stale_runs_sweep
+from generation.services import RUN_JOB, run_fail
 
 log = logging.getLogger(__name__)
 
 
 def _run_id_of(job: Job) -> int | None:
-    if job.func_name != "generation.jobs.generation_run_job" or not job.args:
+    if job.func_name != RUN_JOB or not job.args:
         return None
     try:
         return int(job.args[0])
@@ -29,13 +30,6 @@ def _run_id_of(job: Job) -> int | None:
 
 
 class GenerationWorker(Worker):
-    def work(self, *args: Any, **kwargs: Any) -> bool:
-        try:
-            stale_runs_sweep()
-        except Exception:  # noqa: BLE001 - housekeeping must not stop the worker starting
-            log.warning("sweeping stale runs failed", exc_info=True)
-        return super().work(*args, **kwargs)
-
     def handle_work_horse_killed(self, job: Job, retpid: int, ret_val: int, rusage: Any) -> None:
         super().handle_work_horse_killed(job, retpid, ret_val, rusage)
         run_id = _run_id_of(job)

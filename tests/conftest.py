@@ -104,7 +104,8 @@ def demo_runs(django_db_setup: Any, django_db_blocker: Any) -> Iterator[dict[str
     from django.db import transaction
 
     from generation.models import GenerationRun
-    from generation.services import generation_run_execute, generation_run_start
+    from generation.pipeline import generation_run_execute
+    from generation.services import generation_run_start
     from problems.demo import demo_folders, demo_load
     from problems.models import Problem
 

@@ -7,8 +7,7 @@ review in the sandbox, parsing, saving the kit), so the worker runs more threads
 holds only the calls themselves to the limit: while some runs compute, others wait on the
 network. Its queue is the table: it claims QUEUED runs (two queries, whatever the
 queue length), beats one heartbeat for all of them every few seconds, keeps a liveness key
-in Redis (the sweep sees a killed worker within seconds) and, under a Redis lock so that
-one worker of the fleet does it, runs the periodic sweep of dead runs.
+in Redis (the janitor's dead-run sweep sees a killed worker within seconds).
 """
 
 from __future__ import annotations
@@ -22,30 +21,16 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from django.db import DatabaseError, close_old_connections, connection
 from django.utils import timezone
 
-from generation.campaigns.stages import llm_stage_claim, llm_stage_execute
+from core.queues import redis_connection
+from generation.campaigns.stages import llm_stage_execute
+from generation.llm import llm_in_flight_limit
 from generation.models import Campaign, GenerationRun
-from generation.runs import HEARTBEAT_S, LLM_WORKER_KEY
+from generation.recorder import HEARTBEAT_S
+from generation.services import LLM_WORKER_KEY, llm_stage_claim
 
 log = logging.getLogger(__name__)
 
-SWEEP_LOCK = "hardtests:sweep:lock"
 ALIVE_TTL_S = 20
-
-
-def periodic_sweep() -> int:
-    """The dead-run sweep and campaign end detection, by one caller of the fleet at a time."""
-    from core.queues import redis_connection
-    from generation.campaigns.services import campaigns_refresh
-    from generation.runs import stale_runs_sweep
-
-    try:
-        if not redis_connection().set(SWEEP_LOCK, "1", nx=True, ex=10):
-            return 0
-    except Exception:  # noqa: BLE001 - without Redis every worker may sweep; it is idempotent
-        pass
-    swept = stale_runs_sweep()
-    campaigns_refresh()
-    return swept
 
 
 def _tidy_connection() -> None:
@@ -62,11 +47,10 @@ def _tidy_connection() -> None:
 
 
 class LLMStageWorker:
-    def __init__(self, *, in_flight: int, threads: int = 0, poll_s: float = 0.5, sweep_every_s: float = 15.0) -> None:
+    def __init__(self, *, in_flight: int, threads: int = 0, poll_s: float = 0.5) -> None:
         self.in_flight = max(1, in_flight)
         self.threads = max(self.in_flight, threads or 2 * self.in_flight)
         self.poll_s = poll_s
-        self.sweep_every_s = sweep_every_s
         self.token = uuid.uuid4().hex[:16]
         self.claim = f"llm:{self.token}"
         self.stop = threading.Event()
@@ -75,8 +59,6 @@ class LLMStageWorker:
 
     def _alive(self) -> None:
         try:
-            from core.queues import redis_connection
-
             redis_connection().set(LLM_WORKER_KEY.format(token=self.token), "1", ex=ALIVE_TTL_S)
         except Exception:  # noqa: BLE001 - the database heartbeat still tells the sweep we live
             log.warning("could not refresh the LLM worker's liveness key", exc_info=True)
@@ -106,13 +88,11 @@ class LLMStageWorker:
 
     def run(self, *, burst: bool = False) -> dict[str, int]:
         """Work until stop is set (or, with burst, until no campaign run waits for the LLM)."""
-        from generation.llm import llm_in_flight_limit
-
         self._alive()
         llm_in_flight_limit(self.in_flight)
         pool = ThreadPoolExecutor(self.threads, thread_name_prefix="llm-stage")
         futures: dict[Future[None], int] = {}
-        last_beat = last_sweep = outage_wait = 0.0
+        last_beat = outage_wait = 0.0
         try:
             while not self.stop.is_set():
                 for future in [f for f in futures if f.done()]:
@@ -133,12 +113,6 @@ class LLMStageWorker:
                     continue
                 for run_id in claimed:
                     futures[pool.submit(self._one, run_id)] = run_id
-                if now - last_sweep >= self.sweep_every_s:
-                    try:
-                        periodic_sweep()
-                    except Exception:  # noqa: BLE001 - housekeeping must not stop the worker
-                        log.warning("periodic sweep failed", exc_info=True)
-                    last_sweep = now
                 if burst and not futures and not claimed and not self._work_left():
                     break
                 if not claimed:
@@ -158,8 +132,6 @@ class LLMStageWorker:
             pool.shutdown(wait=True)
             llm_in_flight_limit(None)
             try:
-                from core.queues import redis_connection
-
                 redis_connection().delete(LLM_WORKER_KEY.format(token=self.token))
             except Exception:  # noqa: BLE001 - it expires by itself
                 pass

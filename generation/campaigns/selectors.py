@@ -7,7 +7,7 @@ from typing import Any
 from django.db.models import Count, Max, Min, Q, Sum
 from django.utils import timezone
 
-from generation.campaigns.accounting import cost_usd
+from generation.accounting import cost_usd
 from generation.models import Campaign, FailureReason, GenerationRun, LLMCall
 
 THROUGHPUT_WINDOW_S = 3600

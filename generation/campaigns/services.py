@@ -11,8 +11,14 @@ from django.db import transaction
 from django.utils import timezone
 
 from generation import prompting
-from generation.campaigns.stages import OPEN, enqueue_materialise, materialise_job_id
-from generation.models import Campaign, FailureReason, GenerationRun
+from generation.models import Campaign, GenerationRun
+from generation.services import (
+    OPEN,
+    campaign_runs_cancel,
+    enqueue_materialise,
+    enqueue_run,
+    materialise_job_id,
+)
 from problems.models import SUPPORTED_LANGUAGES, Problem, Solution, TestKit
 
 CHUNK = 500
@@ -128,11 +134,8 @@ def _enqueue_parked(campaign_id: int) -> int:
 def _enqueue_oracle_free(campaign_id: int) -> int:
     """Oracle-free runs skip the LLM stage (it serves the from-scratch pipeline): each gets a
     `generation`-queue job of its own, as a single run would."""
-    from generation.oracle_free import MODES
-    from generation.services import enqueue_run
-
     waiting = GenerationRun.objects.filter(campaign_id=campaign_id, status=GenerationRun.Status.QUEUED, job_id="",
-                                           mode__in=MODES).values_list("pk", flat=True)
+                                           mode__in=GenerationRun.ORACLE_FREE_MODES).values_list("pk", flat=True)
     count = 0
     for run_id in list(waiting):
         job_id = f"generation-run-{run_id}"
@@ -165,15 +168,10 @@ def campaign_resume(*, campaign: Campaign, user: Any = None, cost_cap_usd: Decim
 
 def campaign_cancel(*, campaign: Campaign, user: Any = None) -> int:
     """Cancel every queued run at once and ask running ones to stop; returns the runs cancelled."""
-    now = timezone.now()
     with transaction.atomic():
         Campaign.objects.filter(pk=campaign.pk).exclude(status=Campaign.Status.FINISHED).update(
-            status=Campaign.Status.CANCELLED, pause_reason=f"cancelled by {_who(user)}", finished_at=now)
-        cancelled = GenerationRun.objects.filter(campaign=campaign, status=GenerationRun.Status.QUEUED).update(
-            status=GenerationRun.Status.CANCELLED, failure_reason=FailureReason.CANCELLED, finished_at=now,
-            error=f"campaign cancelled by {_who(user)}")
-        GenerationRun.objects.filter(campaign=campaign, status=GenerationRun.Status.RUNNING).update(
-            cancel_requested=True)
+            status=Campaign.Status.CANCELLED, pause_reason=f"cancelled by {_who(user)}", finished_at=timezone.now())
+        cancelled = campaign_runs_cancel(campaign=campaign, who=_who(user))
     campaign.refresh_from_db()
     return cancelled
 

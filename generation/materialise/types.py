@@ -27,6 +27,14 @@ class Cancelled(MaterialiseError):
         super().__init__(FailureReason.CANCELLED, message)
 
 
+class RunFailed(Exception):
+    """A run cannot go on; `reason` is from FailureReason (raised by the LLM steps and the lifecycle)."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
 class Progress(Protocol):
     """What materialisation reports to (a GenerationRun recorder, or a bench printer)."""
 

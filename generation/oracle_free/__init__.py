@@ -7,22 +7,16 @@ See docs/oracle-free.md.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from generation.models import GenerationRun
 from generation.oracle_free.common import Built, save_suite
-from generation.runs import RunRecorder
-from problems.models import SUPPORTED_LANGUAGES, Problem, Solution, TestSuite
+from generation.recorder import RunRecorder
+from generation.selectors import has_usable_oracle
+from problems.models import TestSuite
 from sandbox import Sandbox
 
-MODES = frozenset({GenerationRun.Mode.ORACLE_FREE, GenerationRun.Mode.ACECODER})
+MODES = GenerationRun.ORACLE_FREE_MODES
 
 __all__ = ["MODES", "Built", "build", "execute", "has_usable_oracle"]
-
-
-def has_usable_oracle(problem: Problem) -> bool:
-    """An oracle the sandbox can run (whether it passes the samples is the pre-flight's question)."""
-    return problem.solutions.filter(role=Solution.Role.ORACLE, language__in=SUPPORTED_LANGUAGES).exists()
 
 
 def build(run: GenerationRun, rec: RunRecorder, sb: Sandbox, *, persist: bool = True) -> Built:
@@ -35,11 +29,10 @@ def build(run: GenerationRun, rec: RunRecorder, sb: Sandbox, *, persist: bool = 
     return build_a7(run, rec, sb, persist=persist)
 
 
-def execute(run: GenerationRun, rec: RunRecorder, sb: Sandbox,
-            activate: Callable[[GenerationRun, RunRecorder, TestSuite], TestSuite]) -> TestSuite:
+def execute(run: GenerationRun, rec: RunRecorder, sb: Sandbox) -> TestSuite:
     """Build and activate an oracle-free suite; failures raise as in the pipeline (RunFailed, MaterialiseError)."""
     built = build(run, rec, sb)
-    suite = save_suite(run, rec, built, activate)
+    suite = save_suite(run, rec, built)
     rec.log(f"suite v{suite.version} active (origin oracle_free, {built.trust.get('method')}): {suite.test_count} "
             f"tests {suite.counts_by_kind}; outputs are model-made, see its trust record")
     return suite

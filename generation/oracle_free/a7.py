@@ -45,7 +45,7 @@ from generation.oracle_free.replies import (
     parse_brute_reply,
     second_brute_prompt,
 )
-from generation.runs import RunRecorder
+from generation.recorder import RunRecorder
 from problems.judging import TIME_ONLY, limits_for
 from problems.models import CodeOrigin, InputValidator, OutputJudge, Problem, Solution, TestCase, TestKit
 from problems.services import NewTest, judge_create, kit_create, validator_create

@@ -24,7 +24,7 @@ from generation.oracle_free.replies import (
     parse_pairs_reply,
     parse_solution_reply,
 )
-from generation.runs import RunRecorder
+from generation.recorder import RunRecorder
 from problems.judging import oracle_limits
 from problems.models import TestCase
 from problems.services import NewTest

@@ -7,7 +7,6 @@ Solution through the materialisation helpers.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,7 +16,8 @@ from django.db import transaction
 from generation.materialise.oracles import OracleRun
 from generation.materialise.types import SandboxClock
 from generation.models import GenerationRun
-from generation.runs import RunRecorder
+from generation.recorder import RunRecorder
+from generation.services import run_activate
 from problems.models import Language, Problem, Solution, TestKit, TestSuite
 from problems.services import NewTest, suite_add_tests, suite_create
 from sandbox import Limits, Sandbox
@@ -62,9 +62,8 @@ def run_program(sb: Sandbox, solution: Solution, inputs: list[str], limits: Limi
     return OracleRun(solution, [r.stdout if r.ok else None for r in results]), note
 
 
-def save_suite(run: GenerationRun, rec: RunRecorder, built: Built,
-               activate: Callable[[GenerationRun, RunRecorder, TestSuite], TestSuite]) -> TestSuite:
-    """Write an oracle-free suite (BUILDING) and activate it with the pipeline's own activation."""
+def save_suite(run: GenerationRun, rec: RunRecorder, built: Built) -> TestSuite:
+    """Write an oracle-free suite (BUILDING) and activate it as any run's suite is (generation.services)."""
     rec.stage(GenerationRun.Stage.SAVING)
     kit = built.kit
     with transaction.atomic():
@@ -76,4 +75,4 @@ def save_suite(run: GenerationRun, rec: RunRecorder, built: Built,
         )
         GenerationRun.objects.filter(pk=run.pk).update(suite=suite)
     suite_add_tests(suite=suite, tests=built.tests)
-    return activate(run, rec, suite)
+    return run_activate(run, rec, suite)

@@ -28,6 +28,7 @@ from generation.materialise import Materialised, MaterialiseError, materialise_k
 from generation.models import FailureReason, GenerationRun, LLMCall, RefinementRound
 from generation.parsing import ReplyInvalid, ValidatorReply, extract_json
 from generation.preflight import Preflight
+from generation.recorder import RunRecorder
 from generation.refine.repair import (
     DIRECT_KEY,
     HACKING_KEY,
@@ -37,7 +38,6 @@ from generation.refine.repair import (
     prompt_messages,
 )
 from generation.refine.split import HELD_OUT, TUNING, Split, candidate_split
-from generation.runs import RunRecorder
 from problems.judging import judge_code, limits_for, suite_cache
 from problems.models import CodeOrigin, Solution, TestKit, TestSuite
 from problems.services import judge_create, kit_create, suite_fail, validator_create

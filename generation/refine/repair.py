@@ -39,7 +39,7 @@ from generation.parsing import (
     hacking_functions,
     regular_functions,
 )
-from generation.runs import RunRecorder
+from generation.recorder import RunRecorder
 from problems.models import CodeOrigin, TestCase, TestKit
 from problems.services import kit_create
 from sandbox import CallResult, Sandbox

@@ -23,8 +23,8 @@ from generation.materialise.types import SandboxClock
 from generation.models import FailureReason, GenerationRun
 from generation.parsing import ReplyInvalid, ValidatorReply, extract_json
 from generation.preflight import Preflight
+from generation.recorder import RunRecorder
 from generation.refine.repair import prompt_messages
-from generation.runs import RunRecorder
 from problems.models import CodeOrigin, TestKit
 from problems.services import judge_create, kit_create, validator_create
 from sandbox import Sandbox

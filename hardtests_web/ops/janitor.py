@@ -20,9 +20,17 @@ LAST_RUN_KEY = "hardtests:janitor:last"
 
 
 def _dead_runs() -> int:
+    """Generation runs whose worker died or whose job was lost (the project's one dead-run sweeper)."""
     from generation.services import stale_runs_sweep
 
     return stale_runs_sweep()
+
+
+def _finished_campaigns() -> int:
+    """Campaigns none of whose runs is open any more (a run that failed in the LLM stage ends none)."""
+    from generation.campaigns.services import campaigns_refresh
+
+    return campaigns_refresh()
 
 
 def _dead_judging_tasks() -> int:
@@ -52,7 +60,6 @@ def _compile_cache() -> int:
 
 # name -> sweep returning how many things it fixed. New sweeps join this list.
 SWEEPS: list[tuple[str, Callable[[], int]]] = [
-    ("dead_runs", _dead_runs),
     ("dead_judging_tasks", _dead_judging_tasks),
     ("expired_jobs", _expired_jobs),
     ("compile_cache_bytes_freed", _compile_cache),
@@ -66,8 +73,14 @@ def _dead_workers() -> int:
     return dead_workers_sweep(redis_connection())
 
 
-# Run every HARDTESTS_JANITOR_FAST_S: a dead worker's job must be queued again within a minute.
-FAST_SWEEPS: list[tuple[str, Callable[[], int]]] = [("dead_workers", _dead_workers)]
+# Run every HARDTESTS_JANITOR_FAST_S: a dead worker's job must be queued again within a minute,
+# and a dead run found within seconds of its worker's liveness key expiring. Each is bounded in
+# cost (one Redis round trip, at most SWEEP_BATCH rows), whatever the queue length.
+FAST_SWEEPS: list[tuple[str, Callable[[], int]]] = [
+    ("dead_workers", _dead_workers),
+    ("dead_runs", _dead_runs),
+    ("finished_campaigns", _finished_campaigns),
+]
 
 
 def janitor_fast_pass() -> dict[str, int]:

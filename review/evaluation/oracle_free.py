@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
@@ -30,7 +30,8 @@ from generation.asking import RunFailed
 from generation.materialise.types import MaterialiseError
 from generation.models import GenerationRun
 from generation.oracle_free import build
-from generation.runs import RunRecorder
+from generation.recorder import RunRecorder
+from generation.services import run_close_record, run_open_to_record
 from problems.judging import (
     KIND_ORDER,
     LoadedSuite,
@@ -100,13 +101,9 @@ def _judge_all(sb: Sandbox, problem: Problem, suite: TestSuite, candidates: list
 
 def _build(problem: Problem, mode: str, model: str | None, sb: Sandbox) -> tuple[Any, GenerationRun | None, str]:
     """(Built or None, the run that recorded the LLM calls, failure reason or "")."""
-    try:
-        run = GenerationRun.objects.create(
-            problem=problem, mode=mode, model_name=model or settings.HARDTESTS_LLM_MODEL,
-            status=GenerationRun.Status.RUNNING, started_at=timezone.now(), heartbeat_at=timezone.now(),
-            log=f"{timezone.now():%H:%M:%S} Table 8 evaluation (oracles hidden): the suite is built in memory and "
-                "never saved\n")
-    except IntegrityError:
+    run = run_open_to_record(problem=problem, mode=mode, model_name=model or settings.HARDTESTS_LLM_MODEL,
+                             note="Table 8 evaluation (oracles hidden): the suite is built in memory and never saved")
+    if run is None:
         return None, None, "open_run"  # the problem has a run of its own going; not raced
     rec = RunRecorder(run)
     rec.start_heartbeat()
@@ -118,9 +115,7 @@ def _build(problem: Problem, mode: str, model: str | None, sb: Sandbox) -> tuple
         rec.log(f"failed ({reason}): {str(exc).splitlines()[0][:500]}")
     finally:
         rec.stop_heartbeat()
-    GenerationRun.objects.filter(pk=run.pk).update(
-        status=GenerationRun.Status.FAILED if reason else GenerationRun.Status.SUCCEEDED, failure_reason=reason,
-        finished_at=timezone.now(), stage=GenerationRun.Stage.DONE, **rec.pending())
+    run_close_record(run_id=run.pk, rec=rec, reason=reason)
     return built, run, reason
 
 

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from generation.models import GenerationRun
-from generation.services import generation_run_execute, generation_run_start
+from generation.pipeline import generation_run_execute
+from generation.services import generation_run_start
 from problems.models import Solution, TestSuite
 from problems.services import solution_upsert
 from tests.generation.conftest import (

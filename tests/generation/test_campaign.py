@@ -12,10 +12,9 @@ from django.utils import timezone
 
 from generation.campaigns.selectors import campaign_summary
 from generation.campaigns.services import campaign_cancel, campaign_create, campaign_pause, campaign_resume
-from generation.campaigns.stages import llm_stage_claim, llm_stage_execute, materialise_stage
+from generation.campaigns.stages import llm_stage_execute, materialise_stage
 from generation.models import Campaign, FailureReason, GenerationRun, LLMCall
-from generation.runs import stale_runs_sweep
-from generation.services import generation_run_start
+from generation.services import generation_run_start, llm_stage_claim, stale_runs_sweep
 from problems.models import Problem, TestSuite
 from tests.generation.campaign_fake import CampaignLLM, make_campaign_problems, start_campaign_llm
 
@@ -195,7 +194,7 @@ def test_campaign_page_shows_reasons_as_shares_with_examples_and_only_maintainer
 
 
 def _queued_with_jobs(count: int, name: str) -> Campaign:
-    from generation.campaigns.stages import enqueue_materialise
+    from generation.services import enqueue_materialise
 
     campaign = campaign_create(name=name, problem_ids=make_campaign_problems(count, source=name)).campaign
     items = [(pk, f"{name}-{pk}") for pk in campaign.runs.values_list("pk", flat=True)]

@@ -1,4 +1,5 @@
-"""A campaign survives SIGKILLed workers: real LLM-stage and sandbox workers, real Redis and sandbox."""
+"""A campaign survives SIGKILLed workers: real LLM-stage and sandbox workers, the real janitor (the one
+dead-run sweeper), real Redis and sandbox."""
 
 from __future__ import annotations
 
@@ -35,13 +36,13 @@ def campaign_llm() -> Iterator[CampaignLLM]:
 def workers(campaign_llm: CampaignLLM) -> Iterator[Callable[[], list[subprocess.Popen[bytes]]]]:
     env = dict(worker_env(), OPENAI_BASE_URL=campaign_llm.url, OPENAI_API_KEY="test", HARDTESTS_LLM_MODEL="fake-model",
                HARDTESTS_LLM_MAX_RETRIES="0", HARDTESTS_CAMPAIGN_BACKOFF_S="0.2", HARDTESTS_RUN_STALE_S="4",
-               HARDTESTS_LLM_IN_FLIGHT="4")
+               HARDTESTS_LLM_IN_FLIGHT="4", HARDTESTS_JANITOR_FAST_S="1")
     started: list[subprocess.Popen[bytes]] = []
 
     def start() -> list[subprocess.Popen[bytes]]:
         procs = [subprocess.Popen([sys.executable, str(REPO / "manage.py"), *args], env=env, cwd=REPO,
                                   start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                 for args in (["llm_worker"], ["rqworker", "sandbox"])]
+                 for args in (["llm_worker"], ["rqworker", "sandbox"], ["janitor"])]
         started.extend(procs)
         return procs
 

@@ -7,10 +7,10 @@ import time
 
 import pytest
 
+from core.queues import redis_connection
 from generation import llm
 from generation.llm import LLMUnavailable, chat
 from generation.models import GenerationRun
-from generation.queues import redis_connection
 from tests.generation.conftest import FakeLLM, make_problem
 
 MESSAGES = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hello"}]

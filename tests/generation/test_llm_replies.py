@@ -7,7 +7,8 @@ import json
 import pytest
 
 from generation.models import FailureReason, GenerationRun
-from generation.services import generation_run_execute, generation_run_start
+from generation.pipeline import generation_run_execute
+from generation.services import generation_run_start
 from tests.generation.conftest import VALIDATOR, FakeLLM, inputs_reply, make_problem, validator_reply
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("small_counts")]

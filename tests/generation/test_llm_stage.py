@@ -10,8 +10,9 @@ import pytest
 
 from generation.campaigns.llmworker import LLMStageWorker
 from generation.campaigns.services import campaign_create
-from generation.campaigns.stages import llm_stage_claim, llm_stage_execute
+from generation.campaigns.stages import llm_stage_execute
 from generation.models import GenerationRun
+from generation.services import llm_stage_claim
 from tests.generation.campaign_fake import make_campaign_problems, start_campaign_llm
 
 

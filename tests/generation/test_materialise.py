@@ -6,7 +6,8 @@ import pytest
 
 from generation.materialise import MaterialiseError, materialise_kit
 from generation.models import FailureReason, GenerationRun
-from generation.services import generation_run_execute, generation_run_start
+from generation.pipeline import generation_run_execute
+from generation.services import generation_run_start
 from problems.models import CodeOrigin, TestCase, TestSuite
 from problems.services import kit_create, kit_with_edited_code, validator_create
 from tests.factories import UserFactory

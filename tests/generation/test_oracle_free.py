@@ -8,7 +8,8 @@ import json
 import pytest
 
 from generation.models import FailureReason, GenerationRun, LLMCall
-from generation.services import generation_run_execute, generation_run_start
+from generation.pipeline import generation_run_execute
+from generation.services import generation_run_start
 from problems.blobs import blobs_iter
 from problems.judging import judge_code
 from problems.models import Solution, TestCase, TestSuite

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from django.db import transaction
 
+from core.queues import GENERATION_QUEUE, get_queue
 from generation.campaigns.services import campaign_create
 from generation.models import GenerationRun
-from generation.queues import generation_queue
-from generation.services import generation_run_execute
+from generation.pipeline import generation_run_execute
 from tests.generation.conftest import FakeLLM, make_problem
 from tests.oracle_free_kit import a7_reply, brute_reply, make_solutionless
 
@@ -20,7 +20,7 @@ def test_a_campaign_gives_solutionless_problems_an_oracle_free_run(fake_llm: Fak
     settings.HARDTESTS_GENERATOR_TIME_S = settings.HARDTESTS_CHECKER_TIME_S = 5.0
     with_oracles = make_problem("test/with")
     bare = make_solutionless("of/bare")
-    queue = generation_queue()
+    queue = get_queue(GENERATION_QUEUE)
     queue.empty()
     with transaction.atomic():
         start = campaign_create(name="of-campaign", problem_ids=[with_oracles.pk, bare.pk])

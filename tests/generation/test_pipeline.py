@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from generation.models import FailureReason, GenerationRun, LLMCall
-from generation.services import generation_run_execute, generation_run_start
+from generation.pipeline import generation_run_execute
+from generation.services import generation_run_start
 from problems.models import TestCase, TestSuite
 from tests.generation.conftest import (
     HACKING,
@@ -127,7 +128,7 @@ def test_llm_calls_are_recorded_even_when_they_fail(fake_llm: FakeLLM) -> None:
 
 def test_a_run_declared_dead_while_saving_never_activates_its_half_suite(fake_llm: FakeLLM, monkeypatch) -> None:
     from generation import pipeline
-    from generation.runs import run_fail
+    from generation.services import run_fail
 
     problem = make_problem()
     fake_llm.reply(validator_reply(), inputs_reply(), validator_reply(), inputs_reply())

@@ -9,9 +9,10 @@ import json
 import pytest
 
 from generation.models import GenerationRun, LLMCall, RefinementRound
+from generation.pipeline import generation_run_execute
 from generation.refine.report import refinement_section
 from generation.refine.split import candidate_split
-from generation.services import generation_run_execute, generation_run_start
+from generation.services import generation_run_start
 from problems.models import Problem, Solution, TestSuite
 from problems.services import solution_upsert
 from tests.generation.conftest import FakeLLM, inputs_reply, make_problem, validator_reply

@@ -8,8 +8,9 @@ import json
 import pytest
 
 from generation.models import GenerationRun, LLMCall
+from generation.pipeline import generation_run_execute
 from generation.refine.repair import probe
-from generation.services import generation_run_execute, generation_run_start
+from generation.services import generation_run_start
 from problems.models import TestKit
 from sandbox import get_sandbox
 from tests.generation.conftest import REGULAR, FakeLLM, inputs_reply, make_problem, validator_reply

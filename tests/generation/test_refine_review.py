@@ -8,7 +8,8 @@ import json
 import pytest
 
 from generation.models import GenerationRun, LLMCall
-from generation.services import generation_run_execute, generation_run_start
+from generation.pipeline import generation_run_execute
+from generation.services import generation_run_start
 from problems.models import TestKit
 from tests.generation.conftest import VALIDATOR, FakeLLM, inputs_reply, make_problem, validator_reply
 

@@ -16,7 +16,8 @@ from generation.parsing import (
     parse_inputs_reply,
     parse_validator_reply,
 )
-from generation.services import generation_run_execute, generation_run_start
+from generation.pipeline import generation_run_execute
+from generation.services import generation_run_start
 from tests.generation.conftest import VALIDATOR, FakeLLM, inputs_reply, make_problem, validator_reply
 
 OBJ = {"input_validator": VALIDATOR, "needs_custom_output_judging_function": False, "output_judging_function": None}

@@ -8,7 +8,8 @@ from generation.materialise import materialise_kit
 from generation.materialise.inputs import generator_seed
 from generation.materialise.oracles import Checker, agree, oracles_in_order
 from generation.models import GenerationRun
-from generation.services import generation_run_execute, generation_run_start
+from generation.pipeline import generation_run_execute
+from generation.services import generation_run_start
 from problems.judging import judge_code, suite_cache
 from problems.models import CodeOrigin, Comparison, Solution
 from problems.services import kit_create, solution_upsert, validator_create
@@ -82,12 +83,12 @@ SPACED = "a, b = map(int, input().split())\nprint('  ', a + b, '  ')\nprint()\np
 @pytest.mark.parametrize(("comparison", "verdict"), [(Comparison.TOKENS, "AC"), (Comparison.EXACT, "WA")])
 def test_right_tokens_with_different_spacing_get_ac_unless_the_problem_says_exact(comparison: str,
                                                                                    verdict: str) -> None:
-    from generation.pipeline import execute
+    from generation.pipeline import generation_run_execute
 
     problem = make_problem()
     make_kit(problem, hacking="")
     run = generation_run_start(problem=problem, mode=GenerationRun.Mode.FROM_KIT, enqueue=False)
-    suite = execute(run.pk).suite
+    suite = generation_run_execute(run_id=run.pk).suite
     problem.comparison = comparison
     problem.save()
     suite_cache.clear()

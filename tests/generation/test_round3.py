@@ -15,8 +15,9 @@ from django.core.management import call_command
 from generation.materialise import JudgeRejects, materialise_kit
 from generation.materialise.inputs import generator_seed
 from generation.models import FailureReason, GenerationRun, LLMCall, RefinementRound
+from generation.pipeline import generation_run_execute
 from generation.refine.repair import probe
-from generation.services import generation_run_execute, generation_run_start
+from generation.services import generation_run_start
 from problems.judging import judge_code
 from problems.models import CodeOrigin, Solution, TestSuite
 from problems.services import judge_create, kit_create, solution_upsert, validator_create

@@ -8,7 +8,8 @@ import re
 import pytest
 
 from generation.models import FailureReason, GenerationRun, LLMCall
-from generation.services import generation_run_execute, generation_run_start
+from generation.pipeline import generation_run_execute
+from generation.services import generation_run_start
 from problems.models import CodeOrigin, TestSuite
 from problems.services import (
     NewTest,

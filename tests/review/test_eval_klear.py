@@ -44,7 +44,8 @@ def _published_near_duplicate_share() -> float:
 
 def test_klear_gold_solutions_against_published_and_regenerated_suites(settings, tmp_path: Path) -> None:
     from generation.models import GenerationRun
-    from generation.services import generation_run_execute, generation_run_start
+    from generation.pipeline import generation_run_execute
+    from generation.services import generation_run_start
     from problems.importers.runner import dataset_import
 
     settings.HARDTESTS_MAX_ORACLES = 2  # two agreeing oracles fix the outputs

@@ -15,7 +15,8 @@ from django.core.management.base import CommandError
 from django.test import Client
 
 from generation.models import GenerationRun, LLMCall
-from generation.services import generation_run_execute, generation_run_start
+from generation.pipeline import generation_run_execute
+from generation.services import generation_run_start
 from problems.models import Problem, Solution, TestKit, TestSuite
 from problems.services import NewTest, solution_upsert, suite_activate, suite_add_tests, suite_create
 from tests.factories import annotator

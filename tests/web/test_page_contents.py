@@ -11,7 +11,7 @@ from django.test import Client
 from django.utils import timezone
 
 from generation.models import GenerationRun
-from generation.runs import RunRecorder
+from generation.recorder import RunRecorder
 from tests.web.conftest import World
 
 pytestmark = pytest.mark.django_db

@@ -15,7 +15,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from generation.models import GenerationRun
-from generation.services import generation_run_execute, generation_run_start
+from generation.pipeline import generation_run_execute
+from generation.services import generation_run_start
 from problems.models import Problem, Solution, TestSuite
 
 BUSY = (GenerationRun.Status.QUEUED, GenerationRun.Status.RUNNING)

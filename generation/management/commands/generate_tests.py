@@ -26,9 +26,10 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db.models import Q
 
 from generation.models import GenerationRun
+from generation.pipeline import generation_run_execute
 from generation.profiles import PROFILES
 from generation.selectors import active_generated_suite
-from generation.services import generation_run_execute, generation_run_start
+from generation.services import generation_run_start
 from problems.models import Problem, TestSuite
 
 
