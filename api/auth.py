@@ -30,6 +30,14 @@ def _check_body_size(request: HttpRequest) -> None:
         raise PayloadTooLarge(f"request body is {length} bytes; the limit is {limit_kb} KiB")
 
 
+class TokenRequest(HttpRequest):
+    """The request an operation behind TokenAuth receives: ninja calls the operation only when
+    the auth returned a token, and leaves it in request.auth (a type for the checker; the
+    object is Django's HttpRequest)."""
+
+    auth: ApiToken
+
+
 class TokenAuth(HttpBearer):
     def __call__(self, request: HttpRequest) -> ApiToken | None:
         # Replaces ninja's parsing, which logs the whole header (a secret) under DEBUG when

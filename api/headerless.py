@@ -48,6 +48,12 @@ def address_trusted(address: str) -> bool:
     return any(ip in net for net in trusted_networks())
 
 
+class HeaderlessRequest(HttpRequest):
+    """The request an operation behind HeaderlessAuth receives (see TokenRequest)."""
+
+    auth: ApiToken | NetworkCaller
+
+
 class HeaderlessAuth(TokenAuth):
     """Bearer header, else a token in the path (when enabled), else a trusted network."""
 

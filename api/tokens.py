@@ -14,7 +14,7 @@ import logging
 import secrets
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import DatabaseError, connection, transaction
 from django.db.models import Q
@@ -22,6 +22,9 @@ from django.utils import timezone
 
 from api.models import ApiToken
 from core.sql import ModelColumns, fetch_all, per_vendor
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 log = logging.getLogger(__name__)
 SCHEME = "htk"
@@ -38,9 +41,11 @@ class _TokenQuery:
         qn = connection.ops.quote_name
         self.columns = ModelColumns(ApiToken, "t")
         user = ApiToken._meta.get_field("user")
+        # the user's primary key is a concrete field, so it has a column (only others have None)
+        user_key = str(user.target_field.column)
         self.sql = (
             f"SELECT {self.columns.sql} FROM {qn(ApiToken._meta.db_table)} t "
-            f"INNER JOIN {qn(user.related_model._meta.db_table)} u ON u.{qn(user.target_field.column)} = t.{qn(user.column)} "
+            f"INNER JOIN {qn(user.related_model._meta.db_table)} u ON u.{qn(user_key)} = t.{qn(user.column)} "
             f"WHERE t.{qn('prefix')} = %s AND t.{qn('revoked_at')} IS NULL AND u.{qn('is_active')} = %s"
         )
 
@@ -67,7 +72,7 @@ def _split(raw: str) -> str | None:
     return parts[1]
 
 
-def token_create(*, user: Any, name: str, rate_limit_per_minute: int | None = None) -> NewToken:
+def token_create(*, user: User, name: str, rate_limit_per_minute: int | None = None) -> NewToken:
     prefix = secrets.token_hex(6)
     raw = f"{SCHEME}_{prefix}_{secrets.token_urlsafe(32)}"
     token = ApiToken.objects.create(
