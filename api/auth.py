@@ -38,8 +38,12 @@ class TokenRequest(HttpRequest):
     auth: ApiToken
 
 
-class TokenAuth(HttpBearer):
-    def __call__(self, request: HttpRequest) -> ApiToken | None:
+class BearerGate(HttpBearer):
+    """What TokenAuth and HeaderlessAuth share: the bearer header, and the checks every
+    token passes. Each says in its own __call__ what it lets through (HeaderlessAuth more
+    than a token, which a subclass of TokenAuth could not)."""
+
+    def bearer(self, request: HttpRequest) -> ApiToken | None:
         # Replaces ninja's parsing, which logs the whole header (a secret) under DEBUG when
         # the scheme is not "Bearer".
         scheme, _, value = request.headers.get("Authorization", "").strip().partition(" ")
@@ -58,3 +62,10 @@ class TokenAuth(HttpBearer):
         _check_body_size(request)
         rate_limit_check(api_token.prefix, api_token.rate_limit_per_minute or api_setting("HARDTESTS_API_RATE_LIMIT"))
         return api_token
+
+
+class TokenAuth(BearerGate):
+    """/api/v1/: a bearer token, nothing else."""
+
+    def __call__(self, request: HttpRequest) -> ApiToken | None:
+        return self.bearer(request)
