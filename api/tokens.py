@@ -13,8 +13,8 @@ import hmac
 import logging
 import secrets
 from dataclasses import dataclass
-from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from django.db import DatabaseError, connection, transaction
 from django.db.models import Q
@@ -114,7 +114,7 @@ def token_authenticate(raw: str) -> ApiToken | None:
     return token
 
 
-def _last_used_touch(token: ApiToken, now: Any) -> None:
+def _last_used_touch(token: ApiToken, now: datetime) -> None:
     """Record the use, best effort: a database that reads but cannot write (read-only, a failover
     in progress) must not turn an authenticated request into an error; the column is informative."""
     try:
@@ -128,7 +128,7 @@ def _last_used_touch(token: ApiToken, now: Any) -> None:
         log.info("token %s: last_used_at not recorded: %s", token.prefix, exc)
 
 
-def _last_used_update(token: ApiToken, now: Any) -> None:
+def _last_used_update(token: ApiToken, now: datetime) -> None:
     ApiToken.objects.filter(pk=token.pk).filter(
         Q(last_used_at__isnull=True) | Q(last_used_at__lt=now - LAST_USED_RESOLUTION)
     ).update(last_used_at=now)
