@@ -3,17 +3,25 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from django.contrib import admin, messages
+from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from api.models import ApiToken
 from api.tokens import token_revoke
 
+# ModelAdmin is generic only in django-stubs (subscripting it at run time needs their
+# monkeypatch, a dev-only package)
+if TYPE_CHECKING:
+    _ApiTokenAdminBase = admin.ModelAdmin[ApiToken]
+else:
+    _ApiTokenAdminBase = admin.ModelAdmin
+
 
 @admin.register(ApiToken)
-class ApiTokenAdmin(admin.ModelAdmin):
+class ApiTokenAdmin(_ApiTokenAdminBase):
     list_display = ("name", "user", "prefix", "created_at", "last_used_at", "revoked_at", "rate_limit_per_minute")
     list_filter = (("revoked_at", admin.EmptyFieldListFilter),)
     search_fields = ("name", "prefix", "user__username")
@@ -25,6 +33,6 @@ class ApiTokenAdmin(admin.ModelAdmin):
         return False
 
     @admin.action(description="Revoke selected tokens")
-    def revoke(self, request: HttpRequest, queryset: Any) -> None:
+    def revoke(self, request: HttpRequest, queryset: QuerySet[ApiToken]) -> None:
         count = sum(token_revoke(token=token) for token in queryset)
         self.message_user(request, f"Revoked {count} token(s).", messages.SUCCESS)

@@ -30,8 +30,20 @@ def _check_body_size(request: HttpRequest) -> None:
         raise PayloadTooLarge(f"request body is {length} bytes; the limit is {limit_kb} KiB")
 
 
-class TokenAuth(HttpBearer):
-    def __call__(self, request: HttpRequest) -> ApiToken | None:
+class TokenRequest(HttpRequest):
+    """The request an operation behind TokenAuth receives: ninja calls the operation only when
+    the auth returned a token, and leaves it in request.auth (a type for the checker; the
+    object is Django's HttpRequest)."""
+
+    auth: ApiToken
+
+
+class BearerGate(HttpBearer):
+    """What TokenAuth and HeaderlessAuth share: the bearer header, and the checks every
+    token passes. Each says in its own __call__ what it lets through (HeaderlessAuth more
+    than a token, which a subclass of TokenAuth could not)."""
+
+    def bearer(self, request: HttpRequest) -> ApiToken | None:
         # Replaces ninja's parsing, which logs the whole header (a secret) under DEBUG when
         # the scheme is not "Bearer".
         scheme, _, value = request.headers.get("Authorization", "").strip().partition(" ")
@@ -50,3 +62,10 @@ class TokenAuth(HttpBearer):
         _check_body_size(request)
         rate_limit_check(api_token.prefix, api_token.rate_limit_per_minute or api_setting("HARDTESTS_API_RATE_LIMIT"))
         return api_token
+
+
+class TokenAuth(BearerGate):
+    """/api/v1/: a bearer token, nothing else."""
+
+    def __call__(self, request: HttpRequest) -> ApiToken | None:
+        return self.bearer(request)

@@ -9,6 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from ninja import Query, Router, Status
 
 from api import schemas as s
+from api.auth import TokenRequest
 from api.conf import api_setting
 from api.errors import ApiError, NotFound, PayloadTooLarge
 from api.selectors import (
@@ -23,10 +24,12 @@ from api.selectors import (
 )
 from api.verification import (
     Outcome,
+    SuiteInfo,
     batch_load,
     batch_poll,
     batch_start,
     server_timing,
+    suite_info,
     verification_prepare,
     verify_one,
 )
@@ -41,7 +44,7 @@ VERIFY_ERRORS = {**ERRORS, 503: s.Error}
 # -- verification ---------------------------------------------------------------------------
 
 
-def _verify_out(outcome: Outcome, suite: dict[str, Any], elapsed_ms: int) -> dict[str, Any]:
+def _verify_out(outcome: Outcome, suite: SuiteInfo, elapsed_ms: int) -> dict[str, Any]:
     result = outcome.result
     assert result is not None, "only a finished outcome has a result"
     return {
@@ -61,10 +64,6 @@ def _verify_out(outcome: Outcome, suite: dict[str, Any], elapsed_ms: int) -> dic
     }
 
 
-def _suite_info(suite: TestSuite) -> dict[str, Any]:
-    return {"version": suite.version, "origin": suite.origin, "total": suite.test_count}
-
-
 @router.post("/verify", response={200: s.VerifyOut, **VERIFY_ERRORS}, tags=["verify"])
 def verify(request: HttpRequest, body: s.VerifyIn, response: HttpResponse) -> dict[str, Any]:
     """Judge one program against a problem's suite on the sandbox workers; reward 1 iff every test passes."""
@@ -75,10 +74,10 @@ def verify(request: HttpRequest, body: s.VerifyIn, response: HttpResponse) -> di
     prepare_ms = (time.monotonic() - started) * 1000
     outcome = verify_one(item)
     response["Server-Timing"] = server_timing(outcome, prepare_ms=prepare_ms)
-    return _verify_out(outcome, _suite_info(item.suite), int((time.monotonic() - started) * 1000))
+    return _verify_out(outcome, suite_info(item.suite), int((time.monotonic() - started) * 1000))
 
 
-def _batch_out(batch_id: str, outcomes: list[Outcome], suites: list[dict[str, Any]], created: float) -> dict:
+def _batch_out(batch_id: str, outcomes: list[Outcome], suites: list[SuiteInfo], created: float) -> dict[str, Any]:
     items = []
     for index, (outcome, suite) in enumerate(zip(outcomes, suites, strict=True)):
         item: dict[str, Any] = {"index": index, "status": outcome.status, "error": outcome.error}
@@ -99,7 +98,7 @@ def _batch_out(batch_id: str, outcomes: list[Outcome], suites: list[dict[str, An
 
 
 @router.post("/verify/batch", response={200: s.BatchOut, 202: s.BatchOut, **VERIFY_ERRORS}, tags=["verify"])
-def verify_batch(request: HttpRequest, body: s.BatchIn) -> Status:
+def verify_batch(request: TokenRequest, body: s.BatchIn) -> Status[dict[str, Any]]:
     """Judge many programs in parallel on the sandbox workers.
 
     200 with every result when they finish within the synchronous timeout; else 202 with a
@@ -127,7 +126,7 @@ def verify_batch(request: HttpRequest, body: s.BatchIn) -> Status:
 
 
 @router.get("/jobs/{job_id}", response={200: s.BatchOut, **ERRORS, 503: s.Error}, tags=["verify"])
-def job_status(request: HttpRequest, job_id: str) -> dict[str, Any]:
+def job_status(request: TokenRequest, job_id: str) -> dict[str, Any]:
     """The state and results of a batch started by POST /verify/batch (yours only)."""
     record = batch_load(job_id, owner_id=request.auth.user_id)
     return _batch_out(job_id, batch_poll(record), record["suites"], record["created"])
@@ -136,9 +135,7 @@ def job_status(request: HttpRequest, job_id: str) -> dict[str, Any]:
 # -- catalogue ------------------------------------------------------------------------------
 
 
-def _suite_brief(suite: TestSuite | None) -> dict[str, Any] | None:
-    if suite is None:
-        return None
+def _suite_brief(suite: TestSuite) -> dict[str, Any]:
     return {
         "version": suite.version,
         "origin": suite.origin,
@@ -160,7 +157,7 @@ def _problem_brief(problem: Problem, active: TestSuite | None) -> dict[str, Any]
         "memory_limit_mb": problem.memory_limit_mb,
         "tags": [t.name for t in problem.tags.all()],
         "difficulties": [{"source": d.source, "level": d.level, "score": d.score} for d in problem.difficulties.all()],
-        "active_suite": _suite_brief(active),
+        "active_suite": _suite_brief(active) if active is not None else None,
     }
 
 
@@ -191,7 +188,7 @@ def problem_suite(request: HttpRequest, pid: str, params: Query[s.SuiteQuery]) -
         "total_bytes": suite.total_bytes,
         "time_limit_ms": problem.time_limit_ms,
         "memory_limit_mb": problem.memory_limit_mb,
-        "output_judge": suite.output_judge.code if suite.output_judge_id else None,
+        "output_judge": suite.output_judge.code if suite.output_judge is not None else None,
         "test_offset": params.test_offset,
         "test_limit": params.test_limit,
         "tests": tests,

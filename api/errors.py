@@ -7,7 +7,7 @@ for validation failures), so a training loop can branch on `code` without parsin
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from django.core.exceptions import RequestDataTooBig
 from django.db import InterfaceError, OperationalError, connections
@@ -67,10 +67,18 @@ def _body(code: str, detail: str, **extra: Any) -> dict[str, Any]:
     return {"code": code, "detail": detail, **extra}
 
 
-def _validation_errors(exc: ValidationError) -> list[dict[str, Any]]:
+class ValidationErrorItem(TypedDict):
+    """One entry of a 400's "errors" (api.schemas.ValidationErrorItem in the OpenAPI schema)."""
+
+    loc: list[str]
+    msg: str
+    type: str
+
+
+def _validation_errors(exc: ValidationError) -> list[ValidationErrorItem]:
     # Keep only plain, JSON-safe fields: pydantic's `ctx` and `input` may hold arbitrary
     # objects (and echo the client's whole program back).
-    out = []
+    out: list[ValidationErrorItem] = []
     for error in exc.errors:
         out.append(
             {
@@ -83,7 +91,8 @@ def _validation_errors(exc: ValidationError) -> list[dict[str, Any]]:
 
 
 def install_error_handlers(api: NinjaAPI) -> None:
-    def respond(request: HttpRequest, status: int, body: dict[str, Any], headers: dict[str, str] | None = None):
+    def respond(request: HttpRequest, status: int, body: dict[str, Any],
+                headers: dict[str, str] | None = None) -> HttpResponse:
         response = api.create_response(request, body, status=status)
         for key, value in (headers or {}).items():
             response[key] = value
@@ -100,7 +109,7 @@ def install_error_handlers(api: NinjaAPI) -> None:
         if too_many:
             # A batch over the limit is a size refusal (413, as documented), not a malformed body.
             return respond(request, 413, _body("batch_too_large", f"items: {too_many[0]['msg']}"))
-        first = errors[0] if errors else {"loc": [], "msg": "invalid input"}
+        first: ValidationErrorItem = errors[0] if errors else {"loc": [], "msg": "invalid input", "type": ""}
         where = ".".join(first["loc"])
         detail = f"{where}: {first['msg']}" if where else first["msg"]
         # 400, not ninja's default 422: the issue asks for 400 on any bad input.
@@ -129,6 +138,9 @@ def install_error_handlers(api: NinjaAPI) -> None:
         # Django's own DATA_UPLOAD_MAX_MEMORY_SIZE, hit by a chunked body without Content-Length.
         return respond(request, 413, _body("too_large", "request body too large"))
 
+    # OperationalError and InterfaceError only: an IntegrityError or a ProgrammingError is a bug (500).
+    @api.exception_handler(OperationalError)
+    @api.exception_handler(InterfaceError)
     def database_down(request: HttpRequest, exc: Exception) -> HttpResponse:
         # An outage (connection refused, server restarting, read-only) is the service's state,
         # not a bug: say so, and when to try again. The broken connection is dropped so the
@@ -139,10 +151,6 @@ def install_error_handlers(api: NinjaAPI) -> None:
                 conn.close()
         return respond(request, 503, _body("database_unavailable", "the database is unavailable; try again later"),
                        {"Retry-After": "5"})
-
-    # OperationalError and InterfaceError only: an IntegrityError or a ProgrammingError is a bug (500).
-    api.add_exception_handler(OperationalError, database_down)
-    api.add_exception_handler(InterfaceError, database_down)
 
     @api.exception_handler(RedisError)
     def redis_down(request: HttpRequest, exc: RedisError) -> HttpResponse:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.http import HttpRequest
 
-from api.auth import TokenAuth, _check_body_size
+from api.auth import BearerGate, _check_body_size
 from api.conf import api_setting
 from api.models import ApiToken
 from api.throttle import rate_limit_check
@@ -48,11 +48,17 @@ def address_trusted(address: str) -> bool:
     return any(ip in net for net in trusted_networks())
 
 
-class HeaderlessAuth(TokenAuth):
+class HeaderlessRequest(HttpRequest):
+    """The request an operation behind HeaderlessAuth receives (see TokenRequest)."""
+
+    auth: ApiToken | NetworkCaller
+
+
+class HeaderlessAuth(BearerGate):
     """Bearer header, else a token in the path (when enabled), else a trusted network."""
 
-    def __call__(self, request: HttpRequest) -> ApiToken | NetworkCaller | None:  # type: ignore[override]
-        found = super().__call__(request)
+    def __call__(self, request: HttpRequest) -> ApiToken | NetworkCaller | None:
+        found = self.bearer(request)
         if found is not None:
             return found
         if getattr(settings, "HARDTESTS_API_URL_TOKENS", False):

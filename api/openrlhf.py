@@ -13,11 +13,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.http import HttpRequest
 from ninja import Field, Router, Schema
 
 from api.errors import ApiError, NotFound, Unavailable
-from api.headerless import HeaderlessAuth
+from api.headerless import HeaderlessAuth, HeaderlessRequest
 from api.schemas import CleanStr, Error, ValidationErrorOut
 from api.verification import batch_start, verification_prepare
 from hardtests_client.extract import extract_code
@@ -49,7 +48,7 @@ def response_of(query: str, prompt: str | None) -> str:
     return query
 
 
-def _reward(request: HttpRequest, body: RewardIn) -> dict[str, Any]:
+def _reward(request: HeaderlessRequest, body: RewardIn) -> dict[str, Any]:
     # Positional, as OpenRLHF sends them; a query without a label names no problem (404).
     if len(body.labels) < len(body.query):
         raise NotFound(f"query[{len(body.labels)}] has no label (the problem to judge it against)",
@@ -71,14 +70,17 @@ def _reward(request: HttpRequest, body: RewardIn) -> dict[str, Any]:
             prepared.append(item)
             where.append(index)
     if prepared:
-        _, outcomes, _ = batch_start(prepared, owner_id=getattr(request.auth, "user_id", 0) or 0)
+        _, outcomes, _ = batch_start(prepared, owner_id=request.auth.user_id)
         for index, outcome in zip(where, outcomes, strict=True):
-            if outcome.status not in ("finished", "failed"):
+            if outcome.status in ("queued", "running"):
                 raise Unavailable("the sandbox workers did not finish the batch in time", code="timeout",
                                   retry_after_s=10)
             result = outcome.result
             if result is None or result["verdict"] == "SE":
-                reason = outcome.error if result is None else (result.get("message") or "sandbox error")
+                if result is None:  # an item in error: the worker could not judge it, and says why
+                    reason = outcome.error or "no reason given"
+                else:
+                    reason = result.get("message") or "sandbox error"
                 raise Unavailable(f"query[{index}]: judging failed on the sandbox side: {reason[:300]}",
                                   code="sandbox_error")
             rewards[index] = 1.0 if result["verdict"] == "AC" else 0.0
@@ -87,13 +89,13 @@ def _reward(request: HttpRequest, body: RewardIn) -> dict[str, Any]:
 
 
 @router.post("/reward", response={200: RewardOut, **ERRORS}, auth=HeaderlessAuth())
-def reward(request: HttpRequest, body: RewardIn) -> dict[str, Any]:
+def reward(request: HeaderlessRequest, body: RewardIn) -> dict[str, Any]:
     """Rewards of a batch of OpenRLHF samples: 1.0 when the response's program passes every test."""
     return _reward(request, body)
 
 
 @router.post("/t/{token}/reward", response={200: RewardOut, **ERRORS}, auth=HeaderlessAuth(),
              include_in_schema=False)
-def reward_token(request: HttpRequest, token: str, body: RewardIn) -> dict[str, Any]:
+def reward_token(request: HeaderlessRequest, token: str, body: RewardIn) -> dict[str, Any]:
     """The same, with the API token in the path (HARDTESTS_API_URL_TOKENS=1)."""
     return _reward(request, body)

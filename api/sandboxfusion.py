@@ -17,7 +17,7 @@ reward and any other SandboxFusion caller work unchanged. Differences a caller c
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from django.conf import settings
 from django.http import HttpRequest
@@ -54,8 +54,12 @@ class CommandRunResult(Schema):
     stderr_truncated: bool = False
 
 
-# SandboxFusion's names of the languages we run, and the fence labels that mean them.
-LanguageName = Literal[tuple(sorted(LANGUAGE_ALIASES))]  # type: ignore[valid-type]
+# SandboxFusion's names of the languages we run, and the fence labels that mean them: a Literal
+# built from LANGUAGE_ALIASES at run time (the schema lists them), which a checker cannot read.
+if TYPE_CHECKING:
+    LanguageName: TypeAlias = str
+else:
+    LanguageName = Literal[tuple(sorted(LANGUAGE_ALIASES))]
 
 
 class RunCodeIn(Schema):
@@ -80,9 +84,11 @@ class RunCodeOut(Schema):
 
 
 class TestConfigIn(Schema):
-    language: LanguageName | None = Field(None, description="pick code blocks with this label (python, cpp, java)")
-    run_timeout: float | None = Field(None, description="ignored: the problem's own time limit applies")
-    extra: dict[str, Any] = Field({}, description='{"mode": "all"} runs every test (default: stop at the first failure)')
+    # defaults by keyword: a checker reads a positional one as no default (dataclass_transform),
+    # and SubmitIn builds this with none of its fields
+    language: LanguageName | None = Field(default=None, description="pick code blocks with this label (python, cpp, java)")
+    run_timeout: float | None = Field(default=None, description="ignored: the problem's own time limit applies")
+    extra: dict[str, Any] = Field(default={}, description='{"mode": "all"} runs every test (default: stop at the first failure)')
 
 
 class SubmitIn(Schema):
@@ -122,7 +128,7 @@ def _language(raw: str) -> str:
 
 
 @router.post("/run_code", response={200: RunCodeOut, 503: RunCodeOut | Error, **ERRORS})
-def run_code(request: HttpRequest, body: RunCodeIn) -> Status:
+def run_code(request: HttpRequest, body: RunCodeIn) -> Status[dict[str, Any]]:
     """Run a program once on stdin in the sandbox (SandboxFusion's /run_code)."""
     declared = _language(body.language)
     if body.files or body.fetch_files:
@@ -173,7 +179,9 @@ def submit(request: HttpRequest, body: SubmitIn) -> dict[str, Any]:
     outcome = verify_one(item)
     result = outcome.result
     if result is None or result["verdict"] == "SE":
-        reason = outcome.error if result is None else (result.get("message") or "sandbox error")
+        # (verify_one answers a result or raises: an outcome in error has no result here)
+        reason = (outcome.error or "no reason given") if result is None else (result.get("message")
+                                                                              or "sandbox error")
         raise Unavailable(f"judging failed on the sandbox side: {reason[:500]}", code="sandbox_error")
     message = (result.get("message") or "")[-4000:]
     if result["verdict"] == "CE":
@@ -197,7 +205,7 @@ def submit(request: HttpRequest, body: SubmitIn) -> dict[str, Any]:
 # (accepted only with HARDTESTS_API_URL_TOKENS=1; HeaderlessAuth reads the token).
 @router.post("/t/{token}/run_code", response={200: RunCodeOut, 503: RunCodeOut | Error, **ERRORS},
              include_in_schema=False)
-def run_code_token(request: HttpRequest, token: str, body: RunCodeIn) -> Status:
+def run_code_token(request: HttpRequest, token: str, body: RunCodeIn) -> Status[dict[str, Any]]:
     return run_code(request, body)
 
 

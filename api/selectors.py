@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from django.db import connection
 from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
@@ -19,6 +19,10 @@ from problems.judging import (
     suite_for_judging,
 )
 from problems.models import Problem, ProblemAlias, TestSuite
+
+if TYPE_CHECKING:
+    # django-stubs' helper (dev only): a model instance with attributes a queryset added
+    from django_stubs_ext import WithAnnotations
 
 # Suites a client may name by version: complete ones. Building and failed suites are
 # never judged against.
@@ -169,7 +173,12 @@ class ProblemFilters:
     has_suite: bool | None = None
 
 
-def problem_page(filters: ProblemFilters, *, limit: int, offset: int) -> tuple[int, list[Problem]]:
+class ActiveSuites(TypedDict):
+    active_suites: list[TestSuite]  # the problem's active suites, prefetched
+
+
+def problem_page(filters: ProblemFilters, *, limit: int,
+                 offset: int) -> tuple[int, list[WithAnnotations[Problem, ActiveSuites]]]:
     qs: QuerySet[Problem] = Problem.objects.all()
     if filters.source:
         qs = qs.filter(source=filters.source)

@@ -13,8 +13,8 @@ import hmac
 import logging
 import secrets
 from dataclasses import dataclass
-from datetime import timedelta
-from typing import Any
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from django.db import DatabaseError, connection, transaction
 from django.db.models import Q
@@ -22,6 +22,9 @@ from django.utils import timezone
 
 from api.models import ApiToken
 from core.sql import ModelColumns, fetch_all, per_vendor
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 log = logging.getLogger(__name__)
 SCHEME = "htk"
@@ -38,9 +41,11 @@ class _TokenQuery:
         qn = connection.ops.quote_name
         self.columns = ModelColumns(ApiToken, "t")
         user = ApiToken._meta.get_field("user")
+        # the user's primary key is a concrete field, so it has a column (only others have None)
+        user_key = str(user.target_field.column)
         self.sql = (
             f"SELECT {self.columns.sql} FROM {qn(ApiToken._meta.db_table)} t "
-            f"INNER JOIN {qn(user.related_model._meta.db_table)} u ON u.{qn(user.target_field.column)} = t.{qn(user.column)} "
+            f"INNER JOIN {qn(user.related_model._meta.db_table)} u ON u.{qn(user_key)} = t.{qn(user.column)} "
             f"WHERE t.{qn('prefix')} = %s AND t.{qn('revoked_at')} IS NULL AND u.{qn('is_active')} = %s"
         )
 
@@ -67,7 +72,7 @@ def _split(raw: str) -> str | None:
     return parts[1]
 
 
-def token_create(*, user: Any, name: str, rate_limit_per_minute: int | None = None) -> NewToken:
+def token_create(*, user: User, name: str, rate_limit_per_minute: int | None = None) -> NewToken:
     prefix = secrets.token_hex(6)
     raw = f"{SCHEME}_{prefix}_{secrets.token_urlsafe(32)}"
     token = ApiToken.objects.create(
@@ -109,7 +114,7 @@ def token_authenticate(raw: str) -> ApiToken | None:
     return token
 
 
-def _last_used_touch(token: ApiToken, now: Any) -> None:
+def _last_used_touch(token: ApiToken, now: datetime) -> None:
     """Record the use, best effort: a database that reads but cannot write (read-only, a failover
     in progress) must not turn an authenticated request into an error; the column is informative."""
     try:
@@ -123,7 +128,7 @@ def _last_used_touch(token: ApiToken, now: Any) -> None:
         log.info("token %s: last_used_at not recorded: %s", token.prefix, exc)
 
 
-def _last_used_update(token: ApiToken, now: Any) -> None:
+def _last_used_update(token: ApiToken, now: datetime) -> None:
     ApiToken.objects.filter(pk=token.pk).filter(
         Q(last_used_at__isnull=True) | Q(last_used_at__lt=now - LAST_USED_RESOLUTION)
     ).update(last_used_at=now)

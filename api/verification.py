@@ -13,7 +13,7 @@ import json
 import time
 import uuid
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Literal, TypedDict, cast
 
 from redis.exceptions import RedisError
 from rq.job import Job, JobStatus
@@ -34,6 +34,27 @@ BATCH_KEY = "hardtests:api:batch:{id}"
 SYNC_RESULT_TTL_S = 60
 
 
+class SuiteInfo(TypedDict):
+    """What a batch remembers of each item's suite (its answers name the suite judged)."""
+
+    version: int
+    origin: str
+    total: int
+
+
+class BatchRecord(TypedDict):
+    """A batch as kept in Redis (JSON) for GET /api/v1/jobs/{id}."""
+
+    owner: int  # the user id of its token (api.headerless.NETWORK_OWNER for an allow-listed network)
+    created: float  # epoch seconds
+    jobs: list[str]  # RQ job ids, one per item, in order
+    suites: list[SuiteInfo]
+
+
+def suite_info(suite: TestSuite) -> SuiteInfo:
+    return {"version": suite.version, "origin": suite.origin, "total": suite.test_count}
+
+
 @dataclass(frozen=True)
 class Verification:
     problem: Problem
@@ -50,7 +71,7 @@ class Outcome:
 
     # queued, running, finished, or error: the worker could not judge (an infrastructure
     # failure: storage or database unreadable, a crash), which is never a verdict on the program.
-    status: str
+    status: Literal["queued", "running", "finished", "error"]
     result: dict[str, Any] | None = None
     error: str | None = None
     finished_at: float | None = None  # when the worker stored the result (epoch seconds)
@@ -195,16 +216,16 @@ def server_timing(outcome: Outcome, *, prepare_ms: float) -> str:
 # -- batches ------------------------------------------------------------------
 
 
-def batch_start(items: list[Verification], *, owner_id: int) -> tuple[str, list[Outcome], list[dict[str, Any]]]:
+def batch_start(items: list[Verification], *, owner_id: int) -> tuple[str, list[Outcome], list[SuiteInfo]]:
     """Enqueue every item, record the batch for GET /jobs/{id}, wait up to the sync timeout."""
     keep_s = api_setting("HARDTESTS_API_RESULT_TTL_S")
     jobs = _enqueue(items, queued_ttl=keep_s, result_ttl=keep_s)
     batch_id = uuid.uuid4().hex
-    record = {
+    record: BatchRecord = {
         "owner": owner_id,
         "created": time.time(),
         "jobs": [job.id for job in jobs],
-        "suites": [{"version": v.suite.version, "origin": v.suite.origin, "total": v.suite.test_count} for v in items],
+        "suites": [suite_info(v.suite) for v in items],
     }
     try:
         connection = redis_connection()
@@ -214,24 +235,25 @@ def batch_start(items: list[Verification], *, owner_id: int) -> tuple[str, list[
     return batch_id, batch_poll(record, wait_s=api_setting("HARDTESTS_API_SYNC_TIMEOUT_S")), record["suites"]
 
 
-def batch_load(batch_id: str, *, owner_id: int) -> dict[str, Any]:
+def batch_load(batch_id: str, *, owner_id: int) -> BatchRecord:
     """The batch record, or 404 when it is unknown, expired, or someone else's."""
     if not batch_id.isalnum() or len(batch_id) != 32:
         raise NotFound(f"no job {batch_id[:64]!r}")
     try:
-        raw = redis_connection().get(BATCH_KEY.format(id=batch_id))
+        # redis-py types a sync client's answer as "Awaitable | Any" (shared with its asyncio client)
+        raw = cast(bytes | None, redis_connection().get(BATCH_KEY.format(id=batch_id)))
     except RedisError as exc:
         raise Unavailable("the job queue (Redis) is unavailable", code="redis_unavailable") from exc
-    record = json.loads(raw) if raw else None
+    record: BatchRecord | None = json.loads(raw) if raw else None  # written by batch_start
     # Someone else's batch answers exactly like a missing one, so ids cannot be probed.
     if record is None or record.get("owner") != owner_id:
         raise NotFound(f"no job {batch_id!r} (unknown, expired, or not yours)")
     return record
 
 
-def batch_poll(record: dict[str, Any], *, wait_s: float = 0) -> list[Outcome]:
+def batch_poll(record: BatchRecord, *, wait_s: float = 0) -> list[Outcome]:
     connection = redis_connection()
-    job_ids: list[str] = record["jobs"]
+    job_ids = record["jobs"]
     try:
         results = results_wait(connection, job_ids, wait_s) if wait_s > 0 else results_read(connection, job_ids)
         missing = [job_id for job_id in job_ids if job_id not in results]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -14,6 +16,9 @@ from api import tokens
 from api.models import ApiToken
 from core.forms import form_refused_pop, form_refused_redirect
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
 # A user is not meant to hold hundreds of tokens; the cap bounds what one account can mint.
 MAX_ACTIVE_TOKENS = 50
 # The new secret crosses the redirect after "Create" in a signed cookie that lives a minute and
@@ -22,11 +27,19 @@ SECRET_COOKIE = "new_token"
 SECRET_COOKIE_MAX_AGE_S = 60
 
 
+class AuthenticatedHttpRequest(HttpRequest):
+    """A request that login_required let through: its user is signed in (django-stubs' way of
+    saying so; no such object is built, the views receive Django's HttpRequest)."""
+
+    user: User
+
+
 class TokenForm(forms.Form):
     name = forms.CharField(max_length=100, help_text="what it is for, e.g. 'rl-cluster-a'")
 
 
-def _page(request: HttpRequest, form: TokenForm, *, secret: str | None = None, status: int = 200) -> HttpResponse:
+def _page(request: AuthenticatedHttpRequest, form: TokenForm, *, secret: str | None = None,
+          status: int = 200) -> HttpResponse:
     rows = ApiToken.objects.filter(user=request.user).order_by("revoked_at", "-created_at")
     return render(
         request,
@@ -36,13 +49,13 @@ def _page(request: HttpRequest, form: TokenForm, *, secret: str | None = None, s
     )
 
 
-def _over_cap(request: HttpRequest) -> bool:
+def _over_cap(request: AuthenticatedHttpRequest) -> bool:
     return ApiToken.objects.filter(user=request.user, revoked_at__isnull=True).count() >= MAX_ACTIVE_TOKENS
 
 
 @login_required
 @require_GET
-def token_list(request: HttpRequest) -> HttpResponse:
+def token_list(request: AuthenticatedHttpRequest) -> HttpResponse:
     data, errors = form_refused_pop(request, key="token")
     form = TokenForm(data) if data is not None else TokenForm()
     if data is not None:
@@ -60,7 +73,7 @@ def token_list(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_POST
-def token_create(request: HttpRequest) -> HttpResponse:
+def token_create(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = TokenForm(request.POST)
     if not form.is_valid():
         return form_refused_redirect(request, key="token", to=reverse("token_list"))
@@ -78,7 +91,7 @@ def token_create(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_POST
-def token_revoke(request: HttpRequest, pk: int) -> HttpResponse:
+def token_revoke(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     # Someone else's token is a 404, exactly like a missing one.
     token = get_object_or_404(ApiToken, pk=pk, user=request.user)
     if tokens.token_revoke(token=token):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import Any
+from typing import Any, cast
 
 import redis
 from django.conf import settings
@@ -59,7 +59,9 @@ def redis_connection(*, blocking: bool = False) -> redis.Redis:
 
 
 def get_queue(name: str) -> Queue:
-    timeout = settings.RQ_QUEUES.get(name, {}).get("DEFAULT_TIMEOUT", 3600)
+    # settings.RQ_QUEUES mixes str and int values (the URL, the timeout): read as object
+    configured = settings.RQ_QUEUES.get(name, {}).get("DEFAULT_TIMEOUT", 3600)
+    timeout = configured if isinstance(configured, int) else 3600
     return Queue(name, connection=redis_connection(), default_timeout=timeout)
 
 
@@ -89,14 +91,19 @@ def worker_health_publish(connection: redis.Redis, name: str, record: dict[str, 
     worker's fresh record is never dropped as another's stale one."""
 
     def publish(pipe: redis.client.Pipeline) -> None:
-        now = redis_now(pipe.time())
+        # Before multi() a WATCHing pipeline runs each command at once and returns its answer;
+        # redis-py types every command's answer as "Awaitable | Any" (its sync and asyncio
+        # clients share the signatures), hence the casts.
+        now = redis_now(cast(tuple[int, int], pipe.time()))
         # An expired record stays a while: it is how a killed worker is told from a plain one
         # (which publishes nothing), so the API and the janitor can count it dead at once.
-        stale = [field for field, value in pipe.hgetall(WORKER_HEALTH_HASH).items()
+        published = cast(dict[bytes, bytes], pipe.hgetall(WORKER_HEALTH_HASH))
+        stale = [field for field, value in published.items()
                  if _health_valid(value, now - DEAD_RECORD_KEEP_S) is None]
         pipe.multi()
         if stale:
-            pipe.hdel(WORKER_HEALTH_HASH, *stale)
+            # redis-py annotates fields as str; it sends bytes as they are (HGETALL gave these)
+            pipe.hdel(WORKER_HEALTH_HASH, *stale)  # type: ignore[arg-type]
         pipe.hset(WORKER_HEALTH_HASH, name, json.dumps({**record, "expires_at": now + ttl_s}))
 
     connection.transaction(publish, WORKER_HEALTH_HASH)

@@ -9,17 +9,21 @@ fields' own converters (aware datetimes, JSON, booleans), exactly as a queryset'
 from __future__ import annotations
 
 import threading
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
 
 from django.db import connection
 from django.db.models import Model
 
+M = TypeVar("M", bound=Model)
+T = TypeVar("T")
 
-class ModelColumns:
+
+class ModelColumns(Generic[M]):
     """Some columns of a model in a SELECT (under a table alias), and how a row of them becomes
     an instance: with the ORM's converters; fields not selected are deferred (loaded on access)."""
 
-    def __init__(self, model: type[Model], alias: str, names: tuple[str, ...] | None = None) -> None:
+    def __init__(self, model: type[M], alias: str, names: tuple[str, ...] | None = None) -> None:
         fields = [f for f in model._meta.concrete_fields if names is None or f.attname in names]
         self.model = model
         self.names = [f.attname for f in fields]
@@ -35,7 +39,7 @@ class ModelColumns:
     def __len__(self) -> int:
         return len(self.names)
 
-    def build(self, values: tuple[Any, ...] | list[Any]) -> Any:
+    def build(self, values: tuple[Any, ...] | list[Any]) -> M:
         values = list(values)
         for index, column, converters in self._converters:
             for convert in converters:
@@ -53,13 +57,15 @@ def fetch_all(sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
 _built = threading.local()
 
 
-def per_vendor(name: str, build: Any) -> Any:
+def per_vendor(name: str, build: Callable[[], T]) -> T:
     """`build()` once per thread and database vendor: quoting and converters differ between
-    vendors, and the converters belong to the thread's own connection."""
+    vendors, and the converters belong to the thread's own connection. A name is made by one
+    `build` only (the value cached under it is of that type)."""
     made: dict[tuple[str, str], Any] | None = getattr(_built, "made", None)
     if made is None:
         made = _built.made = {}
     key = (name, connection.vendor)
     if key not in made:
         made[key] = build()
-    return made[key]
+    value: T = made[key]  # what this name's one `build` made
+    return value

@@ -47,6 +47,13 @@ import os
 import struct
 import sys
 
+# typing is not imported at run time (about as costly as the socket wrappers above): mypy reads
+# any TYPE_CHECKING as true, and the names it brings in are only named in quoted annotations
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import CodeType, ModuleType
+    from typing import Any
+
 CLONE_NEWPID, PR_SET_DUMPABLE = 0x20000000, 4
 REPORT = struct.Struct("iiqq")  # hts-runner's struct report: status, cg_err, cpu_us, maxrss_kb
 # recursion levels under the program's module frame that a fresh interpreter does not have:
@@ -56,25 +63,25 @@ OWN_FRAMES = 2
 libc = ctypes.CDLL(None, use_errno=True)
 
 
-def _recv_fds(sock, maxfds):
+def _recv_fds(sock: _socket.socket, maxfds: int) -> tuple[bytes, list[int]]:
     """One message and the descriptors it carries (socket.recv_fds, on the C module)."""
     size = struct.calcsize("i") * maxfds
     msg, ancdata, _flags, _addr = sock.recvmsg(16, _socket.CMSG_LEN(size))
-    fds = []
+    fds: list[int] = []
     for level, kind, data in ancdata:
         if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
             fds += struct.unpack(f"{len(data) // 4}i", data[: len(data) - len(data) % 4])
     return msg, fds
 
 
-def _check(rc, what):
+def _check(rc: int, what: str) -> None:
     if rc != 0:
         err = ctypes.get_errno()
         raise OSError(err, f"{what}: {os.strerror(err)}")
 
 
 class Zygote:
-    def __init__(self, argv):
+    def __init__(self, argv: list[str]) -> None:
         (sock_fd, filter_fd, cg_fds, workdir, cpu_us, as_bytes, fsize, nproc, nofile, stack, join, sep,
          *self.prog_argv) = argv
         assert sep == "--" and self.prog_argv, "usage: zygote.py <options> -- main.py [args]"
@@ -84,7 +91,7 @@ class Zygote:
         procs = [int(fd) for fd in cg_fds.split(",") if fd]
         # the runner's own code sets up each program process (hts-zygote.so is runner.c)
         self.lib = ctypes.CDLL(os.path.join(os.path.dirname(__file__), "hts-zygote.so"), use_errno=True)
-        self.cg_err = None
+        self.cg_err: int | None = None
         if workdir == "-":
             # started in a spare sandbox before its batch was known: the batch's options come
             # in a "C" message, and only then is the program there to read.  The cgroup is the
@@ -116,13 +123,15 @@ class Zygote:
         path = self.prog_argv[0]
         with open(path, "rb") as handle:
             source = handle.read()
+        self.code: CodeType | None
+        self.error: SyntaxError | ValueError | None
         try:
             self.code, self.error = compile(source, path, "exec", dont_inherit=True), None
         except (SyntaxError, ValueError) as exc:  # raised in each test, as a fresh interpreter would
             self.code, self.error = None, exc
         self.main = _program_view(self.prog_argv)
 
-    def serve(self):
+    def serve(self) -> "tuple[CodeType, dict[str, Any]]":
         """Fork each test's program into its init's namespaces; return only in a program."""
         # the interpreter's own objects leave the collector's sight: a test's collections then
         # scan only its program's objects instead of copying every page of the zygote
@@ -162,7 +171,8 @@ class Zygote:
                 pass  # the runner gave up on this test
             os.close(rep_fd)
 
-    def _program(self, in_fd, out_fd, err_fd, init_fd, joined_fd):
+    def _program(self, in_fd: int, out_fd: int, err_fd: int, init_fd: int,
+                 joined_fd: int) -> "tuple[CodeType, dict[str, Any]]":
         """The test's program process, forked into the init's PID namespace: hts-runner's own
         code takes it into the init's other namespaces and the test cgroup and sets its
         streams, session, limits, capabilities and filter (exec_program's setup); the rest of
@@ -171,34 +181,40 @@ class Zygote:
         self.lib.hts_zygote_program(init_fd, joined_fd, in_fd, out_fd, err_fd)
         if self.error is not None:
             raise self.error
+        assert self.code is not None  # compile() gave code, as it raised nothing
         return self.code, self.main.__dict__
 
 
-def _program_view(prog_argv):
+def _program_view(prog_argv: list[str]) -> "ModuleType":
     """What a program finds at its start, made once here and copied into each program
     process by the fork: its standard streams (made as the interpreter makes them, on
     descriptors of the kinds the test's will be: a file for stdin, pipes for stdout and
     stderr, whose seekability the streams remember), sys.argv, and a fresh `__main__`."""
+    # typeshed's sys.stdin is a TextIO, without write_through; the interpreter made all three
+    # io.TextIOWrapper, whose settings are copied here
+    started: tuple[io.TextIOWrapper, ...] = (sys.stdin, sys.stdout, sys.stderr)  # type: ignore[assignment]
     settings = [(stream.encoding, stream.errors, stream.line_buffering, stream.write_through)
-                for stream in (sys.stdin, sys.stdout, sys.stderr)]
+                for stream in started]
     saved = [os.dup(1), os.dup(2)]
     pipe_r, pipe_w = os.pipe()
     os.dup2(pipe_w, 1)
     os.dup2(pipe_w, 2)
-    streams = []
+    streams: list[io.TextIOWrapper] = []
     try:
         for fd, (encoding, errors, line_buffering, write_through) in enumerate(settings):
             mode = "rb" if fd == 0 else "wb"
             stream = io.TextIOWrapper(open(fd, mode, -1, closefd=False), encoding=encoding, errors=errors,
                                       newline="\n", line_buffering=line_buffering, write_through=write_through)
-            stream.mode = mode[0]
+            # read-only in typeshed's IO; open() sets it on the TextIOWrapper it returns just so
+            stream.mode = mode[0]  # type: ignore[misc]
             streams.append(stream)
     finally:
         for fd, original in zip((1, 2), saved, strict=True):
             os.dup2(original, fd)
         for fd in (*saved, pipe_r, pipe_w):
             os.close(fd)
-    sys.stdin, sys.stdout, sys.stderr = sys.__stdin__, sys.__stdout__, sys.__stderr__ = streams
+    # Final in typeshed; in a fresh interpreter they are the program's own streams, as here
+    sys.stdin, sys.stdout, sys.stderr = sys.__stdin__, sys.__stdout__, sys.__stderr__ = streams  # type: ignore[misc]
     sys.argv = list(prog_argv)
     sys.orig_argv = [sys.executable, "-I", *prog_argv]
     main = type(sys)("__main__")
@@ -211,35 +227,35 @@ def _program_view(prog_argv):
     return main
 
 
-def _parent_is_the_init():
+def _parent_is_the_init() -> None:
     """A program's parent is the zygote, outside the program's PID namespace, where the
     kernel answers getppid() with 0; in an exec'd test it is the namespace's init, pid 1
     (which ignores the program's signals, as the zygote's init does). os.getppid says 1."""
     real = os.getppid
 
-    def getppid():
+    def getppid() -> int:
         return real() or 1
 
     os.getppid = getppid
 
 
-def _discount_own_frame():
+def _discount_own_frame() -> None:
     """This file's module frame and exec() sit under the program's: levels hidden from the
     program, so that it recurses exactly as deep as in a fresh interpreter (tracebacks
     leave this file's frame out, in _exit_status)."""
     get, set_ = sys.getrecursionlimit, sys.setrecursionlimit
     set_(get() + OWN_FRAMES)
 
-    def getrecursionlimit():
+    def getrecursionlimit() -> int:
         return get() - OWN_FRAMES
 
-    def setrecursionlimit(limit):
+    def setrecursionlimit(limit: int) -> None:
         set_(limit + OWN_FRAMES)
 
     sys.getrecursionlimit, sys.setrecursionlimit = getrecursionlimit, setrecursionlimit
 
 
-def _exit_status(exc):
+def _exit_status(exc: BaseException) -> int:
     """What a fresh interpreter exits with after `exc` ends its main module, once it has
     printed what it prints (the message of a SystemExit, else the traceback)."""
     if isinstance(exc, SystemExit):
@@ -260,7 +276,7 @@ def _exit_status(exc):
     return 1
 
 
-def _flush_stdout(status):
+def _flush_stdout(status: int) -> int:
     stream = sys.stdout
     try:
         if stream is not None and not stream.closed:
@@ -276,7 +292,7 @@ def _flush_stdout(status):
     return status
 
 
-def _finish(status, interrupted, main_globals):
+def _finish(status: int, interrupted: bool, main_globals: "dict[str, Any]") -> None:
     """The interpreter's shutdown, without tearing down the zygote's modules (that would
     copy every page shared with the zygote: 8 ms a test): wait for the program's threads,
     run its atexit functions, flush its output, release its objects (closing the files it

@@ -50,3 +50,17 @@ def test_sandbox_failure_is_an_error_for_every_client(endpoint, live_server, tok
     cases = {"inputs": ["1 2\n"], "outputs": ["3\n"]}
     _, meta = verl_sandbox_fusion.compute_score(f"{endpoint}/run_code", None, 256, fenced(ACCEPTED), cases)
     assert [m["status"] for m in meta] == ["api_error"]
+
+
+def test_a_reward_batch_the_workers_cannot_judge_is_503_saying_why(live_server, token, url_tokens, ab_problem,
+                                                                   broken_sandbox_worker):
+    # The worker answered (it could not judge): that is a sandbox error with its reason, which
+    # an operator acts on, not "did not finish in time", which says to wait and retry.
+    reward = requests.post(f"{live_server.url}/api/v1/openrlhf/t/{token}/reward", timeout=60,
+                           json={"query": ["x" + fenced(ACCEPTED), fenced(ACCEPTED)], "prompts": ["x", ""],
+                                 "labels": ["ab/sum", "ab/sum"]})
+    assert reward.status_code == 503 and "rewards" not in reward.json()
+    body = reward.json()
+    assert body["code"] == "sandbox_error", body
+    assert body["detail"].startswith("query[0]: judging failed on the sandbox side: judging failed on the worker")
+    assert "unknown sandbox backend 'missing-backend'" in body["detail"]
