@@ -16,8 +16,8 @@ from rq.results import Result
 from rq.worker import Worker
 
 from api.conf import api_setting
-from api.connection import sandbox_queue
 from api.errors import Unavailable
+from core.queues import verification_queue
 
 RUN_JOB = "api.jobs.run_code_job"
 RESULT_TTL_S = 60
@@ -65,7 +65,7 @@ def command_outputs(stdout: bytes, stderr: str, *, stderr_cap: int = 8000) -> di
 def code_run(*, language: str, code: str, stdin: str, time_s: float, memory_mb: int) -> dict[str, Any]:
     """SandboxFusion's RunCodeResponse for one run; Unavailable (503) when the fleet cannot answer."""
     timeout_s = api_setting("HARDTESTS_API_SYNC_TIMEOUT_S")
-    queue = sandbox_queue()
+    queue = verification_queue()
     try:
         if Worker.count(queue=queue, connection=queue.connection) == 0:
             raise Unavailable("no sandbox worker is running; try again later", code="no_workers", retry_after_s=30)

@@ -17,8 +17,8 @@ from limits.storage import RedisStorage
 from limits.strategies import SlidingWindowCounterRateLimiter
 from redis.exceptions import RedisError
 
-from api.connection import redis_connection
 from api.errors import RateLimited, Unavailable
+from core.queues import redis_connection
 
 NAMESPACE = "hardtests:api:rate"
 _limiters: dict[int, SlidingWindowCounterRateLimiter] = {}

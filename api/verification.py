@@ -22,10 +22,16 @@ from rq.utils import as_text
 from rq.worker_registration import WORKERS_BY_QUEUE_KEY
 
 from api.conf import api_setting
-from api.connection import redis_connection, sandbox_queue
 from api.errors import NotFound, PayloadTooLarge, Unavailable
 from api.selectors import verification_target
-from core.queues import WORKER_HEALTH_HASH, redis_now, worker_health_parse, workers_alive
+from core.queues import (
+    WORKER_HEALTH_HASH,
+    redis_connection,
+    redis_now,
+    verification_queue,
+    worker_health_parse,
+    workers_alive,
+)
 from problems.models import Problem, TestSuite
 from problems.verify_contract import AnyResult, judge_job_data, results_read, results_wait
 
@@ -94,7 +100,7 @@ def verification_prepare(*, problem: str, language: str, code: str, mode: str,
 
 def _enqueue(items: list[Verification], *, queued_ttl: int, result_ttl: int) -> list[Job]:
     """Refuse with 503 when no worker listens or the queue is full; else enqueue all in one round trip."""
-    queue = sandbox_queue()
+    queue = verification_queue()
     try:
         # the queue's workers (RQ's registration set, as Worker.all_keys reads it), its
         # backlog and the workers' health in one round trip
@@ -178,7 +184,7 @@ def verify_one(item: Verification) -> Outcome:
         try:
             # Nobody will read a late answer: take the job off the queue if no worker has
             # taken it yet (a no-op once a worker has; that run is bounded by the job timeout).
-            sandbox_queue().remove(job.id)
+            verification_queue().remove(job.id)
         except RedisError:
             pass
         raise Unavailable(
@@ -228,7 +234,7 @@ def batch_start(items: list[Verification], *, owner_id: int) -> tuple[str, list[
         "suites": [suite_info(v.suite) for v in items],
     }
     try:
-        connection = redis_connection()
+        connection = redis_connection(blocking=True)
         connection.set(BATCH_KEY.format(id=batch_id), json.dumps(record), ex=keep_s)
     except RedisError as exc:
         raise Unavailable("the job queue (Redis) is unavailable", code="redis_unavailable") from exc
@@ -241,7 +247,7 @@ def batch_load(batch_id: str, *, owner_id: int) -> BatchRecord:
         raise NotFound(f"no job {batch_id[:64]!r}")
     try:
         # redis-py types a sync client's answer as "Awaitable | Any" (shared with its asyncio client)
-        raw = cast(bytes | None, redis_connection().get(BATCH_KEY.format(id=batch_id)))
+        raw = cast(bytes | None, redis_connection(blocking=True).get(BATCH_KEY.format(id=batch_id)))
     except RedisError as exc:
         raise Unavailable("the job queue (Redis) is unavailable", code="redis_unavailable") from exc
     record: BatchRecord | None = json.loads(raw) if raw else None  # written by batch_start
@@ -252,7 +258,7 @@ def batch_load(batch_id: str, *, owner_id: int) -> BatchRecord:
 
 
 def batch_poll(record: BatchRecord, *, wait_s: float = 0) -> list[Outcome]:
-    connection = redis_connection()
+    connection = redis_connection(blocking=True)
     job_ids = record["jobs"]
     try:
         results = results_wait(connection, job_ids, wait_s) if wait_s > 0 else results_read(connection, job_ids)

@@ -148,9 +148,9 @@ class Stack:
                 time.sleep(0.2)
         from rq.worker import Worker
 
-        from api.connection import sandbox_queue
+        from core.queues import verification_queue
 
-        while Worker.count(queue=sandbox_queue(), connection=sandbox_queue().connection) < workers:
+        while Worker.count(queue=verification_queue(), connection=verification_queue().connection) < workers:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"workers did not register; see {self.var}/worker-*.log")
             time.sleep(0.2)

@@ -41,6 +41,11 @@ class Comparison(models.TextChoices):
     EXACT = "exact", "Exact"
 
 
+# A problem's limits when its source names none (every importer and the model use these).
+DEFAULT_TIME_LIMIT_MS = 2000
+DEFAULT_MEMORY_LIMIT_MB = 256
+
+
 class Problem(models.Model):
     # Where the row came from (dataset or "demo") and its id there; (source, pid) is the upsert key.
     source = models.CharField(max_length=50, default="native")
@@ -53,8 +58,8 @@ class Problem(models.Model):
     # recognise one problem arriving from several datasets and mirrors (problems/importers/identity.py).
     platform_id = models.CharField(max_length=200, blank=True, db_index=True)
     contest_date = models.DateField(null=True, blank=True)
-    time_limit_ms = models.PositiveIntegerField(default=2000)
-    memory_limit_mb = models.PositiveIntegerField(default=256)
+    time_limit_ms = models.PositiveIntegerField(default=DEFAULT_TIME_LIMIT_MS)
+    memory_limit_mb = models.PositiveIntegerField(default=DEFAULT_MEMORY_LIMIT_MB)
     # How an output is compared with the expected one when the problem has no judging function.
     comparison = models.CharField(max_length=10, choices=Comparison.choices, default=Comparison.TOKENS)
     tags = models.ManyToManyField(Tag, blank=True, related_name="problems")

@@ -26,7 +26,7 @@ from problems.importers.identity import (
 from problems.importers.languages import language_from_label, reliability_rank
 from problems.importers.sources import RawRow, RowFile, SourceError
 from problems.importers.unpickle import cases_decode
-from problems.models import TestCase
+from problems.models import DEFAULT_MEMORY_LIMIT_MB, DEFAULT_TIME_LIMIT_MS, TestCase
 
 SOURCE = "hardtests"
 # The generator name materialising gives direct (LLM-written) inputs.
@@ -247,8 +247,8 @@ def hardtests_map(row: dict[str, Any], counters: FormatCounters) -> dict[str, An
         "source": SOURCE, "pid": pid, "title": (text(row, "question_title") or pid)[:500], "statement": statement,
         "platform": platform, "platform_id": platform_id_from_url(url), "url": url,
         "contest_date": iso_date(row.get("contest_date")),
-        "time_limit_ms": limit(time_limit_ms, row.get("time_limit"), "time_limit", 2000),
-        "memory_limit_mb": limit(memory_limit_mb, row.get("memory_limit"), "memory_limit", 256),
+        "time_limit_ms": limit(time_limit_ms, row.get("time_limit"), "time_limit", DEFAULT_TIME_LIMIT_MS),
+        "memory_limit_mb": limit(memory_limit_mb, row.get("memory_limit"), "memory_limit", DEFAULT_MEMORY_LIMIT_MB),
         "difficulty": difficulty, "tags": sorted(set(tags)), "solutions": solutions,
         "samples": [{"input": t.get("input"), "output": t.get("output")} for t in public],
         "extra": {SOURCE: {k: row[k] for k in ("source_dataset_info", "question_content_all_languages",

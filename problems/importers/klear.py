@@ -21,6 +21,7 @@ from problems.importers.base import FormatCounters, RowError, RowSkipped
 from problems.importers.formats import DatasetFormat, json_field, limit, text, title_from
 from problems.importers.identity import memory_limit_mb, time_limit_ms
 from problems.importers.languages import RANK_CODECONTESTS, detect_language
+from problems.models import DEFAULT_TIME_LIMIT_MS
 
 SOURCE = "klear"
 CALL_BASED = "call-based problem (fn_name or starter code)"
@@ -170,7 +171,7 @@ def klear_map(row: dict[str, Any], counters: FormatCounters) -> dict[str, Any]:
     extra = {k: row[k] for k in ("error_info",) if row.get(k)}
     return {
         "source": SOURCE, "pid": pid[:200], "title": title_from(statement, pid)[:500], "statement": statement,
-        "time_limit_ms": limit(time_limit_ms, row.get("time-limit", row.get("time_limit")), "time-limit", 2000),
+        "time_limit_ms": limit(time_limit_ms, row.get("time-limit", row.get("time_limit")), "time-limit", DEFAULT_TIME_LIMIT_MS),
         "memory_limit_mb": limit(memory_limit_mb, row.get("memory-limit", row.get("memory_limit")), "memory-limit",
                                  256),
         "solutions": solutions, "kit": kit,

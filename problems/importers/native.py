@@ -29,7 +29,16 @@ from pydantic import (
 )
 
 from problems.importers.base import RowError
-from problems.models import CodeOrigin, Comparison, Language, Solution, TestCase, TestSuite
+from problems.models import (
+    DEFAULT_MEMORY_LIMIT_MB,
+    DEFAULT_TIME_LIMIT_MS,
+    CodeOrigin,
+    Comparison,
+    Language,
+    Solution,
+    TestCase,
+    TestSuite,
+)
 
 __all__ = ["KIT_KEYS", "NativeRow", "RowError", "kit_parse", "native_row_parse"]
 
@@ -276,8 +285,8 @@ def native_row_parse(row: Any) -> NativeRow:
         "platform_id": parsed.platform_id or "",
         "url": parsed.url or "",
         "comparison": parsed.comparison or Comparison.TOKENS.value,
-        "time_limit_ms": 2000 if parsed.time_limit_ms is None else parsed.time_limit_ms,
-        "memory_limit_mb": 256 if parsed.memory_limit_mb is None else parsed.memory_limit_mb,
+        "time_limit_ms": DEFAULT_TIME_LIMIT_MS if parsed.time_limit_ms is None else parsed.time_limit_ms,
+        "memory_limit_mb": DEFAULT_MEMORY_LIMIT_MB if parsed.memory_limit_mb is None else parsed.memory_limit_mb,
         "contest_date": date,
         "difficulty": [labels[k] for k in sorted(labels)],
         "tags": sorted({t.strip() for t in tags}),

@@ -31,6 +31,7 @@ from problems.importers.identity import (
     url_normalise,
 )
 from problems.importers.languages import RANK_TACO, language_from_label
+from problems.models import DEFAULT_MEMORY_LIMIT_MB, DEFAULT_TIME_LIMIT_MS
 
 SOURCE = "taco"
 CALL_BASED = "call-based problem (fn_name or starter code)"
@@ -94,8 +95,8 @@ def taco_map(row: dict[str, Any], counters: FormatCounters) -> dict[str, Any]:
         "source": SOURCE, "pid": pid[:200], "title": (text(row, "name") or title_from(statement, pid))[:500],
         "statement": statement, "platform": platform_normalise(text(row, "source")),
         "platform_id": platform_id_from_url(url), "url": url, "contest_date": iso_date(row.get("date")),
-        "time_limit_ms": limit(time_limit_ms, row.get("time_limit"), "time_limit", 2000),
-        "memory_limit_mb": limit(memory_limit_mb, row.get("memory_limit"), "memory_limit", 256),
+        "time_limit_ms": limit(time_limit_ms, row.get("time_limit"), "time_limit", DEFAULT_TIME_LIMIT_MS),
+        "memory_limit_mb": limit(memory_limit_mb, row.get("memory_limit"), "memory_limit", DEFAULT_MEMORY_LIMIT_MB),
         "difficulty": [{"source": SOURCE, "level": level}] if level and level != "UNKNOWN_DIFFICULTY" else [],
         "tags": tags, "solutions": solutions,
         "suites": [{"origin": "imported", "tests": tests}] if tests else [],

@@ -15,8 +15,8 @@ import pytest
 from django.test import Client
 from rq.worker import Worker
 
-from api.connection import redis_connection, sandbox_queue
 from api.tokens import token_create
+from core.queues import redis_connection, verification_queue
 from problems.models import Problem, TestSuite
 from problems.services import NewTest, suite_activate, suite_add_tests, suite_create
 from tests.conftest import REPO, worker_env
@@ -90,7 +90,7 @@ def _clean_redis() -> Iterator[None]:
     """Each test starts with an empty sandbox queue and no API state in Redis."""
     connection = redis_connection()
     yield
-    queue = sandbox_queue()
+    queue = verification_queue()
     queue.empty()
     for key in connection.scan_iter("hardtests:api:*"):
         connection.delete(key)
@@ -100,7 +100,7 @@ def _clean_redis() -> Iterator[None]:
 def fake_worker() -> Iterator[Worker]:
     """A worker registered on the sandbox queue that never takes a job: the queue looks
     served, but nothing answers (for the queue-full and timeout paths)."""
-    queue = sandbox_queue()
+    queue = verification_queue()
     worker = Worker([queue], connection=queue.connection, name=f"fake-{time.monotonic_ns()}")
     worker.register_birth()
     yield worker
@@ -118,7 +118,7 @@ def sandbox_worker(
     """
     with django_db_blocker.unblock():
         env = worker_env()
-    queue = sandbox_queue()
+    queue = verification_queue()
     before = Worker.count(queue=queue, connection=queue.connection)
     # A file, not a pipe: a worker logging into a full pipe nobody reads would block.
     log = tmp_path_factory.mktemp("worker") / "rqworker.log"

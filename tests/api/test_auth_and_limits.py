@@ -5,10 +5,10 @@ import logging
 import pytest
 from django.test import Client, override_settings
 
-from api.connection import redis_connection
 from api.models import ApiToken
 from api.throttle import rate_limit_hit
 from api.tokens import token_authenticate, token_create, token_revoke
+from core.queues import redis_connection
 from tests.api.conftest import GOOD
 
 # postgres: NUL bytes and lone surrogates are what PostgreSQL refuses and SQLite accepts.

@@ -234,8 +234,8 @@ def test_the_api_enqueues_its_snapshot_of_the_suite_and_a_worker_judges_from_it(
                                                                               django_assert_num_queries):
     from rq.worker import SimpleWorker
 
-    from api.connection import sandbox_queue
     from api.verification import _enqueue, verification_prepare
+    from core.queues import verification_queue
     from problems.verify_contract import SNAPSHOT_META_KEY as JUDGE_JOB_SNAPSHOT
 
     problem = ProblemFactory(source="t", pid="ab/snap", time_limit_ms=1500, memory_limit_mb=128)
@@ -252,7 +252,7 @@ def test_the_api_enqueues_its_snapshot_of_the_suite_and_a_worker_judges_from_it(
     assert resolved["created_at"] == TestSuite.objects.get(pk=suite.pk).created_at
     # a worker (here, in this process) with the suite cached judges the job from its meta alone
     judge_code(problem=problem, suite=suite, language="python3", code=ADD)
-    queue = sandbox_queue()
+    queue = verification_queue()
     with django_assert_num_queries(0):
         SimpleWorker([queue], connection=queue.connection).work(burst=True)
     answer = job.latest_result().return_value

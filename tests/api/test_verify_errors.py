@@ -27,11 +27,11 @@ def test_full_queue_is_503(api, ab_problem, fake_worker):
 
 @override_settings(HARDTESTS_API_SYNC_TIMEOUT_S=1)
 def test_no_answer_in_time_is_503_and_the_job_is_withdrawn(api, ab_problem, fake_worker):
-    from api.connection import sandbox_queue
+    from core.queues import verification_queue
 
     response = api.post("/api/v1/verify", ITEM)
     assert response.status_code == 503 and response.json()["code"] == "timeout"
-    assert sandbox_queue().count == 0
+    assert verification_queue().count == 0
 
 
 @override_settings(HARDTESTS_API_SYNC_TIMEOUT_S=1)
@@ -40,16 +40,17 @@ def test_a_queue_whose_every_worker_reports_it_cannot_judge_is_503_saying_why(ap
 
     from rq.worker import Worker
 
-    from api.connection import redis_connection, sandbox_queue
     from core.queues import (
         WORKER_HEALTH_HASH,
+        redis_connection,
+        verification_queue,
         worker_health_forget,
         worker_health_publish,
         worker_health_read,
     )
 
     connection = redis_connection()
-    queue = sandbox_queue()
+    queue = verification_queue()
     second = Worker([queue], connection=connection, name=f"fake-b-{time.monotonic_ns()}")
     second.register_birth()
     sick = {"ok": False, "problems": ["storage s3://b: unreachable"], "checked_at": time.time()}
@@ -114,12 +115,12 @@ def test_the_wait_takes_a_job_s_early_result_and_reports_it_like_rq_s():
     import json
     import time
 
-    from api.connection import sandbox_queue
     from api.verification import _outcome
+    from core.queues import verification_queue
     from problems.verify_contract import RESULT_KEY as EARLY_RESULT_KEY
     from problems.verify_contract import results_wait as _wait
 
-    connection = sandbox_queue().connection
+    connection = verification_queue().connection
     value = {"verdict": "WA", "passed": 0, "total": 4, "complete": False, "tests": [], "suite_version": 1,
              "suite_origin": "generated", "message": "", "elapsed_ms": 3, "reward": 0, "pass_fraction": 0.0}
     connection.xadd(EARLY_RESULT_KEY.format(job_id="j-early"), {"value": json.dumps(value)})

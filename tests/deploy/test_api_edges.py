@@ -51,7 +51,7 @@ def test_a_database_outage_is_503_with_retry_after(client: Client) -> None:
 
 
 def test_a_redis_outage_is_503_with_retry_after(client: Client) -> None:
-    with mock.patch("api.verification.sandbox_queue",
+    with mock.patch("api.verification.verification_queue",
                     side_effect=RedisConnectionError("Connection refused")):
         response = _post(client, ITEM)
     assert response.status_code == 503, response.content

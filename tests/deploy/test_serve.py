@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from rq.worker import Worker
 
-from api.connection import sandbox_queue
 from api.tokens import token_create
+from core.queues import verification_queue
 from tests.api.conftest import GOOD, WRONG, make_suite
 from tests.conftest import REPO, worker_env
 from tests.deploy.conftest import free_port, http, pid_alive, processes_mentioning, wait_http
@@ -42,7 +42,7 @@ def test_serve_without_demo_problems_serves_verifications(tmp_path: Path) -> Non
                              cwd=REPO, stdout=log.open("wb"), stderr=subprocess.STDOUT, start_new_session=True)
     try:
         wait_http(f"http://127.0.0.1:{port}/healthz", alive=lambda: serve.poll() is None)
-        queue = sandbox_queue()
+        queue = verification_queue()
         deadline = time.monotonic() + 120
         while not Worker.count(queue=queue, connection=queue.connection) and time.monotonic() < deadline:
             assert serve.poll() is None, log.read_text()

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from rq.worker import Worker
 
-from api.connection import sandbox_queue
+from core.queues import verification_queue
 from tests.api.conftest import _clean_redis, ab_problem, sandbox_worker, user  # noqa: F401  (fixtures)
 from tests.conftest import REPO, process_group_stop, worker_env
 
@@ -67,7 +67,7 @@ def broken_sandbox_worker(django_db_setup: None, django_db_blocker: Any,
     infrastructure failure, as on a machine that lost bubblewrap."""
     with django_db_blocker.unblock():
         env = {**worker_env(), "HARDTESTS_SANDBOX_BACKEND": "missing-backend"}
-    queue = sandbox_queue()
+    queue = verification_queue()
     log = tmp_path_factory.mktemp("broken") / "rqworker.log"
     child = subprocess.Popen([sys.executable, str(REPO / "manage.py"), "rqworker", "api"], env=env, cwd=REPO,
                              stdout=log.open("wb"), stderr=subprocess.STDOUT, start_new_session=True)
