@@ -60,9 +60,8 @@ def overhead(queued: int, reps: int = 60) -> dict[str, float]:
     from django.db import transaction
     from rq import Queue
 
-    from core.queues import get_queue
+    from core.queues import JUDGING_QUEUE, get_queue
     from generation.campaigns.services import campaign_create
-    from generation.campaigns.stages import MATERIALISE_QUEUE
     from generation.models import Campaign, GenerationRun
     from generation.services import SWEEP_BATCH, enqueue_materialise, llm_stage_claim, stale_runs_sweep
     from problems.models import Problem
@@ -72,7 +71,7 @@ def overhead(queued: int, reps: int = 60) -> dict[str, float]:
     ids = make_campaign_problems(queued, source=source)
     campaign = campaign_create(name=source, problem_ids=ids).campaign
     # Half the runs wait for the LLM, half (kit saved) wait on the sandbox queue with a job.
-    queue = get_queue(MATERIALISE_QUEUE)
+    queue = get_queue(JUDGING_QUEUE)
     half = list(campaign.runs.order_by("pk").values_list("pk", flat=True)[: queued // 2])
     from problems.models import TestKit
     kit = TestKit.objects.filter(problem__source="campaign").first()
@@ -192,6 +191,9 @@ def main() -> int:
             procs.append((f"llm_worker_{i + 1}" if args.llm_workers > 1 else "llm_worker", subprocess.Popen(
                 [*manage, "llm_worker"], env=env, cwd=REPO, start_new_session=True, stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL)))
+        # The janitor, as `serve` runs it: the one sweeper of dead runs, which also ends campaigns.
+        procs.append(("janitor", subprocess.Popen([*manage, "janitor"], env=env, cwd=REPO, start_new_session=True,
+                                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)))
         for i in range(0 if args.llm_only else args.sandbox_workers):
             procs.append((f"sandbox_worker_{i + 1}", subprocess.Popen(
                 [*manage, "rqworker", "sandbox"], env=env, cwd=REPO, start_new_session=True,
