@@ -173,15 +173,19 @@ class Answer:
     status: int | None  # None: no HTTP answer
     body: dict[str, Any] = field(default_factory=dict)
     failure: str = ""  # refused (nothing listening) or dropped (a connection closed without an answer)
+    code: str = ""  # the program sent
 
 
 class Load:
     """`clients` threads verifying a right and a wrong program in turn until stopped."""
 
     def __init__(self, stack: Stack, *, clients: int = 4, programs: tuple[tuple[str, str], ...] = (
-            (GOOD_PY, "AC"), (WRONG_PY, "WA")), language: str = "python3", pause_s: float = 0.05) -> None:
+            (GOOD_PY, "AC"), (WRONG_PY, "WA")), language: str = "python3", pause_s: float = 0.05,
+                 fresh: bool = False) -> None:
+        """`fresh`: every request sends a program never seen before (a numbered comment), so that
+        each one is compiled: the compile cache does not hide the machine's faults."""
         self.stack, self.token, self.clients, self.programs = stack, stack.token, clients, programs
-        self.language, self.pause_s = language, pause_s
+        self.language, self.pause_s, self.fresh = language, pause_s, fresh
         self.answers: list[Answer] = []
         self.stopping = threading.Event()
         self.threads: list[threading.Thread] = []
@@ -191,6 +195,8 @@ class Load:
         n = index
         while not self.stopping.is_set():
             code, expected = self.programs[n % len(self.programs)]
+            if self.fresh:
+                code += f"# fresh {id(self)} {index} {n}\n"
             n += 1
             started = time.monotonic()
             body = {"problem": "fault:ab", "language": self.language, "code": code}
@@ -205,6 +211,7 @@ class Load:
                 record = Answer(started, expected, None, failure=f"dropped: {exc!r}")
             except TimeoutError as exc:
                 record = Answer(started, expected, None, failure=f"no answer in 90 s: {exc!r}")
+            record.code = code
             with self.lock:
                 self.answers.append(record)
             if record.status != 200:

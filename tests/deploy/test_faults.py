@@ -8,6 +8,7 @@ nothing left running, and right answers again within 30 s of the fault's end, wi
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import signal
@@ -174,51 +175,78 @@ def test_postgres_stopped_15_s_and_redis_restarted(root: Path) -> None:
           f"Redis restarted: {redis_back:.1f} s")
 
 
-@pytest.mark.skip(reason="since round 3's sandbox binds programs from a neutral directory outside "
-                  "HARDTESTS_VAR_DIR, filling the var dir's tmpfs no longer reaches the sandbox: the fault "
-                  "must be re-aimed (issue 38 stays open for it)")
-def test_a_full_disk_is_a_503_never_a_verdict(root: Path) -> None:
-    disk = root / "disk"
-    disk.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=20m,mode=0755", "tmpfs", str(disk)]).returncode:
-        pytest.skip("cannot mount a tmpfs here")
+def fill(path: Path) -> None:
+    """Write `path` until its filesystem has not one byte left (smaller and smaller writes)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
-        # the sandbox's compile cache and scratch on a small disk of their own
-        env = stack_env(root, HARDTESTS_SANDBOX_CACHE=str(disk / "cache"), TMPDIR=str(disk / "tmp"))
-        (disk / "tmp").mkdir(mode=0o1777)
-        stack = Stack(root, env)
-        stack.token = seed(env)
-        stack.start()
-        # every run needs the disk: the sandbox's private scratch lives on it
-        load = Load(stack, clients=3).start()
-        try:
-            time.sleep(2)
-            filler = disk / "filler"
-            with filler.open("wb") as handle:
-                try:
-                    while True:
-                        handle.write(b"\0" * (1 << 20))
-                        handle.flush()
-                except OSError:
-                    pass
-            full_at = time.monotonic()
-            # full until three verifications that started after it have their answers
-            deadline = full_at + 60
-            while len(load.since(full_at)) < 3 and time.monotonic() < deadline:
-                time.sleep(0.2)
-            filler.unlink()
-            freed_at = time.monotonic()
-            back = load.right_answer_after(freed_at)
-            during = [a for a in load.since(full_at) if a.at < freed_at]
-        finally:
-            answers = load.stop()
-            code = stack.stop()
-        assert_truthful(answers)
-        # the machine's failure is said as one (ENOSPC in the reason), never as a verdict
-        assert any(a.status == 503 and "No space left" in a.body.get("detail", "") for a in during), \
-            f"the full disk was never hit: {summary(during)}"
-        assert code == 0, stack.text()[-3000:]
-        assert stack.left_running() == []
+        for size in (1 << 20, 1 << 12, 1):
+            try:
+                while True:
+                    os.write(fd, b"\0" * size)
+            except OSError as exc:
+                assert exc.errno == errno.ENOSPC, exc
     finally:
-        subprocess.run(["umount", "-l", str(disk)], check=False)
-    print(f"\ndisk full {freed_at - full_at:.0f} s: {summary(during)}; right answers {back:.1f} s after it was freed")
+        os.close(fd)
+
+
+@pytest.fixture
+def disk(root: Path) -> Iterator[Path]:
+    """A 48 MB filesystem of the test's own."""
+    path = root / "disk"
+    path.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=48m,mode=0755", "tmpfs", str(path)]).returncode:
+        pytest.skip("cannot mount a tmpfs here (needs root)")
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=False)
+
+
+def test_a_full_disk_is_a_503_never_a_verdict_and_heals_once_freed(root: Path, disk: Path) -> None:
+    # Everything of the node that lives on a disk, on one small disk: the var dir (SQLite, the
+    # embedded Redis's directory, stored bodies), the compile cache, the directory compiles write
+    # in and sandboxes bind from, and the temporary directory. (Batches' inputs and program views
+    # are on /dev/shm, memory, not this disk.)
+    var = disk / "var"
+    (disk / "tmp").mkdir(mode=0o1777)
+    (disk / "tmp").chmod(0o1777)
+    env = stack_env(root, HARDTESTS_VAR_DIR=str(var), HARDTESTS_MEDIA_ROOT=str(var / "media"),
+                    HARDTESTS_SANDBOX_CACHE=str(var / "sandbox-cache"), HARDTESTS_SANDBOX_WORK_DIR=str(disk / "work"),
+                    TMPDIR=str(disk / "tmp"), DATABASE_URL=f"sqlite:///{var / 'db.sqlite3'}")
+    stack = Stack(root, env)
+    stack.token = seed(env)
+    stack.start()
+    assert any((disk / "work").glob("hardtests-sandbox-*")), "the sandbox does not work on the test's disk"
+    # every request sends a program never compiled before: each one needs the disk
+    load = Load(stack, clients=3, fresh=True).start()
+    try:
+        time.sleep(1)
+        filler = disk / "filler"
+        fill(filler)
+        full_at = time.monotonic()
+        # full until four verifications that started after it have their answers
+        deadline = full_at + 60
+        while len(load.since(full_at)) < 4 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        filler.unlink()
+        freed_at = time.monotonic()
+        back = load.right_answer_after(freed_at)
+        during = [a for a in load.since(full_at) if a.at < freed_at]
+    finally:
+        answers = load.stop()
+    try:
+        assert_truthful(answers)
+        # the machine's failure is said as one, with its reason, never as a verdict
+        refused = [a for a in during if a.status == 503]
+        assert any(a.body.get("code") == "judging_error" and "No space left" in a.body.get("detail", "")
+                   for a in refused), f"the full disk was never hit: {summary(during)}"
+        # nothing of the fault stays behind (a compile error cached from the full disk would be
+        # reward 0 for a right program from now on): each program refused then is judged right now
+        for a in refused[:4]:
+            status, answer = stack.verify(a.code)
+            assert (status, answer.get("verdict")) == (200, a.expected), (a.body, answer)
+    finally:
+        code = stack.stop()
+    assert code == 0, stack.text()[-3000:]
+    assert stack.left_running() == []
+    print(f"\ndisk full {freed_at - full_at:.1f} s: {summary(during)}; right answers {back:.1f} s after it was freed")
