@@ -9,6 +9,8 @@ end.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import http.client
 import json
 import os
@@ -20,6 +22,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -277,3 +280,32 @@ def assert_truthful(answers: list[Answer], *, refused_ok: bool = False, dropped_
         else:
             problems.append(f"HTTP {a.status}: {a.body}")
     assert not problems, f"{len(problems)} bad answers of {len(answers)} ({summary(answers)}): {problems[:5]}"
+
+
+def fill(path: Path) -> None:
+    """Write `path` until its filesystem has not one byte left (smaller and smaller writes)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        for size in (1 << 20, 1 << 12, 1):
+            try:
+                while True:
+                    os.write(fd, b"\0" * size)
+            except OSError as exc:
+                if exc.errno != errno.ENOSPC:
+                    raise
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def small_disk(path: Path, size_mb: int = 48) -> Iterator[Path]:
+    """A filesystem of its own (a tmpfs) at `path`, to fill; skips where none can be mounted."""
+    import pytest
+
+    path.mkdir(parents=True)
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_mb}m,mode=0755", "tmpfs", str(path)]).returncode:
+        pytest.skip("cannot mount a tmpfs here (needs root)")
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=False)

@@ -8,7 +8,6 @@ nothing left running, and right answers again within 30 s of the fault's end, wi
 
 from __future__ import annotations
 
-import errno
 import os
 import re
 import signal
@@ -27,7 +26,9 @@ from tests.deploy.faults import (
     Load,
     Stack,
     assert_truthful,
+    fill,
     seed,
+    small_disk,
     stack_env,
     summary,
 )
@@ -175,31 +176,10 @@ def test_postgres_stopped_15_s_and_redis_restarted(root: Path) -> None:
           f"Redis restarted: {redis_back:.1f} s")
 
 
-def fill(path: Path) -> None:
-    """Write `path` until its filesystem has not one byte left (smaller and smaller writes)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    try:
-        for size in (1 << 20, 1 << 12, 1):
-            try:
-                while True:
-                    os.write(fd, b"\0" * size)
-            except OSError as exc:
-                assert exc.errno == errno.ENOSPC, exc
-    finally:
-        os.close(fd)
-
-
 @pytest.fixture
 def disk(root: Path) -> Iterator[Path]:
-    """A 48 MB filesystem of the test's own."""
-    path = root / "disk"
-    path.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=48m,mode=0755", "tmpfs", str(path)]).returncode:
-        pytest.skip("cannot mount a tmpfs here (needs root)")
-    try:
+    with small_disk(root / "disk") as path:
         yield path
-    finally:
-        subprocess.run(["umount", "-l", str(path)], check=False)
 
 
 def test_a_full_disk_is_a_503_never_a_verdict_and_heals_once_freed(root: Path, disk: Path) -> None:
