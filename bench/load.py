@@ -33,7 +33,7 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 REPO = Path(__file__).resolve().parent.parent
 GOOD = "a, b = map(int, input().split())\nprint(a + b)\n"
@@ -95,7 +95,7 @@ class Node:
 
     def start(self) -> str:
         self.manage("migrate", "--noinput")
-        token = re.findall(r"TOKEN (\S+)", self.manage("shell", "-c", SEED))[-1]
+        token = str(re.findall(r"TOKEN (\S+)", self.manage("shell", "-c", SEED))[-1])
         log = (self.root / "serve.log").open("wb")
         self.proc = subprocess.Popen([sys.executable, str(REPO / "manage.py"), "serve", "--port", str(self.port),
                                       "--no-demo"], env=self.env, cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
@@ -151,9 +151,9 @@ class Node:
             import redis
 
             connection = redis.Redis(unix_socket_path=str(self.root / "var" / "redis" / "redis.sock"))
-            keys = int(connection.dbsize())
+            keys = int(cast(int, connection.dbsize()))
             if detail:
-                memory = int(connection.info("memory")["used_memory"]) // 1024
+                memory = int(cast(dict[str, Any], connection.info("memory"))["used_memory"]) // 1024
                 samples: dict[str, list[bytes]] = {}
                 for key in connection.scan_iter(count=1000):
                     pattern = _pattern(key.decode("utf-8", "replace"))
@@ -162,7 +162,7 @@ class Node:
                         samples[pattern].append(key)
                 # each pattern's memory: its count times the mean MEMORY USAGE of up to 20 of its keys
                 for pattern, some in samples.items():
-                    sizes = [connection.memory_usage(key) or 0 for key in some]
+                    sizes = [int(cast(int, connection.memory_usage(key)) or 0) for key in some]
                     sizes = [size for size in sizes if size]
                     kb = patterns[pattern] * sum(sizes) / max(1, len(sizes)) / 1024
                     patterns[pattern] = f"{patterns[pattern]} ({kb:.0f} KB)"
@@ -182,7 +182,7 @@ def _free_port() -> int:
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        return int(s.getsockname()[1])
 
 
 def _tree(root: int) -> tuple[list[int], dict[int, int]]:
@@ -371,7 +371,7 @@ def main() -> int:
         print(f"starting a node in {node.root} ({args.workers} sandbox workers) ...", flush=True)
         token = node.start()
         url = node.url
-    rows = []
+    rows: list[dict[str, Any]] = []
     snapshots: list[tuple[str, dict[str, Any]]] = []
     try:
         if args.warmup > 0:

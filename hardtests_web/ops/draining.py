@@ -25,7 +25,7 @@ from concurrent import futures
 from functools import partial
 from typing import Any
 
-from gunicorn.workers.gthread import TConn, ThreadWorker
+from gunicorn.workers.gthread import TConn, ThreadWorker  # type: ignore[import-untyped]
 
 # A connection taken while draining whose client sends nothing holds a thread this long at most.
 DRAIN_READ_TIMEOUT_S = 5.0
@@ -51,7 +51,7 @@ def _request_waiting(sock: socket.socket) -> bool:
         return False
 
 
-class DrainingWorker(ThreadWorker):
+class DrainingWorker(ThreadWorker):  # type: ignore[misc]
     """`worker_class = "hardtests_web.ops.draining.DrainingWorker"` (hardtests_web.ops.gunicorn)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
