@@ -33,10 +33,12 @@ from core.queues import (
     workers_alive,
 )
 from problems.models import Problem, TestSuite
-from problems.verify_contract import AnyResult, judge_job_data, results_read, results_wait
+from problems.verify_contract import RESULT_KEY, AnyResult, judge_job_data, results_read, results_wait
 
 BATCH_KEY = "hardtests:api:batch:{id}"
-# A finished single verification is read at once; keep its result only briefly.
+# A finished single verification is read once, at once, from the job's early result (deleted
+# when read): RQ keeps no result and deletes the job as it succeeds (result_ttl 0). A failed
+# job's record (an exception, read from RQ's result stream) stays this long.
 SYNC_RESULT_TTL_S = 60
 
 
@@ -98,7 +100,8 @@ def verification_prepare(*, problem: str, language: str, code: str, mode: str,
     return Verification(found, target, language, code, mode, subset)
 
 
-def _enqueue(items: list[Verification], *, queued_ttl: int, result_ttl: int) -> list[Job]:
+def _enqueue(items: list[Verification], *, queued_ttl: int, result_ttl: int,
+             failure_ttl: int | None = None) -> list[Job]:
     """Refuse with 503 when no worker listens or the queue is full; else enqueue all in one round trip."""
     queue = verification_queue()
     try:
@@ -126,6 +129,7 @@ def _enqueue(items: list[Verification], *, queued_ttl: int, result_ttl: int) -> 
                 judge_job_data(
                     problem_id=v.problem.pk, suite=v.suite, language=v.language, code=v.code, mode=v.mode,
                     subset=v.subset, timeout_s=job_timeout, queued_ttl_s=queued_ttl, result_ttl_s=result_ttl,
+                    failure_ttl_s=failure_ttl,
                     description=f"api verify {v.language} on {v.problem.source}:{v.problem.pid} v{v.suite.version}"
                                 f"{' fast' if v.subset == 'fast' else ''}",
                 )
@@ -173,13 +177,18 @@ def verify_one(item: Verification) -> Outcome:
     or when the worker could not judge it)."""
     timeout_s = api_setting("HARDTESTS_API_SYNC_TIMEOUT_S")
     started = time.perf_counter()
-    [job] = _enqueue([item], queued_ttl=max(1, timeout_s), result_ttl=SYNC_RESULT_TTL_S)
+    [job] = _enqueue([item], queued_ttl=max(1, timeout_s), result_ttl=0, failure_ttl=SYNC_RESULT_TTL_S)
     enqueued = time.perf_counter()
     try:
         results = results_wait(job.connection, [job.id], timeout_s)
         answered = time.perf_counter()
     except RedisError as exc:
         raise Unavailable("the job queue (Redis) is unavailable", code="redis_unavailable") from exc
+    if job.id in results:
+        try:
+            job.connection.delete(RESULT_KEY.format(job_id=job.id))  # read once: nobody reads it again
+        except RedisError:
+            pass  # it expires on its own
     if job.id not in results:
         try:
             # Nobody will read a late answer: take the job off the queue if no worker has

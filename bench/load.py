@@ -7,8 +7,12 @@
     .venv/bin/python bench/load.py --url http://host:8000 --token htk_...   # a running node
 
 Each level prints verifications/s, tests/s, p50/p95/p99 latency, answers by status and code,
-and the node's RSS, open fds, processes, Redis keys and temporary files before and after (what
-grows between the two is a leak). Half the programs are right (AC), half wrong (WA); any other
+and the node's RSS, open fds, processes, Redis keys and temporary files at its start, middle and
+end. At the end a second table shows, at the start, middle and end of the whole run, the RSS of
+each kind of process (serve's children by name; their own children by command) and the Redis
+keys by pattern with Redis's own memory: what grows from the middle to the end is a leak, what
+grows only at first is a high-water mark (Python's allocator keeps the arenas it has used; a
+worker starts its spare sandboxes on first use). `--repeat 3` runs the levels three times. Half the programs are right (AC), half wrong (WA); any other
 verdict is counted as `wrong_verdict`. A verification answered 429/503 is not retried within
 its slot: it counts as an error by its code, and the client waits its Retry-After (capped).
 """
@@ -29,7 +33,7 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 REPO = Path(__file__).resolve().parent.parent
 GOOD = "a, b = map(int, input().split())\nprint(a + b)\n"
@@ -91,7 +95,7 @@ class Node:
 
     def start(self) -> str:
         self.manage("migrate", "--noinput")
-        token = re.findall(r"TOKEN (\S+)", self.manage("shell", "-c", SEED))[-1]
+        token = str(re.findall(r"TOKEN (\S+)", self.manage("shell", "-c", SEED))[-1])
         log = (self.root / "serve.log").open("wb")
         self.proc = subprocess.Popen([sys.executable, str(REPO / "manage.py"), "serve", "--port", str(self.port),
                                       "--no-demo"], env=self.env, cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
@@ -118,25 +122,59 @@ class Node:
         shutil.rmtree(self.root, ignore_errors=True)
         return code
 
-    def resources(self) -> dict[str, int]:
+    def names(self) -> dict[int, str]:
+        """serve's children by pid, as its log names them (the latest of each name)."""
+        text = (self.root / "serve.log").read_text(errors="replace")
+        return {int(pid): name for name, pid in re.findall(r"started (\S+) \(pid (\d+)\)", text)}
+
+    def resources(self, detail: bool = False) -> dict[str, Any]:
+        """Totals; with `detail`, also RSS (MB) and count per kind of process and Redis keys by pattern."""
         assert self.proc is not None
-        pids = _tree(self.proc.pid)
+        pids, parents = _tree(self.proc.pid)
+        names = {self.proc.pid: "serve", **self.names()}
         rss = fds = 0
+        kinds: dict[str, list[float]] = {}
         for pid in pids:
             try:
-                rss += int(re.search(r"VmRSS:\s+(\d+)", Path(f"/proc/{pid}/status").read_text()).group(1))  # type: ignore[union-attr]
+                kb = int(re.search(r"VmRSS:\s+(\d+)", Path(f"/proc/{pid}/status").read_text()).group(1))  # type: ignore[union-attr]
                 fds += len(os.listdir(f"/proc/{pid}/fd"))
             except (OSError, AttributeError):
-                pass
-        keys = -1
+                continue
+            rss += kb
+            kind = _kind(pid, parents, names)
+            entry = kinds.setdefault(kind, [0.0, 0])
+            entry[0] += kb / 1024
+            entry[1] += 1
+        keys, memory = -1, -1
+        patterns: dict[str, Any] = {}
         try:
             import redis
 
-            keys = int(redis.Redis(unix_socket_path=str(self.root / "var" / "redis" / "redis.sock")).dbsize())
-        except Exception:
+            connection = redis.Redis(unix_socket_path=str(self.root / "var" / "redis" / "redis.sock"))
+            keys = int(cast(int, connection.dbsize()))
+            if detail:
+                memory = int(cast(dict[str, Any], connection.info("memory"))["used_memory"]) // 1024
+                samples: dict[str, list[bytes]] = {}
+                for key in connection.scan_iter(count=1000):
+                    pattern = _pattern(key.decode("utf-8", "replace"))
+                    patterns[pattern] = patterns.get(pattern, 0) + 1
+                    if len(samples.setdefault(pattern, [])) < 20:
+                        samples[pattern].append(key)
+                # each pattern's memory: its count times the mean MEMORY USAGE of up to 20 of its keys
+                for pattern, some in samples.items():
+                    sizes = [int(cast(int, connection.memory_usage(key)) or 0) for key in some]
+                    sizes = [size for size in sizes if size]
+                    kb = patterns[pattern] * sum(sizes) / max(1, len(sizes)) / 1024
+                    patterns[pattern] = f"{patterns[pattern]} ({kb:.0f} KB)"
+        except Exception:  # noqa: BLE001 - a measurement, not the node's health
             pass
         temp = sum(1 for _ in (self.root / "tmp").rglob("*"))
-        return {"rss_mb": rss // 1024, "fds": fds, "processes": len(pids), "redis_keys": keys, "temp_files": temp}
+        out: dict[str, Any] = {"rss_mb": rss // 1024, "fds": fds, "processes": len(pids), "redis_keys": keys,
+                               "temp_files": temp}
+        if detail:
+            out.update(rss_by_kind={k: [round(v[0], 1), v[1]] for k, v in sorted(kinds.items())},
+                       redis_patterns=dict(sorted(patterns.items())), redis_used_kb=memory)
+        return out
 
 
 def _free_port() -> int:
@@ -144,11 +182,13 @@ def _free_port() -> int:
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        return int(s.getsockname()[1])
 
 
-def _tree(root: int) -> list[int]:
+def _tree(root: int) -> tuple[list[int], dict[int, int]]:
+    """The pids of `root`'s tree, and each one's parent."""
     children: dict[int, list[int]] = {}
+    parents: dict[int, int] = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
@@ -156,12 +196,39 @@ def _tree(root: int) -> list[int]:
             except (OSError, IndexError, ValueError):
                 continue
             children.setdefault(ppid, []).append(int(entry.name))
+            parents[int(entry.name)] = ppid
     out, todo = [], [root]
     while todo:
         pid = todo.pop()
         out.append(pid)
         todo.extend(children.get(pid, []))
-    return out
+    return out, parents
+
+
+def _command(pid: int) -> str:
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return "?"
+    return os.path.basename(argv[0].decode("utf-8", "replace")) or "?"
+
+
+def _kind(pid: int, parents: dict[int, int], names: dict[int, str]) -> str:
+    """serve's child by its name (workers' numbers dropped); a descendant as the nearest named
+    ancestor's kind / its own command ("sandbox-worker / bwrap")."""
+    if pid in names:
+        return re.sub(r"-\d+$", "", names[pid])
+    ancestor = parents.get(pid)
+    while ancestor is not None and ancestor not in names:
+        ancestor = parents.get(ancestor)
+    owner = re.sub(r"-\d+$", "", names[ancestor]) if ancestor is not None else "?"
+    return f"{owner} / {_command(pid)}"
+
+
+def _pattern(key: str) -> str:
+    """A Redis key with its ids replaced (rq:job:<id>, hardtests:api:batch:<id>)."""
+    key = re.sub(r"[0-9a-f]{32}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", "<id>", key)
+    return re.sub(r"\d{3,}", "<n>", key)
 
 
 def tests_run(result: dict[str, Any]) -> int:
@@ -174,6 +241,7 @@ class Level:
         self.latencies: list[float] = []
         self.answers: dict[str, int] = {}
         self.verifications = self.tests = 0
+        self.middle: dict[str, Any] = {}
 
     def count(self, key: str, n: int = 1) -> None:
         with self.lock:
@@ -237,7 +305,9 @@ def client_batch(url: str, token: str, level: Level, until: float, size: int) ->
             time.sleep(min(2.0, float(retry or 1)))
 
 
-def run_level(url: str, token: str, clients: int, seconds: float, batch: int) -> Level:
+def run_level(url: str, token: str, clients: int, seconds: float, batch: int,
+              middle: Any = None) -> Level:
+    """`clients` threads for `seconds`; `middle()` is called half way (a measurement)."""
     level = Level()
     until = time.monotonic() + seconds
     threads = [threading.Thread(target=client_batch if batch else client_single,
@@ -245,6 +315,9 @@ def run_level(url: str, token: str, clients: int, seconds: float, batch: int) ->
                for i in range(clients)]
     for thread in threads:
         thread.start()
+    if middle is not None:
+        time.sleep(seconds / 2)
+        level.middle = middle()
     for thread in threads:
         thread.join()
     return level
@@ -257,6 +330,24 @@ def pct(values: list[float], q: float) -> str:
     return f"{ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000:.0f}"
 
 
+def print_snapshots(snapshots: list[tuple[str, dict[str, Any]]]) -> None:
+    """RSS per kind of process and Redis keys per pattern at the run's start, middle and end."""
+    names = [name for name, _ in snapshots]
+    print(f"\n| process (count) | RSS MB: {' → '.join(names)} |\n|---|---|")
+    kinds = sorted({k for _, snap in snapshots for k in snap.get("rss_by_kind", {})})
+    for kind in kinds:
+        cells = [snap.get("rss_by_kind", {}).get(kind) for _, snap in snapshots]
+        shown = " → ".join(f"{c[0]:.0f} ({c[1]})" if c else "-" for c in cells)
+        print(f"| {kind} | {shown} |")
+    print(f"| **all** | {' → '.join(str(snap.get('rss_mb', '-')) for _, snap in snapshots)} |")
+    print(f"\n| Redis key pattern | keys: {' → '.join(names)} |\n|---|---|")
+    patterns = sorted({k for _, snap in snapshots for k in snap.get("redis_patterns", {})})
+    for pattern in patterns:
+        print(f"| `{pattern}` | {' → '.join(str(snap.get('redis_patterns', {}).get(pattern, 0)) for _, snap in snapshots)} |")
+    totals = [f"{snap.get('redis_keys', '-')} ({snap.get('redis_used_kb', '-')} KB)" for _, snap in snapshots]
+    print(f"| **all** (Redis used_memory) | {' → '.join(totals)} |")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--clients", default="1,8,32,64", help="client counts, comma-separated")
@@ -265,6 +356,8 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=2, help="sandbox workers of the node this starts")
     parser.add_argument("--warmup", type=float, default=5.0,
                         help="seconds of load before the first level (the workers' spare sandboxes start)")
+    parser.add_argument("--repeat", type=int, default=1, help="run the levels this many times (a leak grows "
+                        "from one round to the next; a high-water mark does not)")
     parser.add_argument("--url", help="a running node instead of one of its own")
     parser.add_argument("--token", help="an API token of that node")
     args = parser.parse_args()
@@ -278,44 +371,62 @@ def main() -> int:
         print(f"starting a node in {node.root} ({args.workers} sandbox workers) ...", flush=True)
         token = node.start()
         url = node.url
-    rows = []
+    rows: list[dict[str, Any]] = []
+    snapshots: list[tuple[str, dict[str, Any]]] = []
     try:
         if args.warmup > 0:
             run_level(url, token, 2, args.warmup, 0)
         modes = [("single", 0)] + ([("batch", args.batch)] if args.batch else [])
-        for clients in [int(c) for c in args.clients.split(",")]:
-            for mode, size in modes:
-                before = node.resources() if node else {}
-                started = time.monotonic()
-                level = run_level(url, token, clients, args.seconds, size)
-                elapsed = time.monotonic() - started
-                time.sleep(2)  # let the last results' bookkeeping settle before measuring
-                after = node.resources() if node else {}
-                row = {
-                    "mode": f"{mode}{f' x{size}' if size else ''}", "clients": clients,
-                    "verifications_per_s": round(level.verifications / elapsed, 1),
-                    "tests_per_s": round(level.tests / elapsed, 1),
-                    "p50_ms": pct(level.latencies, 0.50), "p95_ms": pct(level.latencies, 0.95),
-                    "p99_ms": pct(level.latencies, 0.99), "answers": level.answers,
-                    "before": before, "after": after,
-                }
-                rows.append(row)
-                print(json.dumps(row), flush=True)
+        levels = [(r, clients, mode, size) for r in range(1, args.repeat + 1)
+                  for clients in [int(c) for c in args.clients.split(",")] for mode, size in modes]
+        half = len(levels) // 2
+        if node:
+            snapshots.append(("start", node.resources(detail=True)))
+        for i, (round_, clients, mode, size) in enumerate(levels):
+            before = node.resources() if node else {}
+            started = time.monotonic()
+            middle = None
+            if node:
+                def middle(i: int = i) -> dict[str, Any]:
+                    # the run's middle snapshot is taken in the middle of its middle level
+                    return node.resources(detail=i == half)
+            level = run_level(url, token, clients, args.seconds, size, middle)
+            elapsed = time.monotonic() - started
+            time.sleep(2)  # let the last results' bookkeeping settle before measuring
+            after = node.resources() if node else {}
+            if node and i == half:
+                snapshots.append(("middle", level.middle))
+            row = {
+                "round": round_, "mode": f"{mode}{f' x{size}' if size else ''}", "clients": clients,
+                "verifications_per_s": round(level.verifications / elapsed, 1),
+                "tests_per_s": round(level.tests / elapsed, 1),
+                "p50_ms": pct(level.latencies, 0.50), "p95_ms": pct(level.latencies, 0.95),
+                "p99_ms": pct(level.latencies, 0.99), "answers": level.answers,
+                "before": before, "middle": {k: v for k, v in level.middle.items() if not isinstance(v, dict)},
+                "after": after,
+            }
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+        if node:
+            snapshots.append(("end", node.resources(detail=True)))
+            print(json.dumps({"snapshots": dict(snapshots)}), flush=True)
     finally:
         code = node.stop() if node else 0
-    print("\n| mode | clients | verif/s | tests/s | p50 ms | p95 ms | p99 ms | answers | "
+    print("\n| round | mode | clients | verif/s | tests/s | p50 ms | p95 ms | p99 ms | answers | "
           "RSS MB | fds | procs | Redis keys | temp files |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        b, a = r["before"], r["after"]
+        b, m, a = r["before"], r["middle"], r["after"]
 
-        def ba(key: str, b: dict[str, int] = b, a: dict[str, int] = a) -> str:
-            return f"{b.get(key, '-')} → {a.get(key, '-')}"
+        def bma(key: str, b: dict[str, int] = b, m: dict[str, int] = m, a: dict[str, int] = a) -> str:
+            return f"{b.get(key, '-')} → {m.get(key, '-')} → {a.get(key, '-')}"
 
         answers = ", ".join(f"{k}: {v}" for k, v in sorted(r["answers"].items()))
-        print(f"| {r['mode']} | {r['clients']} | {r['verifications_per_s']} | {r['tests_per_s']} | {r['p50_ms']} | "
-              f"{r['p95_ms']} | {r['p99_ms']} | {answers} | {ba('rss_mb')} | {ba('fds')} | {ba('processes')} | "
-              f"{ba('redis_keys')} | {ba('temp_files')} |")
+        print(f"| {r['round']} | {r['mode']} | {r['clients']} | {r['verifications_per_s']} | {r['tests_per_s']} | "
+              f"{r['p50_ms']} | {r['p95_ms']} | {r['p99_ms']} | {answers} | {bma('rss_mb')} | {bma('fds')} | "
+              f"{bma('processes')} | {bma('redis_keys')} | {bma('temp_files')} |")
+    if snapshots:
+        print_snapshots(snapshots)
     if node:
         print(f"\nnode stopped with exit code {code}")
     bad = sum(v for r in rows for k, v in r["answers"].items()

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
+from generation.materialise.inputs import machine_failure_check
 from generation.materialise.oracles import Checker, answer_tolerance, oracles_in_order
 from generation.materialise.reproducible import compile_oracle
 from generation.materialise.types import MaterialiseError, Progress
@@ -27,7 +28,7 @@ from generation.selectors import kit_to_materialise
 from problems.blobs import blob_pairs
 from problems.judging import oracle_limits
 from problems.models import SUPPORTED_LANGUAGES, Problem, Solution, TestSuite
-from sandbox import Sandbox
+from sandbox import Sandbox, Verdict
 
 MAX_OFFICIAL_TESTS = 20
 
@@ -72,9 +73,13 @@ def preflight(*, problem: Problem, sb: Sandbox, progress: Progress) -> Preflight
 
     def run(solution: Solution) -> tuple[Solution, list[bytes | None] | None, str]:
         prog = compile_oracle(sb, solution)
+        # an SE (a full disk) is the machine's: the run fails as a sandbox error, not the oracle
+        machine_failure_check([prog.verdict], f"the compiler on oracle {solution}", prog.message or "")
         if not prog.ok:
             return solution, None, f"does not compile ({prog.verdict})"
         results = sb.run(prog, [t[0] for t in tests], limits) if tests else []
+        machine_failure_check([r.verdict for r in results], f"oracle {solution}",
+                              next((r.stderr for r in results if r.verdict == Verdict.SE), ""))
         failing = [(i, r) for i, r in enumerate(results, 1) if not r.ok]
         if failing:
             return solution, None, f"{failing[0][1].verdict} on test #{failing[0][0]} of the pre-flight"

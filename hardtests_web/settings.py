@@ -361,6 +361,9 @@ HARDTESTS_SANDBOX_BACKEND = env_str("HARDTESTS_SANDBOX_BACKEND", "bwrap")
 # read by sandbox/cache.py from the environment (the sandbox imports no Django); listed here to be typed
 HARDTESTS_COMPILE_CACHE_MAX_MB = env_int("HARDTESTS_COMPILE_CACHE_MAX_MB", 2048)
 HARDTESTS_COMPILE_MAX_ARTIFACT_MB = env_int("HARDTESTS_COMPILE_MAX_ARTIFACT_MB", 256)
+# Where compiles write and what sandboxes bind comes from (empty: a temporary directory on the
+# compile cache's filesystem, else /dev/shm); read by sandbox/cache.py from the environment too.
+HARDTESTS_SANDBOX_WORK_DIR = env_str("HARDTESTS_SANDBOX_WORK_DIR", "")
 # Sandbox batches one verification's tests are split across (1: one after another).
 HARDTESTS_JUDGE_PARALLEL = env_int("HARDTESTS_JUDGE_PARALLEL", os.cpu_count() or 1)
 # Judge tests in each suite's kill order (the tests that fail known-wrong programs first) rather

@@ -43,8 +43,10 @@ _RESULT_PREFIX = RESULT_KEY.split("{", 1)[0]
 
 
 def judge_job_data(*, problem_id: int, suite: TestSuite, language: str, code: str, mode: str, subset: str,
-                   timeout_s: int, queued_ttl_s: int, result_ttl_s: int, description: str) -> Any:
-    """RQ's enqueue_many item for one verification (problems.jobs.judge_code_job)."""
+                   timeout_s: int, queued_ttl_s: int, result_ttl_s: int, description: str,
+                   failure_ttl_s: int | None = None) -> Any:
+    """RQ's enqueue_many item for one verification (problems.jobs.judge_code_job); `failure_ttl_s`
+    (default `result_ttl_s`): how long a failed job's record stays."""
     return Queue.prepare_data(
         JUDGE_JOB,
         args=(problem_id, suite.pk, language, code, mode),
@@ -55,7 +57,7 @@ def judge_job_data(*, problem_id: int, suite: TestSuite, language: str, code: st
         # A job nobody picked up within this time is dropped by RQ: its caller gave up.
         ttl=queued_ttl_s,
         result_ttl=result_ttl_s,
-        failure_ttl=result_ttl_s,
+        failure_ttl=result_ttl_s if failure_ttl_s is None else failure_ttl_s,
         description=description,
     )
 

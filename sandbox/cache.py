@@ -19,7 +19,7 @@ else the checkout's var/sandbox-cache.  Nothing is bound into a sandbox from the
 /proc/self/mountinfo shows each bind's path within its filesystem, which would name
 the installation.  Sandboxes bind from `neutral_root()` instead, a directory named
 after nothing of the installation (hard links on the cache's filesystem, copies on
-/dev/shm where no such directory shares it).
+/dev/shm where no such directory shares it), or in $HARDTESTS_SANDBOX_WORK_DIR when set.
 """
 
 from __future__ import annotations
@@ -60,6 +60,9 @@ EVICTABLE = ("prog", "pch")
 # the run that follows its compile)
 EVICT_GRACE_S = 600.0
 NEUTRAL_PREFIX = "hardtests-sandbox-"
+# the parent of the neutral directory, chosen by the operator (a disk of its own, a mount point
+# whose path names nothing); empty: found as below
+WORK_DIR_ENV = "HARDTESTS_SANDBOX_WORK_DIR"
 
 
 def cache_root() -> Path:
@@ -80,13 +83,20 @@ def neutral_root() -> Path:
     of the installation, on the cache's filesystem where one of the usual scratch
     directories shares it (hard links and renames then work), else on /dev/shm."""
     root = cache_root()
-    return _neutral_root(str(root), os.geteuid())
+    return _neutral_root(str(root), os.geteuid(), os.environ.get(WORK_DIR_ENV, ""))
 
 
 @functools.cache
-def _neutral_root(root: str, uid: int) -> Path:
+def _neutral_root(root: str, uid: int, chosen: str = "") -> Path:
     dev = os.stat(root).st_dev
     name = f"{NEUTRAL_PREFIX}{uid}-{key_of(root)[:10]}"
+    if chosen:
+        with contextlib.suppress(OSError):
+            Path(chosen).mkdir(parents=True, exist_ok=True, mode=0o755)
+        path = _own_dir(Path(chosen) / name, uid)
+        if path is None:
+            raise SandboxUnavailable(f"{WORK_DIR_ENV}={chosen}: cannot make a private directory {name} there")
+        return path
     candidates = [Path("/var/tmp"), Path(tempfile.gettempdir()), Path("/tmp"), MEMORY_SCRATCH]
     same = [c for c in candidates if _usable(c) and os.stat(c).st_dev == dev and not _names_checkout(c)]
     for parent in [*same, MEMORY_SCRATCH, Path(tempfile.gettempdir())]:
@@ -103,7 +113,7 @@ def memory_root() -> Path:
     root = str(cache_root())
     uid = os.geteuid()
     found = _memory_root(root, uid) if _usable(MEMORY_SCRATCH) else None
-    return found or _neutral_root(root, uid)
+    return found or _neutral_root(root, uid, os.environ.get(WORK_DIR_ENV, ""))
 
 
 @functools.cache

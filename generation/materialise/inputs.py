@@ -181,7 +181,8 @@ def generate_candidates(
             run = future.result()
             results = run.results
             progress.check_cancel()
-            machine_failure_check([r.verdict for r in results], f"generator {job.function}")
+            machine_failure_check([r.verdict for r in results], f"generator {job.function}",
+                                  next((r.error or "" for r in results if r.verdict == Verdict.SE), ""))
             differs = run.unreproducible_call()
             if differs is not None:
                 unreproducible.append(job.function)

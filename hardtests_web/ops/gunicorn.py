@@ -17,6 +17,8 @@ from core.env import env_int
 from hardtests_web.gunicorn_conf import *  # noqa: F403
 
 graceful_timeout = env_int("HARDTESTS_API_SYNC_TIMEOUT_S", 60) + 15
+# gthread, answering every connection it has taken before it exits (hardtests_web.ops.draining)
+worker_class = "hardtests_web.ops.draining.DrainingWorker"
 
 
 def post_worker_init(worker: Any) -> None:

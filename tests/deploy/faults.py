@@ -9,17 +9,23 @@ end.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
+import errno
 import http.client
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -75,10 +81,28 @@ def manage(env: dict[str, str], *args: str, timeout: float = 300) -> str:
     return done.stdout
 
 
+_SQLITE_TEMPLATE: list[tuple[Path, str]] = []
+
+
 def seed(env: dict[str, str]) -> str:
-    manage(env, "migrate", "--noinput")
-    out = manage(env, "shell", "-c", SEED)
-    return re.findall(r"TOKEN (\S+)", out)[-1]
+    """Migrate and seed the stack's database; its API token. A SQLite database is a copy of one
+    migrated and seeded once per test session (migrating took 5-8 s of each test)."""
+    url = env["DATABASE_URL"]
+    if not url.startswith("sqlite:///"):
+        manage(env, "migrate", "--noinput")
+        return re.findall(r"TOKEN (\S+)", manage(env, "shell", "-c", SEED))[-1]
+    if not _SQLITE_TEMPLATE:
+        template = Path(tempfile.mkdtemp(prefix="hardtests-fault-template-"))
+        atexit.register(shutil.rmtree, template, ignore_errors=True)
+        template_env = stack_env(template)  # the same secret key: the token's hash holds in the copy
+        manage(template_env, "migrate", "--noinput")
+        token = re.findall(r"TOKEN (\S+)", manage(template_env, "shell", "-c", SEED))[-1]
+        _SQLITE_TEMPLATE.append((template / "db.sqlite3", token))
+    database, token = _SQLITE_TEMPLATE[0]
+    target = Path(url.removeprefix("sqlite:///"))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(database, target)
+    return token
 
 
 class Stack:
@@ -173,15 +197,19 @@ class Answer:
     status: int | None  # None: no HTTP answer
     body: dict[str, Any] = field(default_factory=dict)
     failure: str = ""  # refused (nothing listening) or dropped (a connection closed without an answer)
+    code: str = ""  # the program sent
 
 
 class Load:
     """`clients` threads verifying a right and a wrong program in turn until stopped."""
 
     def __init__(self, stack: Stack, *, clients: int = 4, programs: tuple[tuple[str, str], ...] = (
-            (GOOD_PY, "AC"), (WRONG_PY, "WA")), language: str = "python3", pause_s: float = 0.05) -> None:
+            (GOOD_PY, "AC"), (WRONG_PY, "WA")), language: str = "python3", pause_s: float = 0.05,
+                 fresh: bool = False) -> None:
+        """`fresh`: every request sends a program never seen before (a numbered comment), so that
+        each one is compiled: the compile cache does not hide the machine's faults."""
         self.stack, self.token, self.clients, self.programs = stack, stack.token, clients, programs
-        self.language, self.pause_s = language, pause_s
+        self.language, self.pause_s, self.fresh = language, pause_s, fresh
         self.answers: list[Answer] = []
         self.stopping = threading.Event()
         self.threads: list[threading.Thread] = []
@@ -191,6 +219,8 @@ class Load:
         n = index
         while not self.stopping.is_set():
             code, expected = self.programs[n % len(self.programs)]
+            if self.fresh:
+                code += f"# fresh {id(self)} {index} {n}\n"
             n += 1
             started = time.monotonic()
             body = {"problem": "fault:ab", "language": self.language, "code": code}
@@ -205,6 +235,7 @@ class Load:
                 record = Answer(started, expected, None, failure=f"dropped: {exc!r}")
             except TimeoutError as exc:
                 record = Answer(started, expected, None, failure=f"no answer in 90 s: {exc!r}")
+            record.code = code
             with self.lock:
                 self.answers.append(record)
             if record.status != 200:
@@ -270,3 +301,32 @@ def assert_truthful(answers: list[Answer], *, refused_ok: bool = False, dropped_
         else:
             problems.append(f"HTTP {a.status}: {a.body}")
     assert not problems, f"{len(problems)} bad answers of {len(answers)} ({summary(answers)}): {problems[:5]}"
+
+
+def fill(path: Path) -> None:
+    """Write `path` until its filesystem has not one byte left (smaller and smaller writes)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        for size in (1 << 20, 1 << 12, 1):
+            try:
+                while True:
+                    os.write(fd, b"\0" * size)
+            except OSError as exc:
+                if exc.errno != errno.ENOSPC:
+                    raise
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def small_disk(path: Path, size_mb: int = 48) -> Iterator[Path]:
+    """A filesystem of its own (a tmpfs) at `path`, to fill; skips where none can be mounted."""
+    import pytest
+
+    path.mkdir(parents=True)
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_mb}m,mode=0755", "tmpfs", str(path)]).returncode:
+        pytest.skip("cannot mount a tmpfs here (needs root)")
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=False)

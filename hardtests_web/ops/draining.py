@@ -1,0 +1,121 @@
+"""gunicorn's threaded worker, made to answer every connection it has taken before it exits.
+
+gunicorn's `gthread` worker, on SIGTERM (or after `max_requests`), leaves its loop and closes
+its listening sockets. Two kinds of connection were then closed without a response:
+
+- those it had accepted whose request it had not read yet (a connection is read only once the
+  poller says it is readable, on the next pass of the loop: a pass the worker no longer makes);
+- those the kernel had completed in the listening socket's accept queue, reset when the last
+  process holding the socket closes it.
+
+A client cannot tell either from a crash in the middle of its request. Here, as the worker
+stops (its thread pool is shut down right after the loop), it takes every connection still in
+the accept queue and hands those and the unread ones to its threads before closing: each gets
+an answer (a request read after SIGTERM is answered 503 `shutting_down` with Retry-After by the
+API, core.lifecycle). Idle keep-alive connections are closed, as HTTP allows, unless a request
+is already waiting on one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import selectors
+import socket
+from concurrent import futures
+from functools import partial
+from typing import Any
+
+from gunicorn.workers.gthread import TConn, ThreadWorker  # type: ignore[import-untyped]
+
+# A connection taken while draining whose client sends nothing holds a thread this long at most.
+DRAIN_READ_TIMEOUT_S = 5.0
+
+
+class _DrainingPool(futures.ThreadPoolExecutor):
+    """The worker's thread pool; shutting it down (what the worker does as its loop ends) first
+    hands the worker's last connections to the threads."""
+
+    def __init__(self, worker: DrainingWorker, max_workers: int) -> None:
+        super().__init__(max_workers=max_workers)
+        self.worker = worker
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        self.worker.drain()
+        super().shutdown(wait, cancel_futures=cancel_futures)
+
+
+def _request_waiting(sock: socket.socket) -> bool:
+    try:
+        return bool(sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT))
+    except OSError:  # nothing yet (EAGAIN), or the client has gone
+        return False
+
+
+class DrainingWorker(ThreadWorker):  # type: ignore[misc]
+    """`worker_class = "hardtests_web.ops.draining.DrainingWorker"` (hardtests_web.ops.gunicorn)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._unread: dict[int, TConn] = {}  # accepted, request not read yet
+        self._drained = False
+
+    def get_thread_pool(self) -> futures.ThreadPoolExecutor:
+        return _DrainingPool(self, self.cfg.threads)
+
+    def accept(self, server: Any, listener: Any) -> bool:
+        # gthread's own, which also remembers the connection until its request is read
+        try:
+            sock, client = listener.accept()
+        except OSError:
+            return False
+        conn = TConn(self.cfg, sock, client, server)
+        self.nr_conns += 1
+        with self._lock:
+            self._unread[id(conn)] = conn
+            self.poller.register(conn.sock, selectors.EVENT_READ, partial(self.on_client_socket_readable, conn))
+        return True
+
+    def on_client_socket_readable(self, conn: TConn, client: Any) -> None:
+        self._unread.pop(id(conn), None)
+        super().on_client_socket_readable(conn, client)
+
+    def drain(self) -> None:
+        """Hand every connection this worker still holds, and every one waiting in its listening
+        sockets' accept queue, to the threads (once, as the worker stops)."""
+        if self._drained or self.alive:
+            return
+        self._drained = True
+        last = list(self._unread.values())
+        self._unread.clear()
+        with self._lock:
+            idle = list(self._keep)
+            self._keep.clear()
+        for conn in idle:
+            if _request_waiting(conn.sock):
+                last.append(conn)
+            else:
+                self.nr_conns -= 1
+                conn.close()
+        for listener in self.sockets:
+            while True:
+                try:
+                    sock, client = listener.accept()
+                except (BlockingIOError, InterruptedError, ConnectionAbortedError):
+                    break
+                except OSError:
+                    break
+                self.nr_conns += 1
+                last.append(TConn(self.cfg, sock, client, listener.getsockname()))
+        for conn in last:
+            with self._lock, contextlib.suppress(KeyError, ValueError, OSError):
+                self.poller.unregister(conn.sock)
+            try:
+                conn.init()
+                conn.sock.settimeout(DRAIN_READ_TIMEOUT_S)
+            except OSError:
+                self.nr_conns -= 1
+                conn.close()
+                continue
+            self._wrap_future(self.tpool.submit(self.handle, conn), conn)
+        if last:
+            self.log.info("draining: answering %d connection(s) taken before stopping", len(last))
