@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from generation.models import FailureReason, GenerationRun
-from generation.services import generation_run_execute, generation_run_start
+from generation.pipeline import generation_run_execute
+from generation.services import generation_run_start
 from problems.models import CodeOrigin, Problem
 from problems.services import kit_create, validator_create
 from sandbox import Limits, Verdict, get_sandbox
