@@ -11,6 +11,7 @@ import os
 import resource
 import select
 import shutil
+import signal
 import subprocess
 import tempfile
 import threading
@@ -76,6 +77,17 @@ class AnswerStream:
         self.out = bytearray()
         self.eof = False
         self.deadline = 0.0
+        # readable once the batch is aborted (Batch.abort): a wait for an answer ends at once,
+        # whether or not every process holding the runner's pipe is gone yet
+        self.wake: int | None = None
+
+    def _wait(self, left: float) -> None:
+        watched = [self.fd] if self.wake is None else [self.fd, self.wake]
+        ready, _, _ = select.select(watched, [], [], max(left, 0))
+        if self.wake is not None and self.wake in ready:
+            raise SandboxUnavailable("the batch was aborted")
+        if not ready:
+            raise TimeoutError
 
     def _recv(self) -> bytes:
         return os.read(self.fd, 1 << 20)
@@ -84,10 +96,7 @@ class AnswerStream:
         self.out += chunk
 
     def _fill(self) -> None:
-        left = self.deadline - time.monotonic()
-        ready, _, _ = select.select([self.fd], [], [], max(left, 0))
-        if not ready:
-            raise TimeoutError
+        self._wait(self.deadline - time.monotonic())
         chunk = self._recv()
         if not chunk:
             self.eof = True
@@ -124,10 +133,7 @@ class AnswerStream:
         self.out.clear()
         with memoryview(body) as view:
             while have < size:
-                left = self.deadline - time.monotonic()
-                ready, _, _ = select.select([self.fd], [], [], max(left, 0))
-                if not ready:
-                    raise TimeoutError
+                self._wait(self.deadline - time.monotonic())
                 got = os.readv(self.fd, [view[have:]])
                 if got == 0:
                     self.eof = True
@@ -331,6 +337,22 @@ class _Started:
         self.spec = spec
         assert self.proc.stdin is not None
         self.proc.stdin.write(f"C {' '.join(limit_options(spec, cgroup=self.bounded))}\n".encode())
+
+    def kill(self) -> None:
+        """SIGKILL every process of this sandbox now: bubblewrap, its init (pid 1 of the
+        sandbox, which does not always die with bubblewrap and then holds the runner's pipes
+        open), the runner, its launcher and every process of the tests (the batch cgroup)."""
+        found: list[int] = []
+        with contextlib.suppress(OSError):
+            for pid, _ in process_threads(self.proc.pid):
+                if pid not in found:
+                    found.append(pid)
+        if self.cgroup is not None:
+            found += [pid for pid in self.cgroup.pids() if pid not in found]
+        self.proc.kill()
+        for pid in found:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
 
     def end_input(self) -> None:
         """No more commands: the runner exits once it has finished the last (its test's
@@ -693,6 +715,10 @@ class BwrapBatch(Batch):
         self.proc = started.proc
         assert self.proc.stdout is not None
         self.answers = AnswerStream(self.proc.stdout.fileno())
+        self.wake_r, self.wake_w = os.pipe()
+        self.answers.wake = self.wake_r
+        self.abort_lock = threading.Lock()
+        self.closed = False
         self.errors = started.errors
         self.accounting = started.accounting
 
@@ -724,7 +750,7 @@ class BwrapBatch(Batch):
         try:
             result = read_result(self.answers)  # type: ignore[arg-type]
         except TimeoutError:
-            self.proc.kill()
+            self.started.kill()
             raise SandboxUnavailable("the sandbox runner stopped answering") from None
         if result is None:
             raise self._runner_error("the sandbox runner failed")
@@ -736,16 +762,23 @@ class BwrapBatch(Batch):
         return result
 
     def abort(self) -> None:
-        self.aborted = True
-        # its tests in flight end with their runner (each test's init dies with the runner's
-        # PID namespace; the cgroup is killed as the reaper removes it)
-        self.proc.kill()
+        with self.abort_lock:  # never after close(): the wake-up pipe's numbers may be reused
+            if self.aborted or self.closed:
+                return
+            self.aborted = True
+            os.write(self.wake_w, b"x")  # a wait for an answer ends now
+        self.started.kill()  # and the tests in flight with every process of the sandbox
 
     def close(self) -> None:
-        if self.unanswered:
+        if self.unanswered and not self.aborted:
             # a test asked for ahead and no longer wanted (the batch stopped early): it
             # would run to its limits; the sandbox is discarded anyway
-            self.proc.kill()
+            self.started.kill()
+        with self.abort_lock:
+            self.closed = True
+            for fd in (self.wake_r, self.wake_w):
+                with contextlib.suppress(OSError):
+                    os.close(fd)
         REAPER.put(self.started)
         SPARES.want(self.spec)
 
