@@ -2,11 +2,12 @@
 19 distinct inputs) in the suite's kill order and in kind order: the same verdict for each.
 
 A verdict must not depend on the order the tests run in (a program is AC only when every test
-passes). Judging every gold solution twice over all 100 tests would cost ~25 minutes of CPU
-(the slowest takes 28 s over the 19 distinct inputs), so each distinct (program, input) runs
-once in a real sandbox and a repeat replays that run's raw answer (`RecordingSandbox`): both
-judgings go through `judge_code`, `Sandbox.run` and the verdict rules for real, and every
-solution is compiled once (the compile cache keeps the binaries for the next session).
+passes). Judging every gold solution twice over all 100 tests would cost ten times the CPU of
+its 19 distinct inputs (the slowest solution takes 28 s over those), so each distinct
+(program, input) runs once in a real sandbox and a repeat replays that run's raw answer
+(`RecordingSandbox`): both judgings go through `judge_code`, `Sandbox.run` and the verdict
+rules for real, and every solution is compiled once (the compile cache keeps the binaries for
+the next session). About 20 minutes on the shared 2-core machine at load 20, compiles included.
 """
 
 from __future__ import annotations
