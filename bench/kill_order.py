@@ -46,6 +46,9 @@ def main() -> int:
     parser.add_argument("--klear-gold", type=int, default=24,
                         help="judge only this many gold solutions, cheapest first (tests/klear.py's order)")
     parser.add_argument("--dump", help="write the held-out records (tests, programs' failing tests) to this JSON file")
+    parser.add_argument("--distribution", metavar="DUMP",
+                        help="read a --dump file and print, per known-wrong program, the tests it runs until its "
+                             "first failure: kind order, kill order learnt from all, and held out (no judging)")
     args = parser.parse_args()
     scratch = tempfile.TemporaryDirectory(prefix="hardtests-bench-")
     os.environ["HARDTESTS_VAR_DIR"] = scratch.name
@@ -69,6 +72,8 @@ def main() -> int:
     from problems.models import Problem, TestSuite
     from review.evaluation.fast_suites import fast_suite_records, fast_suite_report
 
+    if args.distribution:
+        return distribution(Path(args.distribution))
     if args.klear:
         return klear(args.klear_gold)
     if not args.paper_counts:
@@ -158,6 +163,55 @@ def main() -> int:
     print(f"  fast subset sizes: {sum(a for a, _ in fast_sizes)} of {sum(b for _, b in fast_sizes)} tests "
           f"({', '.join(f'{a}/{b}' for a, b in fast_sizes)})")
     print(f"\n{time.monotonic() - started:.0f} s")
+    return 0
+
+
+def distribution(dump: Path) -> int:
+    """Where the known-wrong programs of a --dump fail first: per program and pooled, in kind
+    order, in the kill order learnt from every known-wrong program of its suite (in-sample),
+    and held out (the order learnt from the others only), each with 2 and 1 kills required."""
+    import json
+
+    from problems.kill_order import TestFacts, first_failure, kill_order, kind_order
+
+    records = json.loads(dump.read_text())
+    columns = ("kind", "in2", "in1", "out2", "out1")
+    pooled: dict[str, list[int]] = {c: [] for c in columns}
+    print(f"{'problem':<26} {'program':>7} {'fails':>7} " + " ".join(f"{c:>5}" for c in columns))
+    for record in records:
+        tests = [TestFacts(**t) for t in record["tests"]]
+        wrong = [p for p in record["programs"] if not p["correct"] and p["compiled"] and p["failing"]]
+        by_kind = kind_order(tests)
+
+        def kills(skip: int | None, wrong: list = wrong) -> dict[int, set[int]]:
+            found: dict[int, set[int]] = {}
+            for p in wrong:
+                if p["solution_id"] != skip:
+                    for ordinal in p["failing"]:
+                        found.setdefault(int(ordinal), set()).add(p["solution_id"])
+            return found
+
+        for p in wrong:
+            failing = {int(o) for o in p["failing"]}
+            orders = {"kind": by_kind}
+            for label, skip in (("in", None), ("out", p["solution_id"])):
+                known = kills(skip)
+                for need in (2, 1):
+                    orders[f"{label}{need}"] = kill_order(tests, known, need) if known else by_kind
+            runs = {c: first_failure(orders[c], failing) or len(tests) for c in columns}
+            for c in columns:
+                pooled[c].append(runs[c])
+            print(f"{record['problem'][:26]:<26} {p['solution_id']:>7} {len(failing):>3}/{len(tests):<3} "
+                  + " ".join(f"{runs[c]:>5}" for c in columns))
+    print(f"\n{len(pooled['kind'])} known-wrong programs that fail some test; tests run until the first failure:")
+    for c in columns:
+        values = pooled[c]
+        if values:
+            ones = sum(v == 1 for v in values)
+            print(f"  {c:<5} median {statistics.median(values):>4}  mean {statistics.fmean(values):5.2f}  "
+                  f"first test {ones}/{len(values)}  max {max(values)}")
+    print("  (kind: kind order; in2/in1: kill order learnt from every known-wrong program of the suite, 2 or 1 "
+          "kills to move a test ahead; out2/out1: learnt without the program itself)")
     return 0
 
 

@@ -183,7 +183,8 @@ def breakdown(base: str, token: str, sb: Any, ordered: list[tuple[str, str, str]
                 bares.append(bare_run(argv, tests))
                 elapsed, status, data, st = timed_post(f"{base}/api/v1/verify", token, body)
                 if status != 200 or data.get("reward") != expected:
-                    errors.append(f"breakdown {pid} {language} {kind}: HTTP {status} {data.get('reward')}")
+                    errors.append(f"breakdown {pid} {language} {kind}: HTTP {status} {data.get('reward')} "
+                                  f"{data.get('code', '')} {str(data.get('detail', ''))[:300]}")
                     continue
                 clients.append(elapsed)
                 view = st.get("prepare", 0) + st.get("enqueue", 0) + st.get("wait", 0)

@@ -27,6 +27,7 @@ from problems.kill_order import KIND_ORDER, TIME_ONLY, known_wrong_ids, suite_ki
 from problems.models import SUPPORTED_LANGUAGES, OutputJudge, Problem, Solution, TestSuite
 from problems.services import verdict_record
 from sandbox import Limits, RunResult, Sandbox, Verdict, cache, call_python, compare_outputs, get_sandbox
+from sandbox.base import Batch
 from sandbox.types import CompiledProgram
 
 __all__ = ["KIND_ORDER", "TIME_ONLY"]  # re-exported: the API lists a suite's tests in run order
@@ -340,20 +341,65 @@ def _check_while_running(
         shutil.rmtree(source_dir, ignore_errors=True)
 
 
+class _Lane:
+    """What a lane of shared claims has in flight: the positions it claimed, how many of them
+    have answered, and its batch once open."""
+
+    def __init__(self) -> None:
+        self.claimed: list[int] = []
+        self.done = 0
+        self.batch: Batch | None = None
+
+    def abandonable(self, position: int) -> bool:
+        """Whether every test it has in flight comes after `position` (so none can fail first)."""
+        pending = self.claimed[self.done:]
+        return bool(pending) and min(pending) > position
+
+
 class _FirstFailure:
     """The lowest test position known to fail, shared by the lanes of one verification.
 
     A lane stops before a test past it, but still runs the tests before it: judging one
-    test after another would have run them, and one of them may fail first.
+    test after another would have run them, and one of them may fail first. A lane whose
+    tests in flight all come after it is aborted at once (its runner killed): the answer no
+    longer depends on them, and waiting for them cost up to their time limit (a TLE beside a
+    program's first wrong answer).
     """
 
     def __init__(self) -> None:
         self.position = 1 << 62
+        self.lanes: list[_Lane] = []
         self._lock = threading.Lock()
 
     def record(self, position: int) -> None:
         with self._lock:
             self.position = min(self.position, position)
+            # a lane's claims only grow, with positions past all it claimed before (and none
+            # past the first failure is handed out), so a lane abandonable now stays so
+            stale = [lane for lane in self.lanes if lane.batch is not None and lane.abandonable(self.position)]
+        for lane in stale:
+            assert lane.batch is not None
+            lane.batch.abort()
+
+
+class _Claims:
+    """The tests of one verification, handed out in judging order to whichever lane asks next:
+    a lane that gets ahead (its tests were shorter, or the machine gave it more CPU) takes the
+    tests a slower one has not reached, where a fixed share per lane left one lane idle while
+    the other still had a backlog (10-140 ms of a 40-test call's wall time under load). In
+    fail-fast mode nothing past the first known failure is handed out."""
+
+    def __init__(self, count: int, first: _FirstFailure | None) -> None:
+        self.count, self.first = count, first
+        self.next = 0
+        self._lock = threading.Lock()
+
+    def take(self) -> int | None:
+        with self._lock:
+            if self.next >= self.count or (self.first is not None and self.next > self.first.position):
+                return None
+            self.next += 1
+            return self.next - 1
 
 
 def _run_lanes(sb: Sandbox, program: CompiledProgram, loaded: LoadedSuite, limits: Limits,
@@ -361,6 +407,14 @@ def _run_lanes(sb: Sandbox, program: CompiledProgram, loaded: LoadedSuite, limit
     tests = loaded.tests
     lanes = _lane_count(len(tests))
     first = _FirstFailure()
+    if loaded.judge_code is None:
+        claims = _Claims(len(tests), first if fail_fast else None)
+        if lanes == 1:
+            return _run_shared_lane(sb, program, loaded, limits, fail_fast, first, claims)
+        pool = _threads()
+        shared = [pool.submit(_run_shared_lane, sb, program, loaded, limits, fail_fast, first, claims)
+                  for _ in range(lanes)]
+        return [item for future in shared for item in future.result()]
     if lanes == 1:
         return _run_lane(sb, program, loaded, list(enumerate(tests)), limits, fail_fast, first)
     # Test i goes to lane i mod n, so the lanes start on the first tests of the order; each lane is
@@ -409,6 +463,54 @@ def _lane_count(tests: int) -> int:
 Outcome = tuple[int, LoadedTest, str, RunResult, str]
 
 
+def _run_shared_lane(sb: Sandbox, program: CompiledProgram, loaded: LoadedSuite, limits: Limits, fail_fast: bool,
+                     first: _FirstFailure, claims: _Claims) -> list[Outcome]:
+    """One lane (a sandbox batch of its own) running the tests it claims, in judging order, until
+    none is left; in fail-fast mode it stops at a failure, here or at an earlier position in
+    another lane. The problem's comparison runs as each output is read, so a wrong answer
+    stops the lanes at once."""
+    tests = loaded.tests
+    lane = _Lane()
+    claimed = lane.claimed
+    if fail_fast:
+        with first._lock:
+            first.lanes.append(lane)
+
+    def claim() -> int | None:
+        position = claims.take()
+        if position is not None:
+            claimed.append(position)
+        return position
+
+    def failed(run: RunResult) -> bool:
+        position = claimed[lane.done]
+        lane.done += 1
+        if fail_fast and (not run.ok or run.matched is False):
+            first.record(position)
+            return True
+        return False
+
+    def opened(batch: Batch) -> None:
+        lane.batch = batch
+        if fail_fast and lane.abandonable(first.position):
+            batch.abort()  # another lane failed while this one started
+
+    runs = sb.run(
+        program, [t.input for t in tests], limits,
+        expected=[None if t.kind == TIME_ONLY else t.output for t in tests],  # type: ignore[misc]
+        checker=lambda expected, out: compare_outputs(expected, out, loaded.comparison),
+        keep_stdout_kb=FAILURE_OUTPUT_KEPT // 1024, stop_when=failed,
+        stop_before=(lambda index: index > first.position) if fail_fast else None, claim=claim,
+        on_batch=opened,
+    )
+    out: list[Outcome] = []
+    for position, run in zip(claimed, runs, strict=False):
+        test = tests[position]
+        verdict = ("AC" if run.matched or test.kind == TIME_ONLY else "WA") if run.ok else str(run.verdict)
+        out.append((position, test, verdict, run, ""))
+    return out
+
+
 def _run_lane(
     sb: Sandbox,
     program: CompiledProgram,
@@ -418,33 +520,10 @@ def _run_lane(
     fail_fast: bool,
     first: _FirstFailure,
 ) -> list[Outcome]:
-    """Run one lane's tests (position, test) in order; in fail-fast mode stop at a failure, here or
-    at an earlier position in another lane."""
+    """Run one lane's tests (position, test) in order, a suite with a judging function (whose calls
+    go in chunks); in fail-fast mode stop at a failure, here or at an earlier position in
+    another lane."""
     out: list[Outcome] = []
-    if loaded.judge_code is None:
-        # The problem's comparison runs as each output is read, so one batch holds the whole
-        # lane and a wrong answer stops it (and the later tests of the other lanes) at once.
-        done = [0]
-
-        def failed(run: RunResult) -> bool:
-            position = items[done[0]][0]
-            done[0] += 1
-            if fail_fast and (not run.ok or run.matched is False):
-                first.record(position)
-                return True
-            return False
-
-        runs = sb.run(
-            program, [t.input for _, t in items], limits,
-            expected=[None if t.kind == TIME_ONLY else t.output for _, t in items],  # type: ignore[misc]
-            checker=lambda expected, out: compare_outputs(expected, out, loaded.comparison),
-            keep_stdout_kb=FAILURE_OUTPUT_KEPT // 1024, stop_when=failed,
-            stop_before=(lambda index: items[index][0] > first.position) if fail_fast else None,
-        )
-        for (position, test), run in zip(items, runs, strict=False):
-            verdict = ("AC" if run.matched or test.kind == TIME_ONLY else "WA") if run.ok else str(run.verdict)
-            out.append((position, test, verdict, run, ""))
-        return out
     # A judging function runs in a sandbox of its own per chunk; chunks grow so that a wrong
     # program stops early and a right one pays for few judging batches.
     chunk = FAIL_FAST_FIRST_CHUNK if fail_fast else max(1, len(items))

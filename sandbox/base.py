@@ -139,6 +139,15 @@ class Batch(abc.ABC):
     @abc.abstractmethod
     def close(self) -> None: ...
 
+    # set by abort(): the batch's tests in flight were abandoned on purpose (its caller no
+    # longer wants them), so the runner's end is no sandbox error
+    aborted = False
+
+    def abort(self) -> None:
+        """From another thread: abandon the tests in flight now (a backend that cannot just
+        lets them finish). Sandbox.run then returns the results it has."""
+        self.aborted = True
+
 
 def judge(raw: RawResult, limits: Limits, language: str) -> RunResult:
     exit_code = os.waitstatus_to_exitcode(raw.status) if raw.status >= 0 else None
@@ -253,8 +262,8 @@ class Sandbox(abc.ABC):
         return 0
 
     def settle_warm(self) -> None:
-        """Wait until the sandboxes asked for so far have started (the benches count that
-        work as part of the batch that asked)."""
+        """Wait until the sandboxes asked for so far have started, and those of closed batches
+        have ended (the benches count that work as part of the batch that asked)."""
         return None
 
     # -- compiling -------------------------------------------------------
@@ -375,11 +384,23 @@ class Sandbox(abc.ABC):
             stop_on_failure: bool = False, expected: Sequence[bytes | str] | None = None,
             checker: Callable[[bytes, bytes], bool] | None = None,
             keep_stdout_kb: int | None = None, stop_before: Callable[[int], bool] | None = None,
-            stop_when: Callable[[RunResult], bool] | None = None) -> list[RunResult]:
+            stop_when: Callable[[RunResult], bool] | None = None,
+            claim: Callable[[], int | None] | None = None,
+            on_batch: Callable[[Batch], None] | None = None) -> list[RunResult]:
         """Run `prog` on each input.
 
         `stop_before(index)` (asked before each test) and `stop_when(result)` (after each) end the batch
         early, returning the results so far: how parallel fail-fast judging stops its other lanes.
+
+        With `claim`, the batch runs the inputs `claim()` hands out (indices, until it returns
+        None), and the results are in that order: lanes that share one `claim` share the work,
+        so a lane that gets ahead takes the tests a slower one has not reached. A test claimed
+        and not run (the batch stopped early) has no result; after a sandbox error every test
+        claimed, and every one still to claim, is SE.
+
+        `on_batch(batch)` hears of the batch once it is open: another thread may then
+        `batch.abort()` it (in fail-fast judging, a lane whose tests in flight all come after
+        another lane's failure), and this returns the results so far, not sandbox errors.
 
         With `expected` (one output per input), each OK result's stdout is compared as soon
         as it is read (`checker(expected, stdout)`, compare_default by default) into
@@ -396,13 +417,18 @@ class Sandbox(abc.ABC):
         raw = [data.encode() if isinstance(data, str) else data for data in inputs]
         inputs_dir = cache.make_private_dir(cache.inputs_parent(sum(map(len, raw))))
         results: list[RunResult] = []
+        claimed = [0]  # how many tests `claim` gave this batch
+        opened: list[Batch] = []
         try:
             for index, data in enumerate(raw):
                 (inputs_dir / str(index)).write_bytes(data)
             spec = BatchSpec(argv=argv, language=prog.language, limits=limits, inputs_dir=inputs_dir,
                              prog_dir=Path(prog.path), zygote=prog.language == "python3" and zygote_enabled())
             batch = self.open_batch(spec)
+            opened.append(batch)
             try:
+                if on_batch is not None:
+                    on_batch(batch)
                 # the next test is asked for before this one's answer is judged (queue_depth 2),
                 # so that the runner starts it at once; a stop leaves it unanswered (closing
                 # the batch ends it), and a re-run waits for its answer first
@@ -410,11 +436,20 @@ class Sandbox(abc.ABC):
                 early: dict[int, RawResult] = {}
                 stopping = False
 
+                def next_index() -> int | None:
+                    if claim is not None:
+                        got = claim()
+                        claimed[0] += got is not None
+                        return got
+                    index = asked[-1] + 1 if asked else len(results)
+                    return index if index < len(inputs) else None
+
                 def ask_ahead() -> None:
                     nonlocal stopping
                     while not stopping and len(asked) < batch.queue_depth:
-                        index = asked[-1] + 1 if asked else len(results)
-                        if index >= len(inputs):
+                        index = next_index()
+                        if index is None:
+                            stopping = True
                             return
                         if stop_before is not None and stop_before(index):
                             stopping = True
@@ -425,7 +460,7 @@ class Sandbox(abc.ABC):
                 ask_ahead()
                 while asked:
                     index = asked[0]
-                    if stop_before is not None and stop_before(index):
+                    if batch.aborted or (stop_before is not None and stop_before(index)):
                         break  # asked for ahead and no longer wanted: closing the batch ends it
                     asked.pop(0)
                     # (no name keeps the raw answer: its stdout, up to the output limit, would
@@ -455,7 +490,15 @@ class Sandbox(abc.ABC):
             finally:
                 batch.close()
         except (OSError, SandboxUnavailable) as exc:
-            missing = len(inputs) - len(results)
+            if opened and opened[0].aborted:
+                return results  # what was in flight was abandoned on purpose, not lost
+            if claim is None:
+                missing = len(inputs) - len(results)
+            else:
+                # every test this batch took on, and every one left: no test goes unjudged
+                missing = claimed[0] - len(results)
+                while claim() is not None:
+                    missing += 1
             results.extend(RunResult(verdict=Verdict.SE, stderr=f"sandbox error: {exc}") for _ in range(missing))
             if stop_on_failure:
                 del results[len(results) - missing + 1:]

@@ -321,6 +321,17 @@ class BatchCgroup:
     def runner_args(self) -> list[str]:
         raise NotImplementedError
 
+    def pids(self) -> list[int]:
+        """Every process in the batch's cgroup now (empty when it cannot be read)."""
+        found: list[int] = []
+        for path in self._procs_files():
+            with contextlib.suppress(OSError, ValueError):
+                found += [int(x) for x in path.read_text().split()]
+        return found
+
+    def _procs_files(self) -> list[Path]:
+        return []
+
     def set_limits(self, memory_bytes: int, pids: int) -> None:
         """The limits of the batch it now serves (a spare sandbox's cgroup is opened before its
         batch is known); a value that has not changed is not written again."""
@@ -378,6 +389,9 @@ class V1BatchCgroup(BatchCgroup):
     def runner_args(self) -> list[str]:
         return ["-g", ",".join(str(fd) for fd in self.fds)]
 
+    def _procs_files(self) -> list[Path]:
+        return [self.dirs["pids"] / "cgroup.procs"]
+
     def close(self) -> None:
         self._close_fds()
         for path in self.dirs.values():
@@ -423,6 +437,9 @@ class V2BatchCgroup(BatchCgroup):
 
     def runner_args(self) -> list[str]:
         return ["-G", ",".join(str(fd) for fd in self.slots)]
+
+    def _procs_files(self) -> list[Path]:
+        return [self.path / "cgroup.procs"]
 
     def close(self) -> None:
         if self.kill_fd >= 0:

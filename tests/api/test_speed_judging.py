@@ -75,8 +75,8 @@ def test_lanes_of_one_verification_run_at_the_same_time(settings, monkeypatch):
     rec = Recorder(monkeypatch, meet=True)
     result = judge_code(problem=problem, suite=suite, language="python3", code=ADD, mode="all")
     assert (result.verdict, result.passed, result.complete) == ("AC", 8, True)
-    # two sandbox batches of 4 tests, inside one another in time: every test once
-    assert sorted(rec.calls) == [4, 4] and rec.met == [True, True]
+    # two sandbox batches, inside one another in time, sharing the tests: every test once
+    assert len(rec.calls) == 2 and sum(rec.calls) == 8 and min(rec.calls) >= 2 and rec.met == [True, True]
 
 
 def test_parallel_answers_equal_sequential_ones(settings):
@@ -185,8 +185,9 @@ def test_sandbox_run_stops_on_stop_before_and_on_stop_when():
 
 
 def test_a_lane_still_runs_its_tests_before_another_lanes_failure(settings):
-    # Lane 0 holds positions 0 and 2, lane 1 positions 1 and 3. Position 0 sleeps, so lane 1
-    # fails at position 3 first; lane 0 must still run position 2, as sequential judging would.
+    # Lane 0 takes positions 0 and 1 (one asked for ahead), lane 1 positions 2 and 3. Position 0
+    # sleeps, so lane 1 fails at position 3 first; lane 0 must still run positions 0 and 1, as
+    # sequential judging would (its tests in flight come before the failure: it is not aborted).
     problem = ProblemFactory(time_limit_ms=2000)
     suite = _suite(problem, _tests(8))
     code = ("import time\na, b = map(int, input().split())\nif a == 0: time.sleep(1.5)\n"

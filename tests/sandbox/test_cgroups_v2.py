@@ -247,6 +247,7 @@ def test_no_cgroup_directory_is_left_after_a_batch(sb: Sandbox, v2: cgroups.Acco
         shutil.rmtree(inputs_dir, ignore_errors=True)
     looped = run_one(sb, "cpp", LOOP["cpp"], time_s=0.3, wall_s=60)  # a batch whose test was killed
     assert looped.verdict == Verdict.TLE
+    sb.settle_warm()  # closed batches end off their callers' path (bwrap.Reaper): wait for that
     assert our_batch_dirs(v2) == before
 
 

@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -40,6 +41,8 @@ BURN = "#include <bits/stdc++.h>\nint main(){int n;std::cin>>n;auto t=std::clock
 DEEP = "#include <cstdio>\nint f(int n){volatile char buf[1024]; buf[0]=(char)n; if(n==0) return 0;" \
        "int r=f(n-1); return r+1+(buf[0]-(char)n);}\nint main(){std::printf(\"%d\\n\", f(50000));}\n"
 OTHER = "#include <cstdio>\nint main(){std::puts(\"other\");}\n"
+SLEEP = "#include <bits/stdc++.h>\nint main(){int n;std::cin>>n;std::this_thread::sleep_for(std::chrono::milliseconds(n));" \
+        "std::puts(\"slept\");}\n"
 # Python (forked from a zygote that a spare started before its batch was known): touches n MB;
 # burns n ms of CPU; prints its stack limit in MB, which is the batch's memory limit
 PY_TOUCH = "n = int(input())\nb = bytearray(n << 20)\nprint(len(b) >> 20)\n"
@@ -185,6 +188,38 @@ def test_spares_give_the_verdicts_and_outputs_of_fresh_sandboxes(sb: Sandbox, sp
             if seen[0] == seen[2] or not {o[0] for o in seen[1]} <= fresh:
                 differing.append((name, seen))
     assert differing == []
+
+
+def test_no_spare_starts_while_a_batch_of_this_process_runs_and_its_end_is_not_waited_for(
+    sb: Sandbox, spares: dict[str, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Starting a spare (bubblewrap's namespaces, the runner's filter) would take CPU from the
+    tests of the batch that took the last one: the replacement starts once the batch is over.
+    A closed batch's sandbox ends off its caller's path (the reaper), and is gone once settled."""
+    run(sb, ADD["cpp"], ["1 2\n"])
+    assert sb.compile("cpp", SLEEP).ok  # its compile is a batch too: not the one under watch
+    sb.settle_warm()
+    started_at: list[float] = []
+    start = sandbox.bwrap._Started.__init__
+
+    def noted(self, sandbox_, spec, *, spare):
+        if spare:
+            started_at.append(time.monotonic())
+        start(self, sandbox_, spec, spare=spare)
+
+    monkeypatch.setattr(sandbox.bwrap._Started, "__init__", noted)
+    ended: list[int] = []
+    stop = sandbox.bwrap._Started.stop
+    monkeypatch.setattr(sandbox.bwrap._Started, "stop", lambda self: (stop(self), ended.append(self.proc.pid)))
+    began = time.monotonic()
+    # 0.15 s asleep (under the 0.25 s after which spares start anyway)
+    [slept] = run(sb, SLEEP, ["150\n"])
+    over = time.monotonic()
+    assert (slept.verdict, slept.stdout, spares["taken"]) == (Verdict.OK, b"slept\n", 1)
+    assert [t for t in started_at if began <= t <= over] == []
+    sb.settle_warm()
+    assert len(started_at) == 1 and started_at[0] > over  # the replacement, after the batch
+    assert len(ended) == 1  # the batch's own sandbox, by the reaper
 
 
 def test_a_forked_child_has_no_spares_and_the_parent_keeps_its_own(sb: Sandbox, spares: dict[str, int]) -> None:
