@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import threading
 from pathlib import Path
 
@@ -36,6 +37,10 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(not RECORD.exists(), reason=f"the Klear-CodeTest fixture is not at {RECORD.parent} "
                                                    "(../shared is absent)"),
+    # Minutes of CPU (the slowest gold solution alone takes 28 s): over CI's budget for one test.
+    # tests/review/test_eval_klear.py judges 3 of the 24 in every run; this one is run by hand.
+    pytest.mark.skipif(os.environ.get("HARDTESTS_KLEAR_ALL") != "1",
+                       reason="all 24 Klear gold solutions in two orders take 5-20 min: set HARDTESTS_KLEAR_ALL=1"),
 ]
 
 # Two known-wrong programs teach the suite its kill order (two kills per test are the default
