@@ -43,6 +43,7 @@ COPY --from=build /opt/venv /opt/venv
 ENV PATH=/opt/venv/bin:$PATH \
     PYTHONUNBUFFERED=1 \
     DEBUG=0 \
+    HARDTESTS_DEMO=0 \
     HARDTESTS_VAR_DIR=/var/lib/hardtests \
     HARDTESTS_STATIC_ROOT=/app/staticfiles \
     HARDTESTS_SANDBOX_CACHE=/var/cache/hardtests-sandbox \
@@ -57,4 +58,5 @@ USER 10001:10001
 EXPOSE 8000
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s \
     CMD ["python", "-c", "import os, urllib.request; urllib.request.urlopen('http://127.0.0.1:%s/healthz' % os.environ.get('PORT', '8000'), timeout=4)"]
-CMD ["gunicorn", "-c", "python:hardtests_web.gunicorn_conf", "hardtests_web.wsgi"]
+# The draining gunicorn, as compose.yaml and the systemd unit run it.
+CMD ["gunicorn", "-c", "python:hardtests_web.ops.gunicorn", "hardtests_web.wsgi"]
