@@ -80,6 +80,7 @@ base_make() {
     command -v debootstrap >/dev/null || fail "cannot pull $BASE and debootstrap is not installed"
     [ "$(id -u)" = 0 ] || fail "cannot pull $BASE, and making it with debootstrap needs root"
     ROOTFS=$(mktemp -d /var/tmp/hardtests-rootfs.XXXXXX)
+    chmod 755 "$ROOTFS"  # it becomes the image's /: mktemp's 700 would shut every other user out
     say "making $BASE with debootstrap --variant=minbase $SUITE from $MIRROR"
     local started; started=$(now)
     debootstrap --variant=minbase "$SUITE" "$ROOTFS" "$MIRROR" >"$WORK/debootstrap.log" 2>&1 \
