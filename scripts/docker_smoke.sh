@@ -19,6 +19,7 @@
 #    (root, CAP_SYS_ADMIN, seccomp and AppArmor unconfined) passes its healthcheck and /healthz/deep;
 #    programs with known verdicts go through the verification API with the Python client inside
 #    the web container (Python, C++ and Java: bubblewrap, the seccomp runner, g++ and the JDK);
+#    the worker needs three settings beyond compose.yaml's (below, at its `docker run`);
 #    the web stops cleanly on SIGTERM.
 #
 # Every container, the volume and the Redis are removed at the end, whatever happened; the image
@@ -172,9 +173,6 @@ umask 022
 
 VOLUME=$TAG-var
 docker volume create "$VOLUME" >/dev/null
-run() {  # a one-off command in the image, as its default (unprivileged) user
-    docker run --rm --network host --env-file "$WORK/env" -v "$VOLUME:/var/lib/hardtests" "$IMAGE" "$@"
-}
 step() {  # step "what" command...: the output on failure
     local what=$1; shift
     if ! "$@" >"$WORK/step.log" 2>&1; then
@@ -182,6 +180,21 @@ step() {  # step "what" command...: the output on failure
         fail "$what"
     fi
 }
+
+# The web: the image's own command and user. The one-off commands below run in it with
+# `docker exec` (as its user, with its environment): with a copying storage driver every new
+# container costs a copy of the image, about 30-60 s here.
+WEB=$TAG-web
+CONTAINERS+=("$WEB")
+docker run -d --name "$WEB" --network host --env-file "$WORK/env" -v "$VOLUME:/var/lib/hardtests" "$IMAGE" >/dev/null
+run() { docker exec "$WEB" "$@"; }
+deadline=$(( $(now) + 300 ))
+until curl -fsS -o "$WORK/healthz" "$BASE_URL/healthz" 2>/dev/null; do
+    [ "$(docker inspect -f '{{.State.Running}}' "$WEB")" = true ] \
+        || fail "the web container exited: $(docker logs --tail 15 "$WEB" 2>&1 | tr '\n' ' ')"
+    [ "$(now)" -lt "$deadline" ] || fail "no answer on $BASE_URL/healthz after 300 s"
+    sleep 1
+done
 
 step "manage.py migrate failed" run python manage.py migrate --noinput
 say "migrate: $(grep -c '  Applying ' "$WORK/step.log") migrations applied to a fresh SQLite database in the volume"
@@ -201,17 +214,6 @@ step "createsuperuser failed" run python manage.py createsuperuser --noinput --u
 step "create_api_token failed" run python manage.py create_api_token smoke --name docker-smoke
 API_TOKEN=$(tail -n 1 "$WORK/step.log")
 
-# The web: the image's own command and user.
-WEB=$TAG-web
-CONTAINERS+=("$WEB")
-docker run -d --name "$WEB" --network host --env-file "$WORK/env" -v "$VOLUME:/var/lib/hardtests" "$IMAGE" >/dev/null
-deadline=$(( $(now) + 180 ))
-until curl -fsS -o "$WORK/healthz" "$BASE_URL/healthz" 2>/dev/null; do
-    [ "$(docker inspect -f '{{.State.Running}}' "$WEB")" = true ] \
-        || fail "the web container exited: $(docker logs --tail 15 "$WEB" 2>&1 | tr '\n' ' ')"
-    [ "$(now)" -lt "$deadline" ] || fail "no answer on $BASE_URL/healthz after 180 s"
-    sleep 1
-done
 WEB_USER=$(docker exec "$WEB" id -un)
 [ "$WEB_USER" = hardtests ] || fail "the web runs as $WEB_USER, not hardtests"
 say "web: $BASE_URL/healthz answered $(head -c 80 "$WORK/healthz") ($(( $(now) - smoke_started )) s into the smoke test), as user $WEB_USER"
@@ -223,12 +225,21 @@ curl -fsS -o "$WORK/static" -D "$WORK/static.headers" "$BASE_URL$STATIC" || fail
 [ -s "$WORK/static" ] || fail "$STATIC is empty"
 say "static: $STATIC served by whitenoise ($(wc -c <"$WORK/static") bytes)"
 
-# A verify worker as compose.yaml runs it.
+# A verify worker: compose.yaml's settings (root, CAP_SYS_ADMIN, seccomp and AppArmor unconfined)
+# and three more that the sandbox needs inside a container, found by running it here:
+#  - systempaths=unconfined: Docker mounts /proc/sys read-only, and bubblewrap's
+#    --disable-userns writes /proc/sys/user/max_user_namespaces in its new namespace;
+#  - /sys/fs/cgroup writable: Docker mounts it read-only, and without a cgroup of its own per
+#    batch the sandbox has no CPU time of every process, so it refuses to judge (SE);
+#  - /dev/shm with exec: Docker's is noexec, and a batch's copy of a compiled program lives there.
+# (--privileged would give the first two, and cannot start where the engine lacks a capability.)
 WORKER=$TAG-verify-worker
 CONTAINERS+=("$WORKER")
 docker run -d --name "$WORKER" --network host --env-file "$WORK/env" -v "$VOLUME:/var/lib/hardtests" \
     --user 0:0 --cap-add SYS_ADMIN --cap-add SYS_NICE \
     --security-opt seccomp=unconfined --security-opt apparmor=unconfined \
+    --security-opt systempaths=unconfined -v /sys/fs/cgroup:/sys/fs/cgroup:rw \
+    --tmpfs /dev/shm:rw,nosuid,nodev,exec,size=512m \
     "$IMAGE" python manage.py rqworker --worker-class hardtests_web.ops.worker.CheckedWorker api >/dev/null
 deadline=$(( $(now) + 180 ))
 until docker exec "$WORKER" python -m hardtests_web.ops.healthcheck >/dev/null 2>"$WORK/worker-health"; do
