@@ -264,7 +264,7 @@ other = [p for p in deep["problems"] if p not in not_started]
 if other:
     print(f"docker_smoke: /healthz/deep also reports: {other}", file=sys.stderr)
 print(f"docker_smoke: /healthz/deep: {sys.argv[2]}; checks {', '.join(deep['checks'])} ok; "
-      f"{len(judges)} verify worker able to judge; the other {len(deep['problems'])} problems name "
+      f"{len(judges)} verify worker able to judge; {len(deep['problems'])} problem(s) reported, all about "
       "what this smoke test does not start (janitor, other queues)")
 sys.exit(1 if failed or not judges or other else 0)
 PY
@@ -297,7 +297,7 @@ sys.exit(f"wrong reward for {failures}" if failures else 0)
 EOF
 docker cp "$WORK/verify.py" "$WEB:/tmp/verify.py" >/dev/null
 if ! HARDTESTS_URL=$BASE_URL HARDTESTS_TOKEN=$API_TOKEN \
-        docker exec -e HARDTESTS_URL -e HARDTESTS_TOKEN "$WEB" python /tmp/verify.py >"$WORK/verify.out" 2>&1; then
+        docker exec -e HARDTESTS_URL -e HARDTESTS_TOKEN -e PYTHONPATH=/app "$WEB" python /tmp/verify.py >"$WORK/verify.out" 2>&1; then
     cat "$WORK/verify.out" >&2
     docker logs --tail 30 "$WORKER" >&2 2>&1 || true
     fail "a verification through the API did not give the expected reward"
