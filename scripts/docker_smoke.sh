@@ -280,13 +280,17 @@ from pathlib import Path
 from hardtests_client import HardTestsClient, VerifyRequest
 
 SOLUTIONS = Path("/app/problems/demo_data/isqrt/solutions")
-CASES = [("oracle.py", "python3", 1), ("wrong_float_pow.py", "python3", 0), ("oracle.cpp", "cpp", 1),
+# The fresh demo's active suite is its sample test (no kit is materialised here): the wrong
+# programs fail that sample.
+OFF_BY_ONE = "import sys\nfor n in sys.stdin.read().split()[1:]:\n    print(int(int(n) ** 0.5) + 1)\n"
+CASES = [("oracle.py", "python3", 1), ("off_by_one.py", "python3", 0), ("oracle.cpp", "cpp", 1),
          ("wrong_overflow_search.cpp", "cpp", 0), ("oracle.java", "java", 1)]
 failures = []
 with HardTestsClient(timeout_s=300) as client:
     for name, language, expected in CASES:
         started = time.monotonic()
-        result = client.verify("demo:demo/isqrt", (SOLUTIONS / name).read_text(), language, mode="all")
+        code = OFF_BY_ONE if name == "off_by_one.py" else (SOLUTIONS / name).read_text()
+        result = client.verify("demo:demo/isqrt", code, language, mode="all")
         line = {"program": name, "verdict": result.verdict, "reward": result.reward, "expected": expected,
                 "passed": result.passed,
                 "total": result.total, "seconds": round(time.monotonic() - started, 1)}
