@@ -148,8 +148,8 @@ def test_docker_image_builds_and_passes_its_smoke_test() -> None:
                 if line.startswith("docker_smoke: verify: {")]
     # an oracle and a wrong program in each of Python and C++, and a Java oracle, judged in the container
     assert sorted((v["program"], v["reward"]) for v in verified) == [
-        ("oracle.cpp", 1), ("oracle.java", 1), ("oracle.py", 1),
-        ("off_by_one.py", 0), ("wrong_overflow_search.cpp", 0)]
+        ("off_by_one.py", 0), ("oracle.cpp", 1), ("oracle.java", 1), ("oracle.py", 1),
+        ("wrong_overflow_search.cpp", 0)]
     assert all(v["total"] >= 1 for v in verified)
     assert "1 verify worker able to judge" in output and "web HEALTHCHECK: healthy" in output
     assert "web: SIGTERM stopped it" in output
