@@ -49,7 +49,7 @@ from .types import SandboxUnavailable
 RUNNER_SOURCE = Path(__file__).with_name("runner.c")
 # beside the runner in its directory (bound read-only into every sandbox): what it includes
 # and the Python zygote it starts for -Z
-RUNNER_PARTS = ("runner_zygote.h", "zygote.py")
+RUNNER_PARTS = ("runner_zygote.h", "wipe_tree.h", "zygote.py")
 # every library call resolved when the runner starts (once per batch), not at its first call in
 # each test's init and program process (a symbol lookup and a copy-on-write fault each, per test)
 RUNNER_FLAGS = ("-O2", "-Wall", "-Wl,-z,now")
@@ -513,13 +513,15 @@ def build_dir() -> Path:
     return make_private_dir(neutral_root(), writable_by_sandbox=True)
 
 
-def tool_dir(source_path: Path, binary: str) -> Path:
-    """A directory holding one of our own C helpers, built once per source version."""
+def tool_dir(source_path: Path, binary: str, parts: tuple[str, ...] = ()) -> Path:
+    """A directory holding one of our own C helpers, built once per version of its source and of
+    the files beside it that it includes (`parts`)."""
     source = source_path.read_bytes()
+    included = [source_path.with_name(name).read_bytes() for name in parts]
     cc = shutil.which("gcc") or shutil.which("cc")
     if cc is None:
         raise SandboxUnavailable("a C compiler is needed to build the sandbox runner: apt-get install gcc")
-    key = key_of(binary, source, tool_fingerprint(cc))
+    key = key_of(binary, source, *included, tool_fingerprint(cc))
     kind = "tools"
     final = entry_path(kind, key)
     if (final / binary).exists():

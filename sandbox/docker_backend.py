@@ -406,7 +406,8 @@ class DockerSandbox(Sandbox):
                 f"no Docker engine answers ({exc}): apt-get install docker.io and start dockerd"
             ) from None
         self.runner_dir: Path = cache.tool_view(cache.runner_dir())
-        self.dock_dir: Path = cache.tool_view(cache.tool_dir(Path(__file__).with_name("docker_init.c"), "hts-dock"))
+        self.dock_dir: Path = cache.tool_view(cache.tool_dir(Path(__file__).with_name("docker_init.c"), "hts-dock",
+                                                                 ("wipe_tree.h",)))
         self.cgroup_version = self._cgroup_version(info)
         if self.cgroup_version == "v1":
             _sweep_stale_cgroups()

@@ -102,56 +102,11 @@ static int cmd_init(int argc, char **argv) {
     return 2;
 }
 
-/* Remove everything below dir that this uid may remove (a test's leftovers are all its
- * own), one directory descriptor at a time however deep the tree: paths beyond PATH_MAX
- * are never built (the same walk as hts-runner's wipe_tree). */
+#include "wipe_tree.h"
+
+/* Remove everything below dir that this uid may remove (a test's leftovers are all its own). */
 static void wipe(const char *dir) {
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), depth = 0;
-    long long steps = 0;
-    while (fd >= 0 && steps++ < 10000000) {
-        DIR *d = fdopendir(dup(fd));
-        if (!d) break;
-        int descended = 0;
-        struct dirent *e;
-        while ((e = readdir(d)) != NULL) {
-            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-            if (unlinkat(fd, e->d_name, 0) == 0) continue;
-            if (errno != EISDIR && errno != EPERM) continue;
-            if (unlinkat(fd, e->d_name, AT_REMOVEDIR) == 0) continue;
-            fchmodat(fd, e->d_name, 0700, 0); /* a directory left unreadable on purpose */
-            int sub = openat(fd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            if (sub < 0) continue;
-            close(fd);
-            fd = sub;
-            depth++;
-            descended = 1;
-            break;
-        }
-        closedir(d);
-        if (descended) continue;
-        if (depth == 0) break;
-        struct stat here;
-        if (fstat(fd, &here) != 0) break;
-        int up = openat(fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        close(fd);
-        fd = up;
-        depth--;
-        if (fd < 0) break;
-        /* a directory that stays non-empty would be entered again forever: give up */
-        DIR *check = fdopendir(dup(fd));
-        int stuck = 0;
-        if (check) {
-            while ((e = readdir(check)) != NULL) {
-                if (e->d_ino == here.st_ino && strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
-                    stuck = unlinkat(fd, e->d_name, AT_REMOVEDIR) != 0;
-                    break;
-                }
-            }
-            closedir(check);
-        }
-        if (stuck) break;
-    }
-    if (fd >= 0) close(fd);
+    wipe_tree(open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
 }
 
 /* /proc/sysvipc/{shm,msg,sem}: a header line, then "key id ..." per object. */
