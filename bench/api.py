@@ -169,6 +169,60 @@ class Stack:
                 child.wait()
 
 
+class World:
+    """A throwaway installation for one benchmark run: a temporary HARDTESTS_VAR_DIR with SQLite,
+    a private redis-server on a unix socket, settings as `serve --no-demo` has them (DEBUG off, no
+    rate limit) plus `env`, and a Stack for gunicorn and the workers. `populate()` (inside the
+    caller's try) makes the user, its token and the 40-test suite of `suite_tests()`; `close()`
+    (in its finally) stops everything and removes the directory unless kept."""
+
+    def __init__(self, prefix: str, **env: str) -> None:
+        self.var = Path(tempfile.mkdtemp(prefix=prefix))
+        redis_dir = self.var / "redis"
+        os.environ.update(
+            HARDTESTS_VAR_DIR=str(self.var), REDIS_URL=f"unix://{redis_dir / 'redis.sock'}?db=0", DEBUG="0",
+            SECRET_KEY=secrets.token_urlsafe(40), HARDTESTS_DEMO="0", HARDTESTS_API_RATE_LIMIT="1000000",
+            LOG_LEVEL="WARNING", **env,
+        )
+        os.environ.pop("DATABASE_URL", None)
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hardtests_web.settings")
+        import django
+
+        django.setup()
+        from core.embedded import start_redis_server
+
+        self.redis_child = start_redis_server(redis_dir, daemonize=False)
+        self.stack = Stack(dict(os.environ, PYTHONUNBUFFERED="1"), self.var)
+
+    def populate(self) -> tuple[str, Any]:
+        """(the bench user's API token, the problem `sum-n`'s active suite)."""
+        from django.contrib.auth import get_user_model
+        from django.core.management import call_command
+
+        from api.tokens import token_create
+        from problems.models import Problem, TestSuite
+        from problems.services import NewTest, suite_activate, suite_add_tests, suite_create
+
+        call_command("migrate", verbosity=0)
+        user = get_user_model().objects.create_user("bench", password=secrets.token_urlsafe(16))
+        token = token_create(user=user, name="bench").secret
+        problem = Problem.objects.create(source="bench", pid="sum-n", title="Sum of n integers",
+                                         statement="Print the sum.", time_limit_ms=2000, memory_limit_mb=256)
+        suite = suite_create(problem=problem, origin=TestSuite.Origin.GENERATED)
+        suite_add_tests(suite=suite, tests=[NewTest(input=i, output=o, kind=k) for k, i, o in suite_tests()])
+        return token, suite_activate(suite=suite)
+
+    def close(self, keep: bool) -> None:
+        self.stack.stop()
+        if self.redis_child is not None:
+            self.redis_child.terminate()
+            self.redis_child.wait(timeout=10)
+        if keep:
+            print(f"kept {self.var}")
+        else:
+            shutil.rmtree(self.var, ignore_errors=True)
+
+
 def post(url: str, token: str, body: dict[str, Any], timeout: float = 120) -> tuple[int, dict[str, Any]]:
     request = urllib.request.Request(
         url, data=json.dumps(body).encode(), method="POST",
@@ -235,43 +289,13 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory (logs)")
     args = parser.parse_args()
 
-    var = Path(tempfile.mkdtemp(prefix="hardtests-bench-api-"))
-    redis_dir = var / "redis"
-    os.environ.update(
-        HARDTESTS_VAR_DIR=str(var),
-        REDIS_URL=f"unix://{redis_dir / 'redis.sock'}?db=0",
-        DEBUG="0",
-        SECRET_KEY=secrets.token_urlsafe(40),
-        HARDTESTS_DEMO="0",
-        HARDTESTS_API_RATE_LIMIT="1000000",
-        LOG_LEVEL="WARNING",
-    )
-    os.environ.pop("DATABASE_URL", None)
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hardtests_web.settings")
-
-    import django
-
-    django.setup()
-    from django.contrib.auth import get_user_model
-    from django.core.management import call_command
-
-    from api.tokens import token_create
-    from core.embedded import start_redis_server
+    world = World("hardtests-bench-api-")
+    stack = world.stack
     from problems.judging import judge_code
-    from problems.models import Problem, TestSuite
-    from problems.services import NewTest, suite_activate, suite_add_tests, suite_create
 
-    redis_child = start_redis_server(redis_dir, daemonize=False)
-    stack = Stack(dict(os.environ, PYTHONUNBUFFERED="1"), var)
     try:
-        call_command("migrate", verbosity=0)
-        user = get_user_model().objects.create_user("bench", password=secrets.token_urlsafe(16))
-        token = token_create(user=user, name="bench").secret
-        problem = Problem.objects.create(source="bench", pid="sum-n", title="Sum of n integers",
-                                         statement="Print the sum.", time_limit_ms=2000, memory_limit_mb=256)
-        suite = suite_create(problem=problem, origin=TestSuite.Origin.GENERATED)
-        suite_add_tests(suite=suite, tests=[NewTest(input=i, output=o, kind=k) for k, i, o in suite_tests()])
-        suite = suite_activate(suite=suite)
+        token, suite = world.populate()
+        problem = suite.problem
         print(f"suite: {suite.test_count} tests ({', '.join(f'{k} {v}' for k, v in suite.counts_by_kind.items())}); "
               f"language {args.language}; {os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.1f} at start")
 
@@ -335,14 +359,7 @@ def main() -> int:
         errors = sum(len(r["errors"]) for r in (api_conc, direct, api_seq, direct_seq))
         return 1 if errors else 0
     finally:
-        stack.stop()
-        if redis_child is not None:
-            redis_child.terminate()
-            redis_child.wait(timeout=10)
-        if args.keep:
-            print(f"kept {var}")
-        else:
-            shutil.rmtree(var, ignore_errors=True)
+        world.close(args.keep)
 
 
 if __name__ == "__main__":

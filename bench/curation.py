@@ -24,11 +24,8 @@ import argparse
 import importlib.util
 import json
 import os
-import secrets
-import shutil
 import statistics
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -121,38 +118,11 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory (logs)")
     args = parser.parse_args()
 
-    var = Path(tempfile.mkdtemp(prefix="hardtests-bench-curation-"))
-    redis_dir = var / "redis"
-    os.environ.update(
-        HARDTESTS_VAR_DIR=str(var), REDIS_URL=f"unix://{redis_dir / 'redis.sock'}?db=0", DEBUG="0",
-        SECRET_KEY=secrets.token_urlsafe(40), HARDTESTS_DEMO="0", HARDTESTS_API_RATE_LIMIT="1000000",
-        LOG_LEVEL="WARNING", HARDTESTS_CURATION_CHAINS=str(args.workers),
-    )
-    os.environ.pop("DATABASE_URL", None)
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hardtests_web.settings")
-    import django
-
-    django.setup()
-    from django.contrib.auth import get_user_model
-    from django.core.management import call_command
-
-    from api.tokens import token_create
-    from core.embedded import start_redis_server
-    from problems.models import Problem, TestSuite
-    from problems.services import NewTest, suite_activate, suite_add_tests, suite_create
-
-    redis_child = start_redis_server(redis_dir, daemonize=False)
-    stack = bench_api.Stack(dict(os.environ, PYTHONUNBUFFERED="1"), var)
+    world = bench_api.World("hardtests-bench-curation-", HARDTESTS_CURATION_CHAINS=str(args.workers))
+    stack, var = world.stack, world.var
     errors: list[str] = []
     try:
-        call_command("migrate", verbosity=0)
-        user = get_user_model().objects.create_user("bench", password=secrets.token_urlsafe(16))
-        token = token_create(user=user, name="bench").secret
-        problem = Problem.objects.create(source="bench", pid="sum-n", title="Sum of n integers",
-                                         statement="Print the sum.", time_limit_ms=2000, memory_limit_mb=256)
-        suite = suite_create(problem=problem, origin=TestSuite.Origin.GENERATED)
-        suite_add_tests(suite=suite, tests=[NewTest(input=i, output=o, kind=k) for k, i, o in bench_api.suite_tests()])
-        suite_activate(suite=suite)
+        token, _suite = world.populate()
         base = stack.start_api(workers=args.workers, threads=max(8, args.clients * 2),
                                worker_args=["--worker-class", "hardtests_web.ops.worker.CheckedWorker"], timeout_s=120)
         print(f"suite: 40 tests; {os.cpu_count()} CPUs; {args.workers} sandbox workers (both sides); "
@@ -180,14 +150,7 @@ def main() -> int:
         for error in sorted(set(errors))[:10]:
             print(f"error: {error}")
     finally:
-        stack.stop()
-        if redis_child is not None:
-            redis_child.terminate()
-            redis_child.wait(timeout=10)
-        if args.keep:
-            print(f"kept {var}")
-        else:
-            shutil.rmtree(var, ignore_errors=True)
+        world.close(args.keep)
     return 1 if errors else 0
 
 

@@ -50,11 +50,9 @@ import argparse
 import importlib.util
 import os
 import secrets
-import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -317,41 +315,18 @@ def main() -> int:
     args = parser.parse_args()
     sections = set(args.only.split(","))
 
-    var = Path(tempfile.mkdtemp(prefix="hardtests-bench-verify-"))
-    redis_dir = var / "redis"
-    os.environ.update(
-        HARDTESTS_VAR_DIR=str(var), REDIS_URL=f"unix://{redis_dir / 'redis.sock'}?db=0", DEBUG="0",
-        SECRET_KEY=secrets.token_urlsafe(40), HARDTESTS_DEMO="0", HARDTESTS_API_RATE_LIMIT="1000000",
-        LOG_LEVEL="WARNING", HARDTESTS_API_BATCH_MAX=str(max(32, args.batch)),
-    )
-    os.environ.pop("DATABASE_URL", None)
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hardtests_web.settings")
-    import django
-
-    django.setup()
-    from django.contrib.auth import get_user_model
-    from django.core.management import call_command
-
-    from api.tokens import token_create
-    from core.embedded import start_redis_server
+    world = bench_api.World("hardtests-bench-verify-", HARDTESTS_API_BATCH_MAX=str(max(32, args.batch)))
+    stack = world.stack
     from problems.judging import judge_code
     from problems.models import Problem, TestSuite
     from problems.services import NewTest, suite_activate, suite_add_tests, suite_create
     from sandbox import get_sandbox
 
-    redis_child = start_redis_server(redis_dir, daemonize=False)
-    stack = bench_api.Stack(dict(os.environ, PYTHONUNBUFFERED="1"), var)
     errors: list[str] = []
     try:
-        call_command("migrate", verbosity=0)
-        user = get_user_model().objects.create_user("bench", password=secrets.token_urlsafe(16))
-        token = token_create(user=user, name="bench").secret
-        problem = Problem.objects.create(source="bench", pid="sum-n", title="Sum of n integers",
-                                         statement="Print the sum.", time_limit_ms=2000, memory_limit_mb=256)
-        suite = suite_create(problem=problem, origin=TestSuite.Origin.GENERATED)
+        token, suite = world.populate()
+        problem = suite.problem
         tests = bench_api.suite_tests()
-        suite_add_tests(suite=suite, tests=[NewTest(input=i, output=o, kind=k) for k, i, o in tests])
-        suite = suite_activate(suite=suite)
         ordered = sorted(tests, key=lambda t: ORDER[t[0]])  # judging order, hacking first (stable)
         one = Problem.objects.create(source="bench", pid="sum-1", title="Sum, one test", statement="Print the sum.",
                                      time_limit_ms=2000, memory_limit_mb=256)
@@ -477,14 +452,7 @@ def main() -> int:
         client.close()
         return 1 if errors else 0
     finally:
-        stack.stop()
-        if redis_child is not None:
-            redis_child.terminate()
-            redis_child.wait(timeout=10)
-        if args.keep:
-            print(f"kept {var}")
-        else:
-            shutil.rmtree(var, ignore_errors=True)
+        world.close(args.keep)
 
 
 if __name__ == "__main__":
