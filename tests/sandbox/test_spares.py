@@ -195,7 +195,7 @@ def test_no_spare_starts_while_a_batch_of_this_process_runs_and_its_end_is_not_w
 ) -> None:
     """Starting a spare (bubblewrap's namespaces, the runner's filter) would take CPU from the
     tests of the batch that took the last one: the replacement starts once the batch is over.
-    A closed batch's sandbox ends off its caller's path (the reaper), and is gone once settled."""
+    A closed batch's sandbox is ended once, as it closes."""
     run(sb, ADD["cpp"], ["1 2\n"])
     assert sb.compile("cpp", SLEEP).ok  # its compile is a batch too: not the one under watch
     sb.settle_warm()
@@ -219,7 +219,7 @@ def test_no_spare_starts_while_a_batch_of_this_process_runs_and_its_end_is_not_w
     assert [t for t in started_at if began <= t <= over] == []
     sb.settle_warm()
     assert len(started_at) == 1 and started_at[0] > over  # the replacement, after the batch
-    assert len(ended) == 1  # the batch's own sandbox, by the reaper
+    assert len(ended) == 1  # the batch's own sandbox
 
 
 def test_a_forked_child_has_no_spares_and_the_parent_keeps_its_own(sb: Sandbox, spares: dict[str, int]) -> None:
