@@ -779,10 +779,15 @@ class BwrapBatch(Batch):
             for fd in (self.wake_r, self.wake_w):
                 with contextlib.suppress(OSError):
                     os.close(fd)
-        # Ended here, not by the reaper: the answer must not go out while the last test's processes
-        # (a fork bomb's 80 sleepers as its PID namespace is torn down) are still on the host;
-        # test_hostile.py::test_fork_bomb_is_contained[java] caught them 1 run in 8 with the reaper.
-        self.started.stop()
+        if self.aborted or self.unanswered:
+            # tests were in flight and were killed with the sandbox: the answer must not go out
+            # while their processes (a fork bomb's thousands) are still on the host
+            self.started.stop()
+        else:
+            # every test was answered, and the runner answers a test only once every process
+            # it left is gone (hts-runner's test_leftovers): what is left is the runner's own
+            # exit, the cgroup and the directories, ended off the caller's path
+            REAPER.put(self.started)
         SPARES.want(self.spec)
 
 

@@ -19,6 +19,21 @@ from .conftest import REPO, run_one
 LANGS = ["cpp", "python3", "java"]
 
 
+def host_pids_running(marker: str) -> list[int]:
+    """Processes whose command line holds `marker`, read straight from /proc (a ps would start
+    tens of milliseconds after the moment of interest)."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                with open(f"/proc/{entry.name}/cmdline", "rb") as cmdline:
+                    if marker.encode() in cmdline.read():
+                        found.append(int(entry.name))
+            except OSError:
+                pass
+    return found
+
+
 def host_processes_matching(marker: str) -> list[str]:
     out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
     return [line for line in out.splitlines() if marker in line and "ps -eo" not in line]
@@ -42,6 +57,45 @@ def test_fork_bomb_is_contained(sb: Sandbox, language: str) -> None:
     assert result.verdict in FORK_BOMB_VERDICTS
     assert result.verdict == Verdict.TLE or language == "java"
     assert host_processes_matching("424242") == []
+
+
+# a program that answers correctly and leaves children behind it, each holding 96 MB (so that
+# their end takes the kernel a while) and none holding the program's output open (which the
+# runner would wait for), and tells us only once they all hold it
+_HOLD = "import os, time\nb = b'\\x01' * (96 << 20)\nos.write({fd}, b'1')\ntime.sleep(434343)\n"
+LEAVE_SLEEPERS = {
+    "cpp": "#include <unistd.h>\n#include <fcntl.h>\n#include <cstdio>\n#include <cstring>\n#include <cstdlib>\n"
+           "int main(int argc, char** argv){\n"
+           "  if (argc > 2) { size_t n = 96u << 20; char* p = (char*)malloc(n); memset(p, 1, n);\n"
+           "    if (write(atoi(argv[2]), \"1\", 1) != 1) return 1; for (;;) pause(); }\n"
+           "  int fd[2]; if (pipe(fd)) return 1; char w[16]; snprintf(w, sizeof w, \"%d\", fd[1]);\n"
+           "  for (int i = 0; i < 4; i++) if (fork() == 0) { dup2(open(\"/dev/null\", O_WRONLY), 1); dup2(1, 2);\n"
+           "    execl(\"/proc/self/exe\", \"hold\", \"434343\", w, (char*)0); _exit(1); }\n"
+           "  char c; for (int i = 0; i < 4; i++) if (read(fd[0], &c, 1) != 1) return 1;\n"
+           "  puts(\"ok\"); return 0; }\n",
+    "python3": "import os, sys\nr, w = os.pipe()\nos.set_inheritable(w, True)\n"
+               "for _ in range(4):\n    if os.fork() == 0:\n"
+               "        os.dup2(os.open('/dev/null', os.O_WRONLY), 1)\n        os.dup2(1, 2)\n"
+               "        os.execv('/usr/bin/python3', ['python3', '-c', " + repr(_HOLD) + ".format(fd=w)])\n"
+               "for _ in range(4):\n    os.read(r, 1)\nprint('ok')\n",
+    "java": "public class Main { public static void main(String[] a) throws Exception {\n"
+            "for (int i = 0; i < 40; i++) new ProcessBuilder(\"/usr/bin/sleep\", \"434343\").start();\n"
+            "System.out.println(\"ok\"); System.exit(0); } }\n",
+}
+
+
+@pytest.mark.parametrize("language", LANGS)
+def test_a_tests_leftovers_are_gone_when_its_answer_comes(sb: Sandbox, language: str) -> None:
+    """Whoever reads a test's result (a lane, the API's answer, the next request) finds none of
+    the processes it left on the machine, though the sandbox's own end comes after the answer."""
+    prog = sb.compile(language, LEAVE_SLEEPERS[language])
+    assert prog.ok, prog.message
+    for _ in range(5):  # the kernel's end of the leftovers races the answer: without the
+        # runner's wait, about one run in two finds some (ps would start too late to see them)
+        [result] = sb.run(prog, [""], Limits(time_s=4, wall_s=30, memory_mb=1024))
+        leftovers = host_pids_running("434343")
+        assert result.verdict == Verdict.OK and result.stdout.strip() == b"ok", result
+        assert leftovers == []
 
 
 # two threads (or child processes) each burn 0.4 s of their own CPU time and end:
