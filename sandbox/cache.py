@@ -102,14 +102,20 @@ def _neutral_root(root: str, uid: int, chosen: str = "") -> Path:
         path = _own_dir(Path(chosen) / name, uid)
         if path is None:
             raise SandboxUnavailable(f"{WORK_DIR_ENV}={chosen}: cannot make a private directory {name} there")
+        if not _allows_exec(path):
+            raise SandboxUnavailable(f"{WORK_DIR_ENV}={chosen} is on a filesystem mounted noexec: "
+                                     "programs bound from there cannot run; choose a directory that allows exec")
         return path
     candidates = [Path("/var/tmp"), Path(tempfile.gettempdir()), Path("/tmp"), MEMORY_SCRATCH]
     same = [c for c in candidates if _usable(c) and os.stat(c).st_dev == dev and not _names_checkout(c)]
     for parent in [*same, MEMORY_SCRATCH, Path(tempfile.gettempdir())]:
+        if not _usable(parent):
+            continue
         path = _own_dir(parent / name, uid)
         if path is not None:
             return path
-    raise SandboxUnavailable(f"no private directory for the sandboxes' binds (tried {name} in /tmp, /dev/shm)")
+    raise SandboxUnavailable(f"no private directory for the sandboxes' binds (tried {name} in /var/tmp, /tmp, "
+                             f"/dev/shm: each must be writable and allow exec; or set {WORK_DIR_ENV})")
 
 
 def memory_root() -> Path:
@@ -141,7 +147,17 @@ def _own_dir(path: Path, uid: int) -> Path | None:
 
 
 def _usable(path: Path) -> bool:
-    return path.is_dir() and os.access(path, os.W_OK | os.X_OK)
+    return path.is_dir() and os.access(path, os.W_OK | os.X_OK) and _allows_exec(path)
+
+
+def _allows_exec(path: Path) -> bool:
+    """Whether programs may run from `path`'s filesystem: a bind of a file from a noexec mount
+    stays noexec inside the sandbox (Docker's /dev/shm, hardened hosts' /tmp), and every
+    program bound from there would fail to start."""
+    try:
+        return not os.statvfs(path).f_flag & os.ST_NOEXEC
+    except OSError:
+        return False
 
 
 def _names_checkout(path: Path) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import shutil
+import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox import Sandbox, Verdict, cache
+from sandbox import Limits, Sandbox, SandboxUnavailable, Verdict, cache
 
 KB = 1024
 
@@ -155,3 +156,44 @@ def test_two_workers_publish_and_evict_the_same_cache(cache_dir: Path) -> None:
     assert sum(kept.values()) <= 1024 * KB
     assert len(kept) >= 5  # eviction stops at 90% of the cap, it does not empty the cache
     assert [p.name for p in (cache_dir / "staging").iterdir()] == []
+
+
+@pytest.fixture
+def noexec_tmpfs() -> Iterator[Path]:
+    where = Path(tempfile.mkdtemp(prefix="hts-noexec-"))
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "noexec,size=64m,mode=1777", "tmpfs", str(where)],
+                             capture_output=True, text=True)
+    if mounted.returncode != 0:
+        where.rmdir()
+        pytest.skip(f"cannot mount a noexec tmpfs here (root needed): {mounted.stderr.strip()}")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], check=False)
+        where.rmdir()
+
+
+def test_programs_are_never_bound_from_a_noexec_filesystem(
+    sb: Sandbox, noexec_tmpfs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Docker's /dev/shm and some hardened hosts' /tmp are mounted noexec: a program bound from
+    there could not start in the sandbox, and every verdict would be the machine's doing."""
+    monkeypatch.setattr(cache, "MEMORY_SCRATCH", noexec_tmpfs)
+    assert not str(cache.memory_root()).startswith(str(noexec_tmpfs))
+    view = cache.program_view(Path(sb.compile("cpp", "int main(){return 0;}\n").path))
+    try:
+        assert not str(view).startswith(str(noexec_tmpfs))
+    finally:
+        shutil.rmtree(view, ignore_errors=True)
+    prog = sb.compile("cpp", "#include <cstdio>\nint main(){puts(\"7\");}\n")
+    [result] = sb.run(prog, [""], Limits(time_s=2, memory_mb=256))
+    assert result.verdict == Verdict.OK and result.stdout == b"7\n"
+
+
+def test_a_noexec_work_dir_is_refused_with_its_reason(noexec_tmpfs: Path) -> None:
+    cache._neutral_root.cache_clear()
+    try:
+        with pytest.raises(SandboxUnavailable, match="noexec"):
+            cache._neutral_root(str(cache.cache_root()), os.geteuid(), str(noexec_tmpfs / "work"))
+    finally:
+        cache._neutral_root.cache_clear()
