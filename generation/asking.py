@@ -88,9 +88,11 @@ def ask(run: GenerationRun, rec: RunRecorder, *, purpose: str, prompt_version: s
         rec.log(f"{label}: reply sent back: {problem}")
         messages = prompting.retry_messages(messages, reply, problem)
         rec.check_cancel()
+    cut = (f"; the reply was cut off at HARDTESTS_LLM_MAX_TOKENS ({settings.HARDTESTS_LLM_MAX_TOKENS}): raise it, "
+           "or use a model that reasons more briefly, and run again" if last and last.finish_reason == "length" else "")
     raise RunFailed(FailureReason.LLM_REPLY_INVALID,
                     f"the {purpose} reply was invalid after {retries + 1} attempt(s): {last_error}"
-                    f" (reply kept on LLM call #{last.pk if last else '?'})")
+                    f" (reply kept on LLM call #{last.pk if last else '?'}){cut}")
 
 
 def validator_review(run: GenerationRun, rec: RunRecorder, sb: Sandbox,
@@ -202,10 +204,31 @@ def judge_repair(run: GenerationRun, rec: RunRecorder, session: Conversation, ca
     return save_kit(run, rec, session)
 
 
-def _judge_request_review(sb: Sandbox, session: Conversation, cases: list[JudgeCase]) -> Review[ValidatorReply]:
+# A judging function asked for may accept at most this share of answers printed for other inputs.
+MAX_CROSS_ACCEPTED = 0.8
+MIN_CROSS_PAIRS = 5
+
+
+def cross_pairs(answers: list[tuple[str, str]]) -> list[tuple[str, bytes, bytes]]:
+    """(input, an answer a correct program printed for another input, the reference for this input), where
+    the two answers differ: what a judge that checks only an answer's form (or nothing) accepts."""
+    pairs: list[tuple[str, bytes, bytes]] = []
+    for shift in (1, 2, 3):
+        if shift >= len(answers):
+            break
+        for i, (text, reference) in enumerate(answers):
+            other = answers[(i + shift) % len(answers)][1]
+            if other.split() != reference.split():
+                pairs.append((text, other.encode(), reference.encode()))
+    return pairs
+
+
+def _judge_request_review(sb: Sandbox, session: Conversation, cases: list[JudgeCase],
+                          answers: list[tuple[str, str]]) -> Review[ValidatorReply]:
     """The call-1 self-checks, and: a judging function exists, it accepts both oracles' outputs on every
-    disagreeing input (each against the other), and it rejects an empty output (no judge that accepts
-    everything)."""
+    disagreeing input (each against the other), it rejects an empty output, and it rejects most answers
+    printed for other inputs. The last two keep a judge that accepts anything (or only checks an answer's
+    form) from hiding oracles that truly disagree, which is an oracle bug, not several right answers."""
 
     def review(parsed: ValidatorReply) -> tuple[str, str] | None:
         if not parsed.output_judging_function:
@@ -229,13 +252,23 @@ def _judge_request_review(sb: Sandbox, session: Conversation, cases: list[JudgeC
                     "output_judging_function accepts an empty output, which is never a correct answer here "
                     f"(input {accepted_empty[0][0][:300]!r}); it must check the candidate's answer, not accept "
                     "everything")
+        cross = cross_pairs(answers)
+        if len(cross) >= MIN_CROSS_PAIRS:
+            taken = [t for t, (ok, _) in zip(cross, checker.accepts(sb, cross), strict=True) if ok]
+            if len(taken) > MAX_CROSS_ACCEPTED * len(cross):
+                text, other, reference = taken[0]
+                return (FailureReason.JUDGE_INVALID,
+                        f"output_judging_function accepts {len(taken)} of {len(cross)} answers that a correct program "
+                        f"printed for OTHER inputs, e.g. for input {text[:300]!r} (reference {reference.decode(errors='replace')[:200]!r}) it "
+                        f"accepts {other.decode(errors='replace')[:200]!r}; it must check that the candidate's answer is right for this "
+                        "input, not only its form")
         return None
 
     return review
 
 
 def judge_request(run: GenerationRun, rec: RunRecorder, sb: Sandbox, session: Conversation,
-                  cases: list[JudgeCase], why: str) -> TestKit:
+                  cases: list[JudgeCase], why: str, answers: list[tuple[str, str]] | None = None) -> TestKit:
     """Oracles that pass the samples disagree on most inputs and there is no judging function: ask the
     model for one, showing the disagreeing outputs (Klear sends inconsistent outputs back; HardTestGen's
     judge exists for this). A new kit version with the judge; RunFailed when the model cannot give one."""
@@ -255,7 +288,7 @@ def judge_request(run: GenerationRun, rec: RunRecorder, sb: Sandbox, session: Co
                                     "in a ```json fenced block."}]
     fixed, convo = ask(run, rec, purpose="judge_request", prompt_version=prompting.VALIDATOR_PROMPT,
                        messages=messages, parse=parse_validator_reply,
-                       review=_judge_request_review(sb, session, cases))
+                       review=_judge_request_review(sb, session, cases, answers or []))
     session.messages, session.parsed = convo, fixed
     kit = save_kit(run, rec, session)
     rec.log(f"kit v{kit.version}: judging function for several right answers (accepts both oracles' outputs on "

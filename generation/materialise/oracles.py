@@ -43,6 +43,7 @@ COMPILED = frozenset({Language.CPP, Language.JAVA})
 MAX_CASES = 5
 # Below this share of agreement (with no judging function), disagreement looks like several right answers.
 MANY_ANSWERS = 0.5
+CROSS_INPUTS = 20
 
 
 @dataclass
@@ -83,10 +84,15 @@ class JudgeRejects(MaterialiseError):
         self.cases = cases
 
 
-# "absolute or relative error", "error does not exceed", "precision of", "tolerance" ...
+# "absolute or relative error", "error does not exceed", "precision of", "tolerance" ...: these words say
+# the answers are real numbers even without a number next to them.
 _ERROR_WORDS = re.compile(r"(absolute|relative)\s+(or\s+(absolute|relative)\s+)?error|error\s+(of|does\s+not\s+"
                           r"exceed|not\s+exceeding|at\s+most|within|less\s+than|up\s+to|≤|<=)|tolerance|accurate\s+to"
                           r"|precision\s+(of|up\s+to|at\s+least|is|\$|10|1e|0\.)", re.IGNORECASE)
+# Weaker words ("may differ from the exact value by at most 10^{-6}", "answers within 1e-6 are accepted"):
+# they state a bound only with a negative power of ten next to them.
+_BOUND_WORDS = re.compile(r"\bdiffer(s|ence)?\b|\bdeviat\w*|\bwithin\b|\baccepted\b|considered\s+correct",
+                          re.IGNORECASE)
 # 10^{-6}, 10^-6, $10^{−6}$, 1e-6, 1E-06, 10**-6, 10<sup>-6</sup>, and "10-6" (a superscript lost in a
 # scraped statement; only looked for next to the error words)
 _EXPONENT = re.compile(r"10\s*(?:\^|\*\*)\s*\{?\s*[-−–]\s*(\d{1,2})\s*\}?|\b1(?:\.0*)?\s*[eE]\s*[-−–]\s*0*(\d{1,2})"
@@ -95,38 +101,77 @@ _EXPONENT = re.compile(r"10\s*(?:\^|\*\*)\s*\{?\s*[-−–]\s*(\d{1,2})\s*\}?|\b
 _DECIMAL_BOUND = re.compile(r"\b0\.(0{1,11})1\b")
 # A sample answer printed with four or more decimals is a real number, not a formatted one.
 _REAL_TOKEN = re.compile(r"^[+-]?\d*\.\d{4,}(?:[eE][+-]?\d+)?$")
+# Any number with a fractional part or an exponent.
+_FRACTION_TOKEN = re.compile(r"^[+-]?(\d+\.\d*|\.\d+|\d+(\.\d*)?[eE][+-]?\d+)$")
 DEFAULT_TOLERANCE = 1e-6
 _WINDOW = 300
 
 
-def answer_tolerance(problem: Problem, kit: object = None) -> float | None:
-    """The absolute-or-relative error the problem allows on real-number answers, or None (exact tokens).
+@dataclass(frozen=True)
+class Tolerance:
+    """The error the problem allows on real-number answers: `bound`, absolute or relative (the larger
+    allowance wins) unless the statement speaks of an absolute error only."""
 
-    Declared in the kit (extra["float_tolerance"]) it wins; else an error bound stated near words
-    like "absolute or relative error" in the statement; else DEFAULT_TOLERANCE when those words
-    appear without a number, or when a sample's answer is a real number with four or more decimals.
+    bound: float
+    relative: bool = True
+
+    def allows(self, got: float, want: float) -> bool:
+        return abs(got - want) <= self.bound * (max(1.0, abs(want)) if self.relative else 1.0)
+
+    def __str__(self) -> str:
+        return f"{self.bound:g}" + ("" if self.relative else ", absolute error only")
+
+
+def _bounds(window: str, anchor: int) -> list[tuple[int, float]]:
+    """(distance from the anchor, bound) of every bound in a window; those after the anchor count nearer."""
+    found = [(m.start(), 10.0 ** -int(next(g for g in m.groups() if g))) for m in _EXPONENT.finditer(window)]
+    found += [(m.start(), 10.0 ** -(len(m.group(1)) + 1)) for m in _DECIMAL_BOUND.finditer(window)]
+    return [(pos - anchor if pos >= anchor else 2 * (anchor - pos), value) for pos, value in found]
+
+
+def _stated_bounds(statement: str, words: re.Pattern[str]) -> tuple[list[float], bool]:
+    """The bound nearest each of `words` (another power of ten elsewhere in the window, such as an input's
+    precision, is not the answer's), and whether the words occur at all."""
+    found: list[float] = []
+    mentioned = False
+    for match in words.finditer(statement):
+        mentioned = True
+        lo = max(0, match.start() - _WINDOW // 3)
+        near = _bounds(statement[lo: match.end() + _WINDOW], match.start() - lo)
+        if near:
+            found.append(min(near)[1])
+    return found, mentioned
+
+
+def answer_tolerance(problem: Problem, kit: object = None) -> Tolerance | None:
+    """The error the problem allows on real-number answers, or None (exact tokens).
+
+    Declared in the kit (extra["float_tolerance"], and extra["float_tolerance_relative"] false for an
+    absolute bound) it wins; else the bound stated next to words like "absolute or relative error" (or,
+    failing those, "may differ by at most"); else DEFAULT_TOLERANCE when the error words appear without
+    a number and the samples do not contradict it (an integer problem whose story speaks of a
+    "tolerance" keeps exact answers), or when a sample's answer is a real number with four or more
+    decimals. The bound is relative too unless the statement speaks of an absolute error only.
     """
     extra = getattr(kit, "extra", None) or {}
     declared = extra.get("float_tolerance") if isinstance(extra, dict) else None
     if isinstance(declared, int | float) and not isinstance(declared, bool) and 0 < declared < 1:
-        return float(declared)
+        return Tolerance(float(declared), extra.get("float_tolerance_relative") is not False)
     statement = problem.statement or ""
-    found: list[float] = []
-    mentioned = False
-    for match in _ERROR_WORDS.finditer(statement):
-        mentioned = True
-        window = statement[max(0, match.start() - _WINDOW // 3): match.end() + _WINDOW]
-        found += [10.0 ** -int(next(g for g in m.groups() if g)) for m in _EXPONENT.finditer(window)]
-        found += [10.0 ** -(len(m.group(1)) + 1) for m in _DECIMAL_BOUND.finditer(window)]
+    lowered = statement.lower()
+    relative = not ("absolute" in lowered and "relative" not in lowered)
+    found, mentioned = _stated_bounds(statement, _ERROR_WORDS)
+    if not found:
+        found = _stated_bounds(statement, _BOUND_WORDS)[0]
     if found:
         # The most lenient bound stated: the pipeline must accept whatever the statement accepts.
-        return max(found)
-    if mentioned:
-        return DEFAULT_TOLERANCE
-    for sample in problem.samples or []:
-        output = sample.get("output") if isinstance(sample, dict) else None
-        if isinstance(output, str) and any(_REAL_TOKEN.match(token) for token in output.split()):
-            return DEFAULT_TOLERANCE
+        return Tolerance(max(found), relative)
+    outputs = [s.get("output") for s in problem.samples or [] if isinstance(s, dict)]
+    tokens = [t for out in outputs if isinstance(out, str) for t in out.split()]
+    if mentioned and (not tokens or any(_FRACTION_TOKEN.match(t) for t in tokens)):
+        return Tolerance(DEFAULT_TOLERANCE, relative)
+    if any(_REAL_TOKEN.match(token) for token in tokens):
+        return Tolerance(DEFAULT_TOLERANCE, relative)
     return None
 
 
@@ -134,33 +179,54 @@ _NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 _INTEGER = re.compile(r"^[+-]?\d+$")
 
 
-def within_tolerance(reference: bytes | str, candidate: bytes | str, tolerance: float) -> bool:
-    """Tokens equal, or numbers within the tolerance (absolute or relative). Two integers must be
-    equal: a relative tolerance would let 1000000001 pass for 1000000000. The standard judge
+def _as_tolerance(tolerance: Tolerance | float) -> Tolerance:
+    return tolerance if isinstance(tolerance, Tolerance) else Tolerance(float(tolerance))
+
+
+def within_tolerance(reference: bytes | str, candidate: bytes | str, tolerance: Tolerance | float) -> bool:
+    """Tokens equal, or numbers within the tolerance. Two integers must be equal as integers ("-0" is
+    "0"): a relative tolerance would let 1000000001 pass for 1000000000. The standard judge
     (TOLERANCE_JUDGE) applies the same rule in the sandbox."""
+    allowed = _as_tolerance(tolerance)
     want, got = _text(reference).split(), _text(candidate).split()
     if len(want) != len(got):
         return False
     for a, b in zip(got, want, strict=True):
         if a == b:
             continue
-        if not (_NUMBER.match(a) and _NUMBER.match(b)) or (_INTEGER.match(a) and _INTEGER.match(b)):
+        if not (_NUMBER.match(a) and _NUMBER.match(b)):
             return False
-        if abs(float(a) - float(b)) > tolerance * max(1.0, abs(float(b))):
+        if _INTEGER.match(a) and _INTEGER.match(b):
+            if int(a) != int(b):
+                return False
+            continue
+        if not allowed.allows(float(a), float(b)):
             return False
     return True
 
 
-def tolerance_judge_code(tolerance: float) -> str:
+# The first line of every standard judge: a judge the pipeline wrote, not one the model or a person chose.
+STANDARD_JUDGE_MARK = "# hardtests: standard real-number judge"
+
+
+def tolerance_judge_code(tolerance: Tolerance | float) -> str:
     """The standard judge for real-number answers: tokens equal, or numbers within the tolerance
-    (absolute or relative), two integers exactly; plain decimal notation only, so "nan", "inf" or "1_0"
-    never pass."""
-    return TOLERANCE_JUDGE.replace("TOLERANCE = 0", f"TOLERANCE = {tolerance!r}")
+    (absolute or relative, or absolute only), two integers exactly; plain decimal notation only, so
+    "nan", "inf" or "1_0" never pass."""
+    allowed = _as_tolerance(tolerance)
+    return (TOLERANCE_JUDGE.replace("TOLERANCE = 0", f"TOLERANCE = {allowed.bound!r}")
+            .replace("RELATIVE = True", f"RELATIVE = {allowed.relative!r}"))
 
 
-TOLERANCE_JUDGE = """import re
+def is_standard_judge(code: str | None) -> bool:
+    return bool(code) and code.startswith(STANDARD_JUDGE_MARK)
+
+
+TOLERANCE_JUDGE = STANDARD_JUDGE_MARK + """
+import re
 
 TOLERANCE = 0
+RELATIVE = True
 NUMBER = re.compile(r"^[+-]?(\\d+\\.?\\d*|\\.\\d+)([eE][+-]?\\d+)?$")
 INTEGER = re.compile(r"^[+-]?\\d+$")
 
@@ -172,10 +238,14 @@ def output_judging_function(input_str, candidate_output, reference_output):
     for a, b in zip(got, want):
         if a == b:
             continue
-        if not (NUMBER.match(a) and NUMBER.match(b)) or (INTEGER.match(a) and INTEGER.match(b)):
+        if not (NUMBER.match(a) and NUMBER.match(b)):
             return False
+        if INTEGER.match(a) and INTEGER.match(b):
+            if int(a) != int(b):
+                return False
+            continue
         x, y = float(a), float(b)
-        if abs(x - y) > TOLERANCE * max(1.0, abs(y)):
+        if abs(x - y) > TOLERANCE * (max(1.0, abs(y)) if RELATIVE else 1.0):
             return False
     return True
 """
@@ -185,10 +255,14 @@ class ManyAnswers(MaterialiseError):
     """Oracles disagree on most inputs with no judging function: `cases` hold an input and the two
     oracles' outputs (candidate = the second oracle's, reference = the first's)."""
 
-    def __init__(self, message: str, cases: list[JudgeCase], first: Solution, second: Solution) -> None:
+    def __init__(self, message: str, cases: list[JudgeCase], first: Solution, second: Solution,
+                 answers: list[tuple[str, str]] | None = None) -> None:
         super().__init__(FailureReason.OUTPUT_VERIFICATION_FAILED, message)
         self.cases = cases
         self.oracles = (first, second)
+        # (input, the first oracle's output) on up to CROSS_INPUTS inputs: a judging function asked for must
+        # not accept one input's answer for another (a judge that accepts anything would hide an oracle bug).
+        self.answers = answers or []
 
 
 @dataclass
@@ -199,7 +273,7 @@ class Checker:
     judge_code: str | None
     comparison: str = "tokens"
     clock: SandboxClock = field(default_factory=SandboxClock)
-    tolerance: float | None = None
+    tolerance: Tolerance | None = None
 
     def compare(self, reference: bytes, candidate: bytes) -> bool:
         """The comparison without a judging function."""
@@ -365,7 +439,8 @@ def agree(
                                f"only {len(usable)} oracle(s) compiled and ran on most inputs; two must agree")
     share = f"{best.share:.0%}" if best else "0%"
     message = f"no two of {len(usable)} oracles agree on {threshold:.0%} of the inputs (best pair: {share})"
-    if best is not None and best.secondary is not None and checker.judge_code is None and best.share < MANY_ANSWERS:
+    no_judge = checker.judge_code is None or is_standard_judge(checker.judge_code)
+    if best is not None and best.secondary is not None and no_judge and best.share < MANY_ANSWERS:
         # Oracles that passed the samples yet disagree on most inputs: more likely several right
         # answers compared as text than wrong oracles. The caller may ask for a judging function.
         cases = [JudgeCase(inputs[i], _text(best.secondary.outputs[i]), _text(best.primary.outputs[i]))
@@ -374,5 +449,7 @@ def agree(
         if cases:
             raise ManyAnswers(message + f"; oracles {best.primary.solution} and {best.secondary.solution} pass the "
                               "samples but disagree on most inputs, as when several answers are right",
-                              cases[:MAX_CASES], best.primary.solution, best.secondary.solution)
+                              cases[:MAX_CASES], best.primary.solution, best.secondary.solution,
+                              [(inputs[i], _text(out)) for i, out in enumerate(best.primary.outputs)
+                               if out is not None][:CROSS_INPUTS])
     raise MaterialiseError(FailureReason.OUTPUT_VERIFICATION_FAILED, message)

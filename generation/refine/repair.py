@@ -114,7 +114,7 @@ def probe(*, sb: Sandbox, kit: TestKit, keys: set[str] | None = None) -> list[Br
             broken.append(Broken(_key_of(job), job.function, why, _failure(failed[0]) if failed else ""))
             continue
         again = GeneratorRun(results, call_many(sb, job.code, job.function, [()] * n, limits, clock,
-                                                seeds=job.seeds[:n]))
+                                                seeds=job.seeds[:n], shift_clock=True))
         differs = again.unreproducible_call()
         if differs is not None:
             broken.append(Broken(_key_of(job), job.function,
