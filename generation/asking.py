@@ -232,9 +232,7 @@ def _judge_request_review(sb: Sandbox, session: Conversation, cases: list[JudgeC
 
     def review(parsed: ValidatorReply) -> tuple[str, str] | None:
         if not parsed.output_judging_function:
-            return (FailureReason.JUDGE_INVALID,
-                    "set needs_custom_output_judging_function to true and give output_judging_function: trusted "
-                    "correct programs print different outputs, so outputs cannot be compared as text")
+            return None  # the model says the answer is unique: judge_request stops the run
         found = session.review(parsed) if session.review is not None else None
         if found is not None:
             return found
@@ -276,19 +274,26 @@ def judge_request(run: GenerationRun, rec: RunRecorder, sb: Sandbox, session: Co
     rec.log(f"asking for a judging function: {why.splitlines()[0][:300]}")
     shown = "\n".join(f"- input {c.input[:300]!r}: one correct program printed {c.reference[:200]!r}, another "
                       f"printed {c.candidate[:200]!r}" for c in cases)
-    problem = ("two trusted correct programs pass the samples but print different outputs on most generated "
-               "inputs, so this problem evidently accepts more than one correct answer and outputs cannot be "
-               "compared as text. Examples:\n" + shown + "\nSet needs_custom_output_judging_function to true and "
-               "write output_judging_function(input_str, candidate_output, reference_output) that checks whether "
-               "the candidate's answer is valid for the input (using the reference only for what every correct "
+    problem = ("two programs believed correct pass the samples but print different outputs on most generated "
+               "inputs. Either this problem accepts more than one correct answer, so outputs cannot be compared "
+               "as text, or the answer is unique and one of the programs is wrong. Examples:\n" + shown + "\nIf "
+               "several answers are correct, set needs_custom_output_judging_function to true and write "
+               "output_judging_function(input_str, candidate_output, reference_output) that checks whether the "
+               "candidate's answer is valid for the input (using the reference only for what every correct "
                "answer shares, such as an optimal value); it must accept both outputs above and reject wrong "
-               "ones. Keep the input validator.")
+               "ones, including answers meant for other inputs. If the answer is unique, keep "
+               "needs_custom_output_judging_function false and output_judging_function null: no suite will be "
+               "made from a wrong program. Keep the input validator.")
     messages = [*session.messages, {"role": "user", "content": "Your reply could not be used: " + problem
                                     + "\n\nAnswer again: reason briefly, then give the complete JSON object "
                                     "in a ```json fenced block."}]
     fixed, convo = ask(run, rec, purpose="judge_request", prompt_version=prompting.VALIDATOR_PROMPT,
                        messages=messages, parse=parse_validator_reply,
                        review=_judge_request_review(sb, session, cases, answers or []))
+    if not fixed.output_judging_function:
+        raise RunFailed(FailureReason.OUTPUT_VERIFICATION_FAILED,
+                        f"{why.splitlines()[0][:500]}; asked for a judging function, the model answers that the "
+                        "answer is unique: the oracles truly disagree (fix or remove the wrong one)")
     session.messages, session.parsed = convo, fixed
     kit = save_kit(run, rec, session)
     rec.log(f"kit v{kit.version}: judging function for several right answers (accepts both oracles' outputs on "

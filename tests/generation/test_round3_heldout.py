@@ -135,6 +135,25 @@ def test_probe_negative_zero_and_integer_looking_reals(fake_llm: FakeLLM) -> Non
                    "a, b = map(int, input().split())\nprint('%.6f' % (-a * b / 1000 + 1e-4))\n") == "WA"
 
 
+ROUND_CPP = ("#include <cstdio>\nint main(){long long a,b;scanf(\"%lld %lld\",&a,&b);"
+             "printf(\"%.0f\\n\",-(double)a*b/1000.0);}\n")
+ROUND_PY = "a, b = map(int, input().split())\nprint(round(-a * b / 1000))\n"
+
+
+def test_probe_negative_zero_printed_as_an_integer_is_zero(fake_llm: FakeLLM) -> None:
+    """printf("%.0f") prints -0 where Python prints 0: two integers, equal as integers."""
+    problem = with_problem("probe/roundzero", "Print $-ab/1000$ rounded to an integer. Answers with an absolute or "
+                           "relative error of at most $10^{-6}$ are accepted.", [{"input": "1 1\n", "output": "0\n"}],
+                           [("cpp", ROUND_CPP), ("python3", ROUND_PY)])
+    fake_llm.reply(validator_reply(two_ints(-5, 5)),
+                   inputs_reply(direct=["1 1\n", "-1 1\n", "0 3\n", "5 -5\n"], regular=pair_gen(-5, 5), hacking=None))
+    run = start(problem)
+    assert run.status == GenerationRun.Status.SUCCEEDED, (run.failure_reason, run.error)
+    assert "oracle1 (rank 1): passes" in run.log and run.suite.test_count >= 4
+    assert verdict(problem, run.suite, ROUND_PY) == "AC"
+    assert verdict(problem, run.suite, "a, b = map(int, input().split())\nprint(1)\n") == "WA"
+
+
 HALF_PY = "a, b = map(int, input().split())\nprint(f'{a / b:.9f}')\nprint(f'{b / a:.9f}')\n"
 HALF_CPP = ("#include <cstdio>\nint main(){double a,b;scanf(\"%lf %lf\",&a,&b);printf(\"%.12f\\n%.12f\\n\",a/b,b/a);}\n")
 
@@ -370,8 +389,20 @@ def test_probe_a_real_oracle_bug_is_not_papered_over_by_a_lenient_judge(fake_llm
                    validator_reply(needs=True, judge=LENIENT), validator_reply(needs=True, judge=LENIENT))
     run = start(problem)
     assert run.status == GenerationRun.Status.FAILED, "a lenient judge papered over an oracle bug"
-    assert run.failure_reason in (FailureReason.JUDGE_INVALID, FailureReason.OUTPUT_VERIFICATION_FAILED)
+    assert run.failure_reason == FailureReason.JUDGE_INVALID and "printed for OTHER inputs" in run.error
     assert not TestSuite.objects.filter(problem=problem, status=TestSuite.Status.ACTIVE).exists()
+
+
+def test_probe_a_model_that_says_the_answer_is_unique_stops_the_run_as_oracles_disagreeing(fake_llm: FakeLLM) -> None:
+    problem = with_problem("probe/overflow2", "Print $a \\cdot b$ ($0 \\le a, b \\le 10^9$).",
+                           [{"input": "2 3\n", "output": "6\n"}], [("python3", PRODUCT_PY), ("cpp", OVERFLOW_CPP)])
+    fake_llm.reply(validator_reply(), inputs_reply(direct=["2 3\n", "100000 100000\n"], hacking=None),
+                   validator_reply())
+    run = start(problem)
+    assert run.status == GenerationRun.Status.FAILED
+    assert run.failure_reason == FailureReason.OUTPUT_VERIFICATION_FAILED and "answer is unique" in run.error
+    prompt = LLMCall.objects.get(run=run, purpose="judge_request").messages[-1]["content"]
+    assert "one of the programs is wrong" in prompt and len(fake_llm.requests) == 3
 
 
 SPAN_VALIDATOR = '''
@@ -574,6 +605,23 @@ def test_probe_a_reply_cut_off_twice_fails_clearly_with_the_next_step(fake_llm: 
     run = start(problem)
     assert run.status == GenerationRun.Status.FAILED and run.failure_reason == FailureReason.LLM_REPLY_INVALID
     assert "cut off" in run.error and "HARDTESTS_LLM_MAX_TOKENS" in run.error
+
+
+BROKEN_GEN = "def gen_hacking_input_broken():\n    return [1, 2][5]\n"
+
+
+def test_probe_repair_stops_when_the_model_returns_the_same_code_with_a_comment(fake_llm: FakeLLM, settings) -> None:
+    settings.HARDTESTS_REPAIR_ROUNDS = 3
+    problem = make_problem("probe/repair-same")
+    same = {"LLMGen_input": None, "RPGen_SPGen_input_generator": None,
+            "HackGen_input_generator": "# fixed: index checked\ndef gen_hacking_input_broken():\n\n"
+                                       "    return [1, 2][5]   # the last item\n"}
+    fake_llm.reply(validator_reply(), inputs_reply(direct=["1 2\n"], hacking=BROKEN_GEN),
+                   "Fixed.\n```json\n" + json.dumps(same) + "\n```", "Fixed.\n```json\n" + json.dumps(same) + "\n```")
+    run = start(problem)
+    assert run.status == GenerationRun.Status.SUCCEEDED, run.error
+    assert "returned the code unchanged; repair stopped" in run.log
+    assert problem.kits.count() == 1 and LLMCall.objects.filter(run=run, purpose__startswith="repair").count() == 1
 
 
 # == generator limits, named ====================================================================
