@@ -22,7 +22,7 @@ from generation import profiles, prompting
 from generation.llm import LLMUnavailable, chat
 from generation.materialise import judge_sample_check, sample_pairs
 from generation.materialise.inputs import run_checker_calls
-from generation.materialise.oracles import Checker, JudgeCase, cases_text
+from generation.materialise.oracles import MAX_CROSS_ACCEPTED, Checker, JudgeCase, cases_text, lenient_judge
 from generation.materialise.types import RunFailed, SandboxClock
 from generation.models import FailureReason, GenerationRun, LLMCall
 from generation.parsing import ReplyInvalid, ValidatorReply, parse_inputs_reply, parse_validator_reply
@@ -190,11 +190,16 @@ def save_kit(run: GenerationRun, rec: RunRecorder, session: Conversation) -> Tes
     return TestKit.objects.select_related("problem", "validator", "output_judge").get(pk=kit.pk)
 
 
-def judge_repair(run: GenerationRun, rec: RunRecorder, session: Conversation, cases: list[JudgeCase]) -> TestKit:
-    """Send the judging function back once with the correct outputs it rejected; a new kit version."""
+def judge_repair(run: GenerationRun, rec: RunRecorder, session: Conversation, cases: list[JudgeCase],
+                 problem: str | None = None) -> TestKit:
+    """Send the judging function back once with the correct outputs it rejected (or, with `problem`, what
+    it wrongly accepts); a new kit version."""
     rec.stage(GenerationRun.Stage.LLM_VALIDATOR)
-    problem = judge_feedback(cases)
-    rec.log(f"judging function sent back: it rejects {len(cases)} correct output(s)")
+    if problem is None:
+        problem = judge_feedback(cases)
+        rec.log(f"judging function sent back: it rejects {len(cases)} correct output(s)")
+    else:
+        rec.log(f"judging function sent back: {problem.splitlines()[0][:300]}")
     messages = [*session.messages, {"role": "user", "content": "Your reply could not be used: " + problem
                                     + "\n\nAnswer again: reason briefly, then give the complete JSON object "
                                     "in a ```json fenced block."}]
@@ -202,25 +207,6 @@ def judge_repair(run: GenerationRun, rec: RunRecorder, session: Conversation, ca
                        messages=messages, parse=parse_validator_reply, review=session.review)
     session.messages, session.parsed = convo, fixed
     return save_kit(run, rec, session)
-
-
-# A judging function asked for may accept at most this share of answers printed for other inputs.
-MAX_CROSS_ACCEPTED = 0.8
-MIN_CROSS_PAIRS = 5
-
-
-def cross_pairs(answers: list[tuple[str, str]]) -> list[tuple[str, bytes, bytes]]:
-    """(input, an answer a correct program printed for another input, the reference for this input), where
-    the two answers differ: what a judge that checks only an answer's form (or nothing) accepts."""
-    pairs: list[tuple[str, bytes, bytes]] = []
-    for shift in (1, 2, 3):
-        if shift >= len(answers):
-            break
-        for i, (text, reference) in enumerate(answers):
-            other = answers[(i + shift) % len(answers)][1]
-            if other.split() != reference.split():
-                pairs.append((text, other.encode(), reference.encode()))
-    return pairs
 
 
 def _judge_request_review(sb: Sandbox, session: Conversation, cases: list[JudgeCase],
@@ -250,17 +236,8 @@ def _judge_request_review(sb: Sandbox, session: Conversation, cases: list[JudgeC
                     "output_judging_function accepts an empty output, which is never a correct answer here "
                     f"(input {accepted_empty[0][0][:300]!r}); it must check the candidate's answer, not accept "
                     "everything")
-        cross = cross_pairs(answers)
-        if len(cross) >= MIN_CROSS_PAIRS:
-            taken = [t for t, (ok, _) in zip(cross, checker.accepts(sb, cross), strict=True) if ok]
-            if len(taken) > MAX_CROSS_ACCEPTED * len(cross):
-                text, other, reference = taken[0]
-                return (FailureReason.JUDGE_INVALID,
-                        f"output_judging_function accepts {len(taken)} of {len(cross)} answers that a correct program "
-                        f"printed for OTHER inputs, e.g. for input {text[:300]!r} (reference {reference.decode(errors='replace')[:200]!r}) it "
-                        f"accepts {other.decode(errors='replace')[:200]!r}; it must check that the candidate's answer is right for this "
-                        "input, not only its form")
-        return None
+        found = lenient_judge(sb, checker, answers, cross_share=MAX_CROSS_ACCEPTED)
+        return (FailureReason.JUDGE_INVALID, found[0]) if found else None
 
     return review
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -124,7 +125,10 @@ def _python_literal(text: str, start: int) -> Any:
     ends = [m.end() for m in re.finditer(r"\}", text[start:])][-_LITERAL_ENDS:]
     for end in reversed(ends):
         try:
-            value = ast.literal_eval(text[start: start + end])
+            with warnings.catch_warnings():
+                # "invalid escape sequence": Python keeps the backslash, which is what the model meant
+                warnings.simplefilter("ignore")
+                value = ast.literal_eval(text[start: start + end])
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             continue
         if isinstance(value, dict) and all(isinstance(k, str) for k in _keys(value)):

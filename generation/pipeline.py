@@ -18,6 +18,7 @@ from django.db import transaction
 from generation import oracle_free
 from generation.asking import Conversation, judge_repair, judge_request, llm_kit
 from generation.materialise import (
+    JudgeLenient,
     JudgeRejects,
     Materialised,
     MaterialiseError,
@@ -132,6 +133,12 @@ def _materialise(run: GenerationRun, rec: RunRecorder, sb: Sandbox, kit: TestKit
             repaired_judge = True
             rec.log(f"judge self-check failed: {str(exc).splitlines()[0]}")
             kit = judge_repair(run, rec, session, exc.cases)
+        except JudgeLenient as exc:
+            if session is None or repaired_judge:
+                raise
+            repaired_judge = True
+            kit = judge_repair(run, rec, session, exc.cases, problem=f"{exc}. Fix the judging function so that it "
+                               "rejects wrong answers; keep the other keys.")
 
 
 def _make_kit(run: GenerationRun, rec: RunRecorder, sb: Sandbox, flight: Preflight

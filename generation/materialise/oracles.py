@@ -251,6 +251,77 @@ def output_judging_function(input_str, candidate_output, reference_output):
 """
 
 
+# What a judging function may accept of answers a correct program printed for other inputs: at most this
+# share when it was asked for because oracles disagree, and less than all of them (or it must reject an
+# output that is no answer at all) for any judge a suite is made with.
+MAX_CROSS_ACCEPTED = 0.8
+MIN_CROSS_PAIRS = 5
+NOT_AN_ANSWER = "hardtests: this line is not an answer\n"
+
+
+class JudgeLenient(MaterialiseError):
+    """The judging function accepts what no correct judge would (anything at all); `cases` say what."""
+
+    def __init__(self, message: str, cases: list[JudgeCase]) -> None:
+        super().__init__(FailureReason.JUDGE_INVALID, message)
+        self.cases = cases
+
+
+def cross_pairs(answers: list[tuple[str, str]]) -> list[tuple[str, bytes, bytes]]:
+    """(input, an answer a correct program printed for another input, the reference for this input), where
+    the two answers differ: what a judge that checks only an answer's form (or nothing) accepts."""
+    pairs: list[tuple[str, bytes, bytes]] = []
+    for shift in (1, 2, 3):
+        if shift >= len(answers):
+            break
+        for i, (text, reference) in enumerate(answers):
+            other = answers[(i + shift) % len(answers)][1]
+            if other.split() != reference.split():
+                pairs.append((text, other.encode(), reference.encode()))
+    return pairs
+
+
+def lenient_judge(sb: Sandbox, checker: Checker, answers: list[tuple[str, str]],
+                  cross_share: float = 1.0) -> tuple[str, list[JudgeCase]] | None:
+    """What a judging function accepts that it must not, said for the model, or None. `answers` are
+    (input, correct output) pairs. Refused: an output that is no answer at all, accepted on every input;
+    an empty output accepted where the reference is not empty (only when `cross_share` < 1, i.e. for a
+    judge asked for because oracles disagree); more than `cross_share` of the answers printed for other
+    inputs (all of them, by default, together with the empty output)."""
+    given = [(text, ref) for text, ref in answers if ref.strip()]
+    if not given:
+        return None
+    junk = [(text, NOT_AN_ANSWER.encode(), ref.encode()) for text, ref in given]
+    empty = [(text, b"", ref.encode()) for text, ref in given]
+    cross = cross_pairs(given)
+    verdicts = [ok for ok, _ in checker.accepts(sb, junk + empty + cross)]
+    junk_ok, empty_ok, cross_ok = (verdicts[:len(junk)], verdicts[len(junk):len(junk) + len(empty)],
+                                   verdicts[len(junk) + len(empty):])
+    text, ref = given[0]
+    if len(given) >= 3 and all(junk_ok):
+        return (f"output_judging_function accepts an output that is no answer at all ({NOT_AN_ANSWER.strip()!r}) "
+                f"on every one of {len(given)} inputs; it must check the candidate's answer (a parse error is a "
+                "wrong answer, never a right one)", [JudgeCase(text, NOT_AN_ANSWER, ref, "accepted")])
+    if cross_share < 1.0 and any(empty_ok):
+        at = empty_ok.index(True)
+        return (f"output_judging_function accepts an empty output, which is never a correct answer here (input "
+                f"{given[at][0][:300]!r}); it must check the candidate's answer, not accept everything",
+                [JudgeCase(given[at][0], "", given[at][1], "accepted")])
+    taken = [t for t, ok in zip(cross, cross_ok, strict=True) if ok]
+    # By default only a judge that accepts everything it was shown (empty output included) is refused:
+    # "print any number not in the list" rightly accepts most other inputs' answers.
+    too_many = (len(taken) > cross_share * len(cross) if cross_share < 1.0
+                else len(taken) == len(cross) and all(empty_ok))
+    if len(cross) >= MIN_CROSS_PAIRS and too_many:
+        text, other, reference = taken[0]
+        return (f"output_judging_function accepts {len(taken)} of {len(cross)} answers that a correct program "
+                f"printed for OTHER inputs, e.g. for input {text[:300]!r} (reference "
+                f"{_text(reference)[:200]!r}) it accepts {_text(other)[:200]!r}; it must check that the candidate's "
+                "answer is right for this input, not only its form",
+                [JudgeCase(t[0], _text(t[1]), _text(t[2]), "accepted") for t in taken[:MAX_CASES]])
+    return None
+
+
 class ManyAnswers(MaterialiseError):
     """Oracles disagree on most inputs with no judging function: `cases` hold an input and the two
     oracles' outputs (candidate = the second oracle's, reference = the first's)."""

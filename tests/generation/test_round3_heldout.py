@@ -448,6 +448,76 @@ def test_probe_several_right_real_answers_get_a_judging_function(fake_llm: FakeL
     assert verdict(problem, run.suite, "a, b = map(int, input().split())\nprint(b + 1)\n") == "WA"
 
 
+# A judge as models write it: a parse error counts as a right answer.
+FORGIVING = ("def output_judging_function(input_str, candidate_output, reference_output):\n"
+             "    try:\n        return int(candidate_output.split()[0]) == int(reference_output.split()[0])\n"
+             "    except Exception:\n        return True\n")
+STRICT_INT = FORGIVING.replace("return True", "return False")
+
+
+def test_probe_a_judge_that_accepts_anything_unparsable_is_sent_back(fake_llm: FakeLLM) -> None:
+    problem = make_problem("probe/forgiving")
+    fake_llm.reply(validator_reply(needs=True, judge=FORGIVING), inputs_reply(direct=["1 2\n", "5 7\n"]),
+                   validator_reply(needs=True, judge=STRICT_INT))
+    run = start(problem)
+    assert run.status == GenerationRun.Status.SUCCEEDED, run.error
+    assert "judging function sent back: output_judging_function accepts an output that is no answer" in run.log
+    assert verdict(problem, run.suite, "print('oops')\n") == "WA"
+    assert verdict(problem, run.suite, "a, b = map(int, input().split())\nprint(a + b, 'extra')\n") == "AC"
+
+
+def test_probe_an_imported_judge_that_accepts_anything_fails_a_run_from_the_kit() -> None:
+    problem = make_problem("probe/forgiving-kit")
+    make_kit(problem, judge=FORGIVING, direct=["1 2\n", "3 4\n"])
+    run = start(problem, FROM_KIT)
+    assert run.status == GenerationRun.Status.FAILED and run.failure_reason == FailureReason.JUDGE_INVALID, run.error
+    assert "no answer at all" in run.error
+
+
+ABSENT_VALIDATOR = '''
+def validate_input(input_str):
+    lines = input_str.split("\\n")
+    if len(lines) != 3 or lines[2] != "" or not lines[0].isdigit():
+        return False
+    n = int(lines[0])
+    xs = lines[1].split()
+    return 1 <= n <= 20 and len(xs) == n and all(x.isdigit() and 1 <= int(x) <= 30 for x in xs)
+'''
+ABSENT_GEN = '''
+import random
+
+
+def gen_range_based_input():
+    n = random.randint(1, 20)
+    return f"{n}\\n{' '.join(str(random.randint(1, 30)) for _ in range(n))}\\n"
+'''
+ABSENT_MEX = "input()\nxs = set(map(int, input().split()))\nx = 1\nwhile x in xs:\n    x += 1\nprint(x)\n"
+ABSENT_MAX = "input()\nprint(max(map(int, input().split())) + 1)\n"
+ABSENT_JUDGE = '''
+def output_judging_function(input_str, candidate_output, reference_output):
+    xs = set(map(int, input_str.split()[1:]))
+    parts = candidate_output.split()
+    if len(parts) != 1 or not parts[0].isdigit():
+        return False
+    x = int(parts[0])
+    return 1 <= x <= 10**9 and x not in xs
+'''
+
+
+def test_probe_a_judge_that_rightly_accepts_most_answers_of_other_inputs_is_kept(fake_llm: FakeLLM) -> None:
+    problem = with_problem("probe/absent", "Print any positive integer $x \\le 10^9$ that is not in the list.",
+                           [{"input": "3\n1 2 4\n", "output": "3\n"}], [("python3", ABSENT_MEX), ("python3", ABSENT_MAX)])
+    problem.samples = [{"input": "3\n1 2 3\n", "output": "4\n"}]  # both oracles print 4
+    problem.save()
+    fake_llm.reply(validator_reply(ABSENT_VALIDATOR, needs=True, judge=ABSENT_JUDGE),
+                   inputs_reply(direct=["3\n1 2 3\n", "1\n5\n"], regular=ABSENT_GEN, hacking=None))
+    run = start(problem)
+    assert run.status == GenerationRun.Status.SUCCEEDED, (run.failure_reason, run.error)
+    assert "sent back" not in run.log
+    assert verdict(problem, run.suite, "input()\nprint(31)\n") == "AC"
+    assert verdict(problem, run.suite, "input()\nprint(input().split()[0])\n") == "WA"
+
+
 # == refinement ==============================================================================
 
 
