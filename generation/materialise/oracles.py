@@ -179,6 +179,13 @@ _NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 _INTEGER = re.compile(r"^[+-]?\d+$")
 
 
+def _integer_key(token: str) -> str:
+    """An integer token without its sign's "+" and leading zeros ("-0" is "0"); no int(), whose
+    4300-digit limit a long answer would hit."""
+    digits = token.lstrip("+-").lstrip("0") or "0"
+    return ("-" if token.startswith("-") and digits != "0" else "") + digits
+
+
 def _as_tolerance(tolerance: Tolerance | float) -> Tolerance:
     return tolerance if isinstance(tolerance, Tolerance) else Tolerance(float(tolerance))
 
@@ -197,7 +204,7 @@ def within_tolerance(reference: bytes | str, candidate: bytes | str, tolerance: 
         if not (_NUMBER.match(a) and _NUMBER.match(b)):
             return False
         if _INTEGER.match(a) and _INTEGER.match(b):
-            if int(a) != int(b):
+            if _integer_key(a) != _integer_key(b):
                 return False
             continue
         if not allowed.allows(float(a), float(b)):
@@ -231,6 +238,11 @@ NUMBER = re.compile(r"^[+-]?(\\d+\\.?\\d*|\\.\\d+)([eE][+-]?\\d+)?$")
 INTEGER = re.compile(r"^[+-]?\\d+$")
 
 
+def integer_key(token):
+    digits = token.lstrip("+-").lstrip("0") or "0"
+    return ("-" if token.startswith("-") and digits != "0" else "") + digits
+
+
 def output_judging_function(input_str, candidate_output, reference_output):
     got, want = candidate_output.split(), reference_output.split()
     if len(got) != len(want):
@@ -241,7 +253,7 @@ def output_judging_function(input_str, candidate_output, reference_output):
         if not (NUMBER.match(a) and NUMBER.match(b)):
             return False
         if INTEGER.match(a) and INTEGER.match(b):
-            if int(a) != int(b):
+            if integer_key(a) != integer_key(b):
                 return False
             continue
         x, y = float(a), float(b)

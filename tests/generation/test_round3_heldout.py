@@ -154,6 +154,23 @@ def test_probe_negative_zero_printed_as_an_integer_is_zero(fake_llm: FakeLLM) ->
     assert verdict(problem, run.suite, "a, b = map(int, input().split())\nprint(1)\n") == "WA"
 
 
+def test_the_standard_judge_in_the_sandbox_and_the_pipeline_compare_alike() -> None:
+    from generation.materialise.oracles import Checker, Tolerance, tolerance_judge_code, within_tolerance
+
+    big = "1" + "0" * 5000  # past int()'s 4300-digit limit
+    cases = [("0", "-0"), ("-0.000000", "0.000000"), ("3", "3.000000"), ("1e-07", "0.0000001"), (big, "+" + big),
+             (big, big[:-1] + "1"), ("1000000000", "1000000001"), ("1000000000.5", "1000000000"),
+             ("0.5\n0.25", "0.5000001 0.25"), ("1", "nan"), ("1", "inf"), ("2", "2 3")]
+    for tolerance in (Tolerance(1e-6), Tolerance(1e-6, relative=False)):
+        judge = Checker(tolerance_judge_code(tolerance))
+        triples = [("", cand.encode(), ref.encode()) for ref, cand in cases]
+        sandboxed = [ok for ok, _ in judge.accepts(get_sandbox(), triples)]
+        assert sandboxed == [within_tolerance(ref, cand, tolerance) for ref, cand in cases], tolerance
+        assert sandboxed[:6] == [True, True, True, True, True, False]
+    assert within_tolerance("1000000000", "1000000000.5", Tolerance(1e-6))
+    assert not within_tolerance("1000000000", "1000000000.5", Tolerance(1e-6, relative=False))
+
+
 HALF_PY = "a, b = map(int, input().split())\nprint(f'{a / b:.9f}')\nprint(f'{b / a:.9f}')\n"
 HALF_CPP = ("#include <cstdio>\nint main(){double a,b;scanf(\"%lf %lf\",&a,&b);printf(\"%.12f\\n%.12f\\n\",a/b,b/a);}\n")
 
