@@ -236,8 +236,8 @@ def _judge_request_review(sb: Sandbox, session: Conversation, cases: list[JudgeC
                     "output_judging_function accepts an empty output, which is never a correct answer here "
                     f"(input {accepted_empty[0][0][:300]!r}); it must check the candidate's answer, not accept "
                     "everything")
-        found = lenient_judge(sb, checker, answers, cross_share=MAX_CROSS_ACCEPTED)
-        return (FailureReason.JUDGE_INVALID, found[0]) if found else None
+        lenient = lenient_judge(sb, checker, answers, cross_share=MAX_CROSS_ACCEPTED)
+        return (FailureReason.JUDGE_INVALID, lenient[0]) if lenient else None
 
     return review
 

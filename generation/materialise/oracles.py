@@ -226,7 +226,7 @@ def tolerance_judge_code(tolerance: Tolerance | float) -> str:
 
 
 def is_standard_judge(code: str | None) -> bool:
-    return bool(code) and code.startswith(STANDARD_JUDGE_MARK)
+    return code is not None and code.startswith(STANDARD_JUDGE_MARK)
 
 
 TOLERANCE_JUDGE = STANDARD_JUDGE_MARK + """
