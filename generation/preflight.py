@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from django.conf import settings
 
 from generation.materialise.inputs import machine_failure_check
-from generation.materialise.oracles import Checker, answer_tolerance, oracles_in_order
+from generation.materialise.oracles import Checker, another_answer, answer_tolerance, oracles_in_order
 from generation.materialise.reproducible import compile_oracle
 from generation.materialise.types import MaterialiseError, Progress
 from generation.models import FailureReason
@@ -57,14 +57,6 @@ def _lenient(checker: Checker, reference: bytes, candidate: bytes) -> bool:
     another order: several right answers (an order, a set) must not cost an oracle its place
     before a judging function exists."""
     return checker.compare(reference, candidate) or sorted(reference.split()) == sorted(candidate.split())
-
-
-def _another_answer(expected: bytes, output: bytes) -> bool:
-    """Whether an output that differs from the expected one looks like another right answer: as many
-    tokens, some of them equal in place (the verdict or the optimal value), others not (the witness).
-    "3" for "2" does not; "YES 4 4" for "YES 2 6" does."""
-    want, got = expected.split(), output.split()
-    return len(want) == len(got) > 1 and any(a == b for a, b in zip(want, got, strict=True))
 
 
 def preflight(*, problem: Problem, sb: Sandbox, progress: Progress) -> Preflight:
@@ -120,7 +112,7 @@ def preflight(*, problem: Problem, sb: Sandbox, progress: Progress) -> Preflight
             wrong = [i for i, ok in enumerate(accepted[solution.pk]) if not ok and i not in disputed]
             if wrong:
                 note = f"wrong answer on pre-flight test #{wrong[0] + 1}"
-                if all(_another_answer(tests[i][1].encode(), outs[i] or b"") for i in wrong):
+                if all(another_answer(tests[i][1].encode(), outs[i] or b"") for i in wrong):
                     mismatched.append((solution, wrong[0] + 1))
             else:
                 passed.append(solution)

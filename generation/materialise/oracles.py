@@ -43,6 +43,8 @@ COMPILED = frozenset({Language.CPP, Language.JAVA})
 MAX_CASES = 5
 # Below this share of agreement (with no judging function), disagreement looks like several right answers.
 MANY_ANSWERS = 0.5
+# ... or when at least this share of the disagreements look like another answer (another_answer).
+WITNESS_SHARE = 0.8
 CROSS_INPUTS = 20
 
 
@@ -418,6 +420,14 @@ def _run_oracle(sb: Sandbox, solution: Solution, inputs: list[str], problem: Pro
     return OracleRun(solution, outputs), f"ran on {len(inputs)} inputs{note}"
 
 
+def another_answer(expected: bytes, output: bytes) -> bool:
+    """Whether an output that differs from the expected one looks like another right answer: as many
+    tokens, some of them equal in place (the verdict or the optimal value), others not (the witness).
+    "3" for "2" does not; "YES 4 4" for "YES 2 6" does."""
+    want, got = expected.split(), output.split()
+    return len(want) == len(got) > 1 and any(a == b for a, b in zip(want, got, strict=True))
+
+
 def cases_text(cases: list[JudgeCase]) -> str:
     return "\n".join(f"- input {c.input[:300]!r}: candidate {c.candidate[:200]!r}, reference {c.reference[:200]!r}"
                      + (f" ({c.why[:200]})" if c.why else "") for c in cases[:MAX_CASES])
@@ -523,15 +533,18 @@ def agree(
     share = f"{best.share:.0%}" if best else "0%"
     message = f"no two of {len(usable)} oracles agree on {threshold:.0%} of the inputs (best pair: {share})"
     no_judge = checker.judge_code is None or is_standard_judge(checker.judge_code)
-    if best is not None and best.secondary is not None and no_judge and best.share < MANY_ANSWERS:
-        # Oracles that passed the samples yet disagree on most inputs: more likely several right
-        # answers compared as text than wrong oracles. The caller may ask for a judging function.
+    if best is not None and best.secondary is not None and no_judge:
         cases = [JudgeCase(inputs[i], _text(best.secondary.outputs[i]), _text(best.primary.outputs[i]))
                  for i, ok in enumerate(best.mask)
                  if not ok and best.primary.outputs[i] is not None and best.secondary.outputs[i] is not None]
-        if cases:
+        # Oracles that passed the samples yet disagree on most inputs, or disagree only as other witnesses
+        # do (same verdict or value, another pair or path): more likely several right answers compared as
+        # text than wrong oracles. The caller may ask for a judging function (whose reply may say no).
+        witnesses = sum(another_answer(c.reference.encode(), c.candidate.encode()) for c in cases)
+        if cases and (best.share < MANY_ANSWERS or witnesses >= WITNESS_SHARE * len(cases)):
+            why = "most inputs" if best.share < MANY_ANSWERS else "inputs where both print another witness"
             raise ManyAnswers(message + f"; oracles {best.primary.solution} and {best.secondary.solution} pass the "
-                              "samples but disagree on most inputs, as when several answers are right",
+                              f"samples but disagree on {why}, as when several answers are right",
                               cases[:MAX_CASES], best.primary.solution, best.secondary.solution,
                               [(inputs[i], _text(out)) for i, out in enumerate(best.primary.outputs)
                                if out is not None][:CROSS_INPUTS])

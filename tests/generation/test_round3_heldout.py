@@ -394,6 +394,53 @@ def test_probe_yes_with_a_witness_where_one_oracle_prints_another_witness_than_t
     assert verdict(problem, run.suite, EVEN_A.replace("print(2, n - 2)", "print(1, n - 1)")) == "WA"
 
 
+DIV_SMALL = ("n = int(input())\nd = next((k for k in range(2, int(n ** 0.5) + 1) if n % k == 0), 0)\n"
+             "print(f'YES\\n{d}' if d else 'NO')\n")
+DIV_LARGE = DIV_SMALL.replace("f'YES\\n{d}'", "f'YES\\n{n // d}'")
+DIV_GEN = '''
+import random
+
+
+def gen_range_based_input():
+    n = random.randint(2, 10**6)
+    if random.random() < 0.7:  # mostly primes, where the answer is unique ("NO")
+        while any(n % k == 0 for k in range(2, int(n ** 0.5) + 1)):
+            n += 1
+    return f"{n}\\n"
+'''
+DIV_JUDGE = '''
+def output_judging_function(input_str, candidate_output, reference_output):
+    n = int(input_str.split()[0])
+    got, want = candidate_output.split(), reference_output.split()
+    if not got or got[0] != want[0]:
+        return False
+    if got[0] == "NO":
+        return len(got) == 1
+    if len(got) != 2 or not got[1].isdigit():
+        return False
+    d = int(got[1])
+    return 1 < d < n and n % d == 0
+'''
+
+
+def test_probe_another_divisor_on_a_third_of_the_inputs_gets_a_judging_function(fake_llm: FakeLLM, settings) -> None:
+    """Agreement between 50% and 90% (primes agree, composites print another divisor): asked before failing."""
+    settings.HARDTESTS_REGULAR_CALLS = 12
+    problem = with_problem("probe/divisor", "Print YES and any divisor $d$ of $n$ with $1 < d < n$, or NO when there "
+                           "is none ($2 \\le n \\le 10^6$).",
+                           [{"input": "12\n", "output": "YES\n2\n"}, {"input": "7\n", "output": "NO\n"}],
+                           [("python3", DIV_SMALL), ("python3", DIV_LARGE)])
+    fake_llm.reply(validator_reply(one_int(2, 10**6)),
+                   inputs_reply(direct=["12\n", "7\n", "999983\n"], regular=DIV_GEN, hacking=None),
+                   validator_reply(one_int(2, 10**6), needs=True, judge=DIV_JUDGE))
+    run = start(problem)
+    assert run.status == GenerationRun.Status.SUCCEEDED, (run.failure_reason, run.error)
+    assert LLMCall.objects.filter(run=run, purpose="judge_request").exists()
+    assert "another witness" in run.log
+    assert verdict(problem, run.suite, DIV_LARGE) == "AC"
+    assert verdict(problem, run.suite, DIV_SMALL.replace("if d else 'NO'", "if d else 'YES\\n1'")) == "WA"
+
+
 OVERFLOW_CPP = "#include <cstdio>\nint main(){int a,b;scanf(\"%d %d\",&a,&b);printf(\"%d\\n\",a*b);}\n"
 LENIENT = ("def output_judging_function(input_str, candidate_output, reference_output):\n"
            "    return candidate_output.strip().lstrip('-').isdigit()\n")
