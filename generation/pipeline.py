@@ -25,7 +25,8 @@ from generation.materialise import (
     ValidatorErrors,
     materialise_kit,
 )
-from generation.materialise.oracles import ManyAnswers, answer_tolerance, tolerance_judge_code
+from generation.materialise.oracles import ManyAnswers
+from generation.materialise.tolerance import answer_tolerance, tolerance_judge_code
 from generation.materialise.types import RunFailed
 from generation.models import FailureReason, GenerationRun
 from generation.preflight import Preflight, preflight

@@ -5,7 +5,7 @@ is compiled and run on the problem's samples and, where the problem has an activ
 suite, on its first official tests. An oracle passes when it compiles, finishes on every one
 of them and its outputs are accepted leniently, so that no oracle the final judge would accept
 is dropped: by the current kit's judging function, or by the problem's comparison with the
-real-number tolerance the problem allows (generation.materialise.oracles.answer_tolerance), or
+real-number tolerance the problem allows (generation.materialise.tolerance.answer_tolerance), or
 as the same tokens in another order. A test whose expected output no running
 oracle reproduces (a problem with several right answers and no judging function yet) is not
 held against any of them. While there is no judging function, an oracle that finishes everywhere but
@@ -23,8 +23,9 @@ from dataclasses import dataclass, field
 from django.conf import settings
 
 from generation.materialise.inputs import machine_failure_check
-from generation.materialise.oracles import Checker, another_answer, answer_tolerance, oracles_in_order
+from generation.materialise.oracles import Checker, another_answer, oracles_in_order
 from generation.materialise.reproducible import compile_oracle
+from generation.materialise.tolerance import answer_tolerance
 from generation.materialise.types import MaterialiseError, Progress
 from generation.models import FailureReason
 from generation.selectors import kit_to_materialise

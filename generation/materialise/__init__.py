@@ -30,10 +30,10 @@ from generation.materialise.oracles import (
     JudgeLenient,
     JudgeRejects,
     agree,
-    answer_tolerance,
     is_standard_judge,
     lenient_judge,
 )
+from generation.materialise.tolerance import answer_tolerance
 from generation.materialise.types import (
     Cancelled,
     MaterialiseError,

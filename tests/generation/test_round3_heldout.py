@@ -155,7 +155,8 @@ def test_probe_negative_zero_printed_as_an_integer_is_zero(fake_llm: FakeLLM) ->
 
 
 def test_the_standard_judge_in_the_sandbox_and_the_pipeline_compare_alike() -> None:
-    from generation.materialise.oracles import Checker, Tolerance, tolerance_judge_code, within_tolerance
+    from generation.materialise.oracles import Checker
+    from generation.materialise.tolerance import Tolerance, tolerance_judge_code, within_tolerance
 
     big = "1" + "0" * 5000  # past int()'s 4300-digit limit
     cases = [("0", "-0"), ("-0.000000", "0.000000"), ("3", "3.000000"), ("1e-07", "0.0000001"), (big, "+" + big),
