@@ -22,7 +22,7 @@ from generation import profiles, prompting
 from generation.llm import LLMUnavailable, chat
 from generation.materialise import judge_sample_check, sample_pairs
 from generation.materialise.inputs import run_checker_calls
-from generation.materialise.oracles import Checker, JudgeCase, cases_text
+from generation.materialise.oracles import MAX_CROSS_ACCEPTED, Checker, JudgeCase, cases_text, lenient_judge
 from generation.materialise.types import RunFailed, SandboxClock
 from generation.models import FailureReason, GenerationRun, LLMCall
 from generation.parsing import ReplyInvalid, ValidatorReply, parse_inputs_reply, parse_validator_reply
@@ -88,9 +88,11 @@ def ask(run: GenerationRun, rec: RunRecorder, *, purpose: str, prompt_version: s
         rec.log(f"{label}: reply sent back: {problem}")
         messages = prompting.retry_messages(messages, reply, problem)
         rec.check_cancel()
+    cut = (f"; the reply was cut off at HARDTESTS_LLM_MAX_TOKENS ({settings.HARDTESTS_LLM_MAX_TOKENS}): raise it, "
+           "or use a model that reasons more briefly, and run again" if last and last.finish_reason == "length" else "")
     raise RunFailed(FailureReason.LLM_REPLY_INVALID,
                     f"the {purpose} reply was invalid after {retries + 1} attempt(s): {last_error}"
-                    f" (reply kept on LLM call #{last.pk if last else '?'})")
+                    f" (reply kept on LLM call #{last.pk if last else '?'}){cut}")
 
 
 def validator_review(run: GenerationRun, rec: RunRecorder, sb: Sandbox,
@@ -188,11 +190,16 @@ def save_kit(run: GenerationRun, rec: RunRecorder, session: Conversation) -> Tes
     return TestKit.objects.select_related("problem", "validator", "output_judge").get(pk=kit.pk)
 
 
-def judge_repair(run: GenerationRun, rec: RunRecorder, session: Conversation, cases: list[JudgeCase]) -> TestKit:
-    """Send the judging function back once with the correct outputs it rejected; a new kit version."""
+def judge_repair(run: GenerationRun, rec: RunRecorder, session: Conversation, cases: list[JudgeCase],
+                 problem: str | None = None) -> TestKit:
+    """Send the judging function back once with the correct outputs it rejected (or, with `problem`, what
+    it wrongly accepts); a new kit version."""
     rec.stage(GenerationRun.Stage.LLM_VALIDATOR)
-    problem = judge_feedback(cases)
-    rec.log(f"judging function sent back: it rejects {len(cases)} correct output(s)")
+    if problem is None:
+        problem = judge_feedback(cases)
+        rec.log(f"judging function sent back: it rejects {len(cases)} correct output(s)")
+    else:
+        rec.log(f"judging function sent back: {problem.splitlines()[0][:300]}")
     messages = [*session.messages, {"role": "user", "content": "Your reply could not be used: " + problem
                                     + "\n\nAnswer again: reason briefly, then give the complete JSON object "
                                     "in a ```json fenced block."}]
@@ -202,16 +209,16 @@ def judge_repair(run: GenerationRun, rec: RunRecorder, session: Conversation, ca
     return save_kit(run, rec, session)
 
 
-def _judge_request_review(sb: Sandbox, session: Conversation, cases: list[JudgeCase]) -> Review[ValidatorReply]:
+def _judge_request_review(sb: Sandbox, session: Conversation, cases: list[JudgeCase],
+                          answers: list[tuple[str, str]]) -> Review[ValidatorReply]:
     """The call-1 self-checks, and: a judging function exists, it accepts both oracles' outputs on every
-    disagreeing input (each against the other), and it rejects an empty output (no judge that accepts
-    everything)."""
+    disagreeing input (each against the other), it rejects an empty output, and it rejects most answers
+    printed for other inputs. The last two keep a judge that accepts anything (or only checks an answer's
+    form) from hiding oracles that truly disagree, which is an oracle bug, not several right answers."""
 
     def review(parsed: ValidatorReply) -> tuple[str, str] | None:
         if not parsed.output_judging_function:
-            return (FailureReason.JUDGE_INVALID,
-                    "set needs_custom_output_judging_function to true and give output_judging_function: trusted "
-                    "correct programs print different outputs, so outputs cannot be compared as text")
+            return None  # the model says the answer is unique: judge_request stops the run
         found = session.review(parsed) if session.review is not None else None
         if found is not None:
             return found
@@ -229,13 +236,14 @@ def _judge_request_review(sb: Sandbox, session: Conversation, cases: list[JudgeC
                     "output_judging_function accepts an empty output, which is never a correct answer here "
                     f"(input {accepted_empty[0][0][:300]!r}); it must check the candidate's answer, not accept "
                     "everything")
-        return None
+        lenient = lenient_judge(sb, checker, answers, cross_share=MAX_CROSS_ACCEPTED)
+        return (FailureReason.JUDGE_INVALID, lenient[0]) if lenient else None
 
     return review
 
 
 def judge_request(run: GenerationRun, rec: RunRecorder, sb: Sandbox, session: Conversation,
-                  cases: list[JudgeCase], why: str) -> TestKit:
+                  cases: list[JudgeCase], why: str, answers: list[tuple[str, str]] | None = None) -> TestKit:
     """Oracles that pass the samples disagree on most inputs and there is no judging function: ask the
     model for one, showing the disagreeing outputs (Klear sends inconsistent outputs back; HardTestGen's
     judge exists for this). A new kit version with the judge; RunFailed when the model cannot give one."""
@@ -243,19 +251,26 @@ def judge_request(run: GenerationRun, rec: RunRecorder, sb: Sandbox, session: Co
     rec.log(f"asking for a judging function: {why.splitlines()[0][:300]}")
     shown = "\n".join(f"- input {c.input[:300]!r}: one correct program printed {c.reference[:200]!r}, another "
                       f"printed {c.candidate[:200]!r}" for c in cases)
-    problem = ("two trusted correct programs pass the samples but print different outputs on most generated "
-               "inputs, so this problem evidently accepts more than one correct answer and outputs cannot be "
-               "compared as text. Examples:\n" + shown + "\nSet needs_custom_output_judging_function to true and "
-               "write output_judging_function(input_str, candidate_output, reference_output) that checks whether "
-               "the candidate's answer is valid for the input (using the reference only for what every correct "
+    problem = ("two programs believed correct pass the samples but print different outputs on most generated "
+               "inputs. Either this problem accepts more than one correct answer, so outputs cannot be compared "
+               "as text, or the answer is unique and one of the programs is wrong. Examples:\n" + shown + "\nIf "
+               "several answers are correct, set needs_custom_output_judging_function to true and write "
+               "output_judging_function(input_str, candidate_output, reference_output) that checks whether the "
+               "candidate's answer is valid for the input (using the reference only for what every correct "
                "answer shares, such as an optimal value); it must accept both outputs above and reject wrong "
-               "ones. Keep the input validator.")
+               "ones, including answers meant for other inputs. If the answer is unique, keep "
+               "needs_custom_output_judging_function false and output_judging_function null: no suite will be "
+               "made from a wrong program. Keep the input validator.")
     messages = [*session.messages, {"role": "user", "content": "Your reply could not be used: " + problem
                                     + "\n\nAnswer again: reason briefly, then give the complete JSON object "
                                     "in a ```json fenced block."}]
     fixed, convo = ask(run, rec, purpose="judge_request", prompt_version=prompting.VALIDATOR_PROMPT,
                        messages=messages, parse=parse_validator_reply,
-                       review=_judge_request_review(sb, session, cases))
+                       review=_judge_request_review(sb, session, cases, answers or []))
+    if not fixed.output_judging_function:
+        raise RunFailed(FailureReason.OUTPUT_VERIFICATION_FAILED,
+                        f"{why.splitlines()[0][:500]}; asked for a judging function, the model answers that the "
+                        "answer is unique: the oracles truly disagree (fix or remove the wrong one)")
     session.messages, session.parsed = convo, fixed
     kit = save_kit(run, rec, session)
     rec.log(f"kit v{kit.version}: judging function for several right answers (accepts both oracles' outputs on "

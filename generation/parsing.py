@@ -2,9 +2,10 @@
 
 A reply must end with one JSON object, in a ```json fenced block or after a `# Result`
 heading. This module is the one place where replies are read (every call's parser goes through
-`extract_json`), tolerantly: raw newlines and tabs in strings, and what JSON5 allows (trailing
-commas, comments) through the `json5` package, before a reply is sent back. Keys must still be
-in double quotes: a Python dict is not the JSON object asked for. Every key is checked for presence and type, every piece of code is parsed with
+`extract_json`), tolerantly: raw newlines and tabs in strings, what JSON5 allows (trailing
+commas, comments, `\'`) through the `json5` package, and a Python dict literal (read by
+`ast.literal_eval`, with Python's escapes), before a reply is sent back. Every key is checked for
+presence and type, every piece of code is parsed with
 `ast.parse` (parsing is not executing: nothing the model wrote runs outside the sandbox)
 and the functions the contract names are looked for in the syntax tree. The first problem
 found is raised as ReplyInvalid with a message meant to be fed back to the model.
@@ -15,6 +16,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -45,7 +47,7 @@ _DECODER = json.JSONDecoder(strict=False)
 _MAX_FALLBACK_STARTS = 5000
 _MAX_TOLERANT_STARTS = 50
 # An odd run of backslashes followed by a character JSON cannot escape.
-_BAD_ESCAPE = re.compile(r'(?<!\\)(?:\\\\)*\\[^"\\/bfnrtu]')
+_BAD_ESCAPE = re.compile(r'(?<!\\)(?:\\\\)*\\[^"\\/bfnrtu\']')
 
 class ReplyInvalid(ValueError):
     """The reply cannot be used; str(error) says why, in words the model can act on."""
@@ -87,26 +89,51 @@ def _fenced_blocks(reply: str) -> list[tuple[int, str]]:
 
 def _tolerant(text: str, start: int) -> Any:
     r"""The JSON value at `start` as a model writes it: strict JSON first (raw newlines and tabs in
-    strings allowed), then JSON5 (trailing commas, comments) through the maintained `json5` reader,
-    with keys still in double quotes. An escape JSON does not know (a regex's `\\d` written as `\d`)
-    is refused rather than read as JSON5 would, silently dropping the backslash from the code."""
+    strings allowed), then JSON5 (trailing commas, comments, `\'`) through the maintained `json5`
+    reader, then a Python literal (single-quoted keys, True/None: a Python dict) read by
+    `ast.literal_eval`, which evaluates nothing. An escape JSON does not know (a regex's `\d` written
+    as `\d`) in a JSON object is refused rather than read as JSON5 would, silently dropping the
+    backslash from the code; in a Python literal it means what Python means."""
     try:
         return _DECODER.raw_decode(text, start)[0]
     except json.JSONDecodeError as strict_error:
-        bad = _BAD_ESCAPE.search(text, start)
         try:
             value = json5.loads(text, strict=False, consume_trailing=False, start=start)
         except (ValueError, RecursionError, IndexError):
+            value = _MISSING
+        quoted = value is not _MISSING and all(
+            json.dumps(k) in text[start:] or json.dumps(k, ensure_ascii=False) in text[start:] for k in _keys(value))
+        if not quoted:
+            literal = _python_literal(text, start)
+            if literal is not _MISSING:
+                return literal
+        if value is _MISSING:
             raise strict_error from None
+        bad = _BAD_ESCAPE.search(text, start)
         if bad is not None:
             raise json.JSONDecodeError(f"invalid escape {bad.group(0)[-2:]!r} in a string (write a backslash as "
                                        "\\\\)", text, bad.start()) from None
-        unquoted = next((k for k in _keys(value) if json.dumps(k) not in text[start:]
-                         and json.dumps(k, ensure_ascii=False) not in text[start:]), None)
-        if unquoted is not None:
-            # A Python dict or a JavaScript object literal is not the JSON object the prompt asks for.
-            raise json.JSONDecodeError(f"the key {unquoted!r} is not in double quotes", text, start) from None
         return value
+
+
+_MISSING: Any = object()
+_LITERAL_ENDS = 5
+
+
+def _python_literal(text: str, start: int) -> Any:
+    """A dict written as a Python literal from `start` to one of the last few closing braces, or _MISSING."""
+    ends = [m.end() for m in re.finditer(r"\}", text[start:])][-_LITERAL_ENDS:]
+    for end in reversed(ends):
+        try:
+            with warnings.catch_warnings():
+                # "invalid escape sequence": Python keeps the backslash, which is what the model meant
+                warnings.simplefilter("ignore")
+                value = ast.literal_eval(text[start: start + end])
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            continue
+        if isinstance(value, dict) and all(isinstance(k, str) for k in _keys(value)):
+            return value
+    return _MISSING
 
 
 def _keys(value: Any) -> Iterator[str]:

@@ -18,13 +18,15 @@ from django.db import transaction
 from generation import oracle_free
 from generation.asking import Conversation, judge_repair, judge_request, llm_kit
 from generation.materialise import (
+    JudgeLenient,
     JudgeRejects,
     Materialised,
     MaterialiseError,
     ValidatorErrors,
     materialise_kit,
 )
-from generation.materialise.oracles import ManyAnswers, answer_tolerance, tolerance_judge_code
+from generation.materialise.oracles import ManyAnswers
+from generation.materialise.tolerance import answer_tolerance, tolerance_judge_code
 from generation.materialise.types import RunFailed
 from generation.models import FailureReason, GenerationRun
 from generation.preflight import Preflight, preflight
@@ -89,7 +91,7 @@ def _with_tolerance_judge(run: GenerationRun, rec: RunRecorder, kit: TestKit) ->
         return kit
     with transaction.atomic():
         judge = judge_create(problem=kit.problem, code=tolerance_judge_code(tolerance), origin=CodeOrigin.IMPORTED,
-                             change_note=f"standard real-number judge (tolerance {tolerance:g}), "
+                             change_note=f"standard real-number judge (tolerance {tolerance}), "
                                          f"generation run #{run.pk}")
         new = kit_create(
             problem=kit.problem, origin=kit.origin, validator=kit.validator, output_judge=judge,
@@ -97,10 +99,10 @@ def _with_tolerance_judge(run: GenerationRun, rec: RunRecorder, kit: TestKit) ->
             hacking_generator=kit.hacking_generator, batch_generator=kit.batch_generator, model_name=kit.model_name,
             created_by=run.created_by,
             extra={**(kit.extra or {}), "generation_run": run.pk, "stage": "tolerance", "parent_version": kit.version,
-                   "float_tolerance": tolerance},
+                   "float_tolerance": tolerance.bound, "float_tolerance_relative": tolerance.relative},
         )
         GenerationRun.objects.filter(pk=run.pk).update(kit=new)
-    rec.log(f"answers are real numbers (tolerance {tolerance:g}) and kit v{kit.version} has no judging function: "
+    rec.log(f"answers are real numbers (tolerance {tolerance}) and kit v{kit.version} has no judging function: "
             f"kit v{new.version} uses the standard tolerance judge")
     return TestKit.objects.select_related("problem", "validator", "output_judge").get(pk=new.pk)
 
@@ -120,7 +122,7 @@ def _materialise(run: GenerationRun, rec: RunRecorder, sb: Sandbox, kit: TestKit
                 raise
             asked_judge = True
             try:
-                kit = judge_request(run, rec, sb, session, exc.cases, str(exc))
+                kit = judge_request(run, rec, sb, session, exc.cases, str(exc), exc.answers)
             except RunFailed as failed:
                 if failed.reason not in (FailureReason.LLM_UNAVAILABLE, FailureReason.LLM_REPLY_INVALID):
                     raise
@@ -132,6 +134,12 @@ def _materialise(run: GenerationRun, rec: RunRecorder, sb: Sandbox, kit: TestKit
             repaired_judge = True
             rec.log(f"judge self-check failed: {str(exc).splitlines()[0]}")
             kit = judge_repair(run, rec, session, exc.cases)
+        except JudgeLenient as exc:
+            if session is None or repaired_judge:
+                raise
+            repaired_judge = True
+            kit = judge_repair(run, rec, session, exc.cases, problem=f"{exc}. Fix the judging function so that it "
+                               "rejects wrong answers; keep the other keys.")
 
 
 def _make_kit(run: GenerationRun, rec: RunRecorder, sb: Sandbox, flight: Preflight

@@ -5,11 +5,14 @@ is compiled and run on the problem's samples and, where the problem has an activ
 suite, on its first official tests. An oracle passes when it compiles, finishes on every one
 of them and its outputs are accepted leniently, so that no oracle the final judge would accept
 is dropped: by the current kit's judging function, or by the problem's comparison with the
-real-number tolerance the problem allows (generation.materialise.oracles.answer_tolerance), or
+real-number tolerance the problem allows (generation.materialise.tolerance.answer_tolerance), or
 as the same tokens in another order. A test whose expected output no running
 oracle reproduces (a problem with several right answers and no judging function yet) is not
-held against any of them. At least HARDTESTS_MIN_ORACLES must pass, else the run fails as
-`no_valid_oracle` with no LLM call made.
+held against any of them. While there is no judging function, an oracle that finishes everywhere but
+prints what looks like another right answer (as many tokens, some equal in place, as "YES 4 4" for
+"YES 2 6") is kept provisionally when the strict ones are too few: another witness is not yet a wrong
+answer; materialisation's agreement, or a judging function asked for, decides.
+At least HARDTESTS_MIN_ORACLES must pass, else the run fails as `no_valid_oracle` with no LLM call made.
 """
 
 from __future__ import annotations
@@ -20,8 +23,9 @@ from dataclasses import dataclass, field
 from django.conf import settings
 
 from generation.materialise.inputs import machine_failure_check
-from generation.materialise.oracles import Checker, answer_tolerance, oracles_in_order
+from generation.materialise.oracles import Checker, another_answer, oracles_in_order
 from generation.materialise.reproducible import compile_oracle
+from generation.materialise.tolerance import answer_tolerance
 from generation.materialise.types import MaterialiseError, Progress
 from generation.models import FailureReason
 from generation.selectors import kit_to_materialise
@@ -103,16 +107,30 @@ def preflight(*, problem: Problem, sb: Sandbox, progress: Progress) -> Preflight
                      f"#{', #'.join(str(i + 1) for i in sorted(disputed))}; not held against them")
     passed: list[Solution] = []
     outputs: dict[int, list[bytes | None]] = {}
+    mismatched: list[tuple[Solution, int]] = []
     for solution, outs, note in runs:
         if outs is not None:
             wrong = [i for i, ok in enumerate(accepted[solution.pk]) if not ok and i not in disputed]
             if wrong:
                 note = f"wrong answer on pre-flight test #{wrong[0] + 1}"
+                if all(another_answer(tests[i][1].encode(), outs[i] or b"") for i in wrong):
+                    mismatched.append((solution, wrong[0] + 1))
             else:
                 passed.append(solution)
                 outputs[solution.pk] = list(outs[: len(samples)])
                 note = f"passes {len(tests)} sample/official test(s)"
         notes.append(f"oracle {solution} (rank {solution.reliability}): {note}")
+    if judge is None and passed and len(passed) < need:
+        # Without a judging function a different output is not yet a wrong one (another witness, another
+        # order): an oracle that finishes everywhere is kept provisionally so that the run can find out
+        # (agreement on the generated inputs, or a judging function asked for), as HardTestGen only asks
+        # an oracle to compile and run here. Its outputs are not used in the judge's self-checks.
+        for solution, test in mismatched[: need - len(passed)]:
+            passed.append(solution)
+            notes.append(f"oracle {solution}: kept provisionally (its output on pre-flight test #{test} differs from "
+                         "the expected one, which a problem with several right answers allows; no judging function "
+                         "yet)")
+        passed.sort(key=lambda s: [c.pk for c in candidates].index(s.pk))
     for line in notes:
         progress.log(line)
     if len(passed) < need:

@@ -23,7 +23,17 @@ from generation.materialise.inputs import (
     generate_candidates,
     validate_candidates,
 )
-from generation.materialise.oracles import Checker, JudgeCase, JudgeRejects, agree, answer_tolerance
+from generation.materialise.oracles import (
+    CROSS_INPUTS,
+    Checker,
+    JudgeCase,
+    JudgeLenient,
+    JudgeRejects,
+    agree,
+    is_standard_judge,
+    lenient_judge,
+)
+from generation.materialise.tolerance import answer_tolerance
 from generation.materialise.types import (
     Cancelled,
     MaterialiseError,
@@ -37,7 +47,7 @@ from problems.models import Solution, TestKit
 from problems.services import NewTest
 from sandbox import Sandbox, get_sandbox
 
-__all__ = ["Cancelled", "JudgeRejects", "Materialised", "MaterialiseError", "NullProgress", "Progress",
+__all__ = ["Cancelled", "JudgeLenient", "JudgeRejects", "Materialised", "MaterialiseError", "NullProgress", "Progress",
            "ValidatorErrors", "materialise_kit"]
 
 
@@ -56,6 +66,10 @@ class Materialised:
     notes: list[str] = field(default_factory=list)
     # generator functions whose output changed between two runs of the same call (dropped)
     unreproducible: list[str] = field(default_factory=list)
+
+
+def _str(data: str | bytes) -> str:
+    return data if isinstance(data, str) else data.decode("utf-8", "replace")
 
 
 def sample_pairs(problem) -> list[tuple[str, str]]:
@@ -148,6 +162,12 @@ def materialise_kit(*, kit: TestKit, progress: Progress | None = None, sb: Sandb
                              call_number=cand.call_number, validator_version=validator_version,
                              oracle_id=primary.solution.pk, seed=cand.seed))
     progress.counts(tally.as_dict())
+    if checker.judge_code is not None and not is_standard_judge(checker.judge_code):
+        # A judge that accepts anything makes every agreement trivial and every program pass.
+        answers = [(_str(t.input), _str(t.output)) for t in tests[:CROSS_INPUTS]]
+        found = lenient_judge(sb, checker, answers)
+        if found is not None:
+            raise JudgeLenient(found[0], found[1])
     if size > settings.HARDTESTS_SUITE_MAX_MB * 1024 * 1024:
         raise MaterialiseError(FailureReason.SUITE_TOO_LARGE,
                                f"the suite would hold {size / 1024 / 1024:.1f} MB of tests, over the "

@@ -87,28 +87,30 @@ BATCH_CAP_S = 120.0
 
 
 def _per_call(sb: Sandbox, code: str, function: str, args_list: Sequence[tuple], limits: Limits,
-              clock: SandboxClock, probe: int) -> list[CallResult]:
+              clock: SandboxClock, probe: int, shift_clock: bool = False) -> list[CallResult]:
     if probe and len(args_list) > probe:
-        first = call_python(sb, code, function, args_list[:probe], limits)
+        first = call_python(sb, code, function, args_list[:probe], limits, shift_clock=shift_clock)
         clock.add(first)
         if all(r.verdict == Verdict.TLE for r in first):
             skipped = CallResult(ok=False, error="not called: the first calls exceeded the time limit",
                                  verdict=Verdict.TLE)
             return first + [skipped] * (len(args_list) - probe)
-        rest = call_python(sb, code, function, args_list[probe:], limits)
+        rest = call_python(sb, code, function, args_list[probe:], limits, shift_clock=shift_clock)
         clock.add(rest)
         return first + rest
-    results = call_python(sb, code, function, args_list, limits)
+    results = call_python(sb, code, function, args_list, limits, shift_clock=shift_clock)
     clock.add(results)
     return results
 
 
 def call_many(sb: Sandbox, code: str, function: str, args_list: Sequence[tuple], limits: Limits,
-              clock: SandboxClock, *, probe: int = 0, seeds: Sequence[int] | None = None) -> list[CallResult]:
+              clock: SandboxClock, *, probe: int = 0, seeds: Sequence[int] | None = None,
+              shift_clock: bool = False) -> list[CallResult]:
     """`function(*args)` for each args, in the sandbox, each call within `limits.time_s` of CPU.
 
     With probe=k, when the first k calls all exceed the limit the others are not made. With
-    seeds (zero-argument generators only), call i runs after seeding with seeds[i].
+    seeds (zero-argument generators only), call i runs after seeding with seeds[i]. With
+    shift_clock, the process's clock reads later (the second run of the twice-run check).
     """
     if not args_list:
         return []
@@ -118,13 +120,15 @@ def call_many(sb: Sandbox, code: str, function: str, args_list: Sequence[tuple],
     batch_limits = replace(limits, time_s=min(BATCH_CAP_S, limits.time_s * len(args_list) + 1.0),
                            output_kb=max(limits.output_kb, 256 * 1024), wall_s=None)
     batch = call_python(sb, code + _WRAPPER, ENTRY,
-                        [(function, [list(a) for a in args_list], limits.time_s, probe, seeds)], batch_limits)[0]
+                        [(function, [list(a) for a in args_list], limits.time_s, probe, seeds)], batch_limits,
+                        shift_clock=shift_clock)[0]
     values = batch.value if batch.ok else None
     if not isinstance(values, list) or len(values) != len(args_list) or not all(isinstance(v, dict) for v in values):
         # The process died (or the code broke the wrapper): fall back to one process per call.
         if seeds is not None:
-            return _per_call(sb, code, SEEDED_ENTRY, [(function, seed) for seed in seeds], limits, clock, probe)
-        return _per_call(sb, code, function, args_list, limits, clock, probe)
+            return _per_call(sb, code, SEEDED_ENTRY, [(function, seed) for seed in seeds], limits, clock, probe,
+                             shift_clock)
+        return _per_call(sb, code, function, args_list, limits, clock, probe, shift_clock)
     results = [
         CallResult(ok=bool(v.get("ok")), value=v.get("value"), error=v.get("error"),
                    verdict=Verdict.TLE if v.get("tle") else Verdict.OK)

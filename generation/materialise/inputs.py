@@ -139,8 +139,9 @@ def _run_generator(sb: Sandbox, job: GeneratorJob, limits: Limits, clock: Sandbo
     n = min(check_calls(), job.calls)
     if n == 0 or not any(usable_input(r) for r in results[:n]):
         return GeneratorRun(results)
-    # The same first calls in a new process: what differs now differs from one run to the next.
-    again = call_many(sb, job.code, job.function, [()] * n, limits, clock, seeds=job.seeds[:n])
+    # The same first calls in a new process whose clock reads later: what differs now differs from one
+    # run to the next.
+    again = call_many(sb, job.code, job.function, [()] * n, limits, clock, seeds=job.seeds[:n], shift_clock=True)
     return GeneratorRun(results, again)
 
 
@@ -174,7 +175,8 @@ def generate_candidates(
         batch_seed = generator_seed(kit, BATCH_FUNCTION, 1)
         batch_futures = (
             [pool.submit(call_many, sb, kit.batch_generator, BATCH_FUNCTION, [()], batch_generator_limits(),
-                         SandboxClock(), seeds=[batch_seed]) for _ in range(2 if check_calls() else 1)]
+                         SandboxClock(), seeds=[batch_seed], shift_clock=again)
+             for again in ((False, True) if check_calls() else (False,))]
             if kit.batch_generator.strip() else []
         )
         for job, future in futures:

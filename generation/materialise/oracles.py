@@ -20,7 +20,6 @@ itself, and accept outputs that are equal token for token. A judge that does not
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -31,6 +30,7 @@ from django.db.models import F
 
 from generation.materialise.inputs import machine_failure_check, run_checker_calls
 from generation.materialise.reproducible import compile_oracle
+from generation.materialise.tolerance import Tolerance, is_standard_judge, within_tolerance
 from generation.materialise.types import MaterialiseError, NullProgress, Progress, SandboxClock
 from generation.models import FailureReason
 from problems.judging import oracle_limits
@@ -43,6 +43,9 @@ COMPILED = frozenset({Language.CPP, Language.JAVA})
 MAX_CASES = 5
 # Below this share of agreement (with no judging function), disagreement looks like several right answers.
 MANY_ANSWERS = 0.5
+# ... or when at least this share of the disagreements look like another answer (another_answer).
+WITNESS_SHARE = 0.8
+CROSS_INPUTS = 20
 
 
 @dataclass
@@ -83,112 +86,89 @@ class JudgeRejects(MaterialiseError):
         self.cases = cases
 
 
-# "absolute or relative error", "error does not exceed", "precision of", "tolerance" ...
-_ERROR_WORDS = re.compile(r"(absolute|relative)\s+(or\s+(absolute|relative)\s+)?error|error\s+(of|does\s+not\s+"
-                          r"exceed|not\s+exceeding|at\s+most|within|less\s+than|up\s+to|≤|<=)|tolerance|accurate\s+to"
-                          r"|precision\s+(of|up\s+to|at\s+least|is|\$|10|1e|0\.)", re.IGNORECASE)
-# 10^{-6}, 10^-6, $10^{−6}$, 1e-6, 1E-06, 10**-6, 10<sup>-6</sup>, and "10-6" (a superscript lost in a
-# scraped statement; only looked for next to the error words)
-_EXPONENT = re.compile(r"10\s*(?:\^|\*\*)\s*\{?\s*[-−–]\s*(\d{1,2})\s*\}?|\b1(?:\.0*)?\s*[eE]\s*[-−–]\s*0*(\d{1,2})"
-                       r"|10\s*<sup>\s*[-−–]\s*(\d{1,2})|\b10\s?[-−–](\d{1,2})\b")
-# 0.000001 written out
-_DECIMAL_BOUND = re.compile(r"\b0\.(0{1,11})1\b")
-# A sample answer printed with four or more decimals is a real number, not a formatted one.
-_REAL_TOKEN = re.compile(r"^[+-]?\d*\.\d{4,}(?:[eE][+-]?\d+)?$")
-DEFAULT_TOLERANCE = 1e-6
-_WINDOW = 300
+# What a judging function may accept of answers a correct program printed for other inputs: at most this
+# share when it was asked for because oracles disagree, and less than all of them (or it must reject an
+# output that is no answer at all) for any judge a suite is made with.
+MAX_CROSS_ACCEPTED = 0.8
+MIN_CROSS_PAIRS = 5
+NOT_AN_ANSWER = "hardtests: this line is not an answer\n"
 
 
-def answer_tolerance(problem: Problem, kit: object = None) -> float | None:
-    """The absolute-or-relative error the problem allows on real-number answers, or None (exact tokens).
+class JudgeLenient(MaterialiseError):
+    """The judging function accepts what no correct judge would (anything at all); `cases` say what."""
 
-    Declared in the kit (extra["float_tolerance"]) it wins; else an error bound stated near words
-    like "absolute or relative error" in the statement; else DEFAULT_TOLERANCE when those words
-    appear without a number, or when a sample's answer is a real number with four or more decimals.
-    """
-    extra = getattr(kit, "extra", None) or {}
-    declared = extra.get("float_tolerance") if isinstance(extra, dict) else None
-    if isinstance(declared, int | float) and not isinstance(declared, bool) and 0 < declared < 1:
-        return float(declared)
-    statement = problem.statement or ""
-    found: list[float] = []
-    mentioned = False
-    for match in _ERROR_WORDS.finditer(statement):
-        mentioned = True
-        window = statement[max(0, match.start() - _WINDOW // 3): match.end() + _WINDOW]
-        found += [10.0 ** -int(next(g for g in m.groups() if g)) for m in _EXPONENT.finditer(window)]
-        found += [10.0 ** -(len(m.group(1)) + 1) for m in _DECIMAL_BOUND.finditer(window)]
-    if found:
-        # The most lenient bound stated: the pipeline must accept whatever the statement accepts.
-        return max(found)
-    if mentioned:
-        return DEFAULT_TOLERANCE
-    for sample in problem.samples or []:
-        output = sample.get("output") if isinstance(sample, dict) else None
-        if isinstance(output, str) and any(_REAL_TOKEN.match(token) for token in output.split()):
-            return DEFAULT_TOLERANCE
+    def __init__(self, message: str, cases: list[JudgeCase]) -> None:
+        super().__init__(FailureReason.JUDGE_INVALID, message)
+        self.cases = cases
+
+
+def cross_pairs(answers: list[tuple[str, str]]) -> list[tuple[str, bytes, bytes]]:
+    """(input, an answer a correct program printed for another input, the reference for this input), where
+    the two answers differ: what a judge that checks only an answer's form (or nothing) accepts."""
+    pairs: list[tuple[str, bytes, bytes]] = []
+    for shift in (1, 2, 3):
+        if shift >= len(answers):
+            break
+        for i, (text, reference) in enumerate(answers):
+            other = answers[(i + shift) % len(answers)][1]
+            if other.split() != reference.split():
+                pairs.append((text, other.encode(), reference.encode()))
+    return pairs
+
+
+def lenient_judge(sb: Sandbox, checker: Checker, answers: list[tuple[str, str]],
+                  cross_share: float = 1.0) -> tuple[str, list[JudgeCase]] | None:
+    """What a judging function accepts that it must not, said for the model, or None. `answers` are
+    (input, correct output) pairs. Refused: an output that is no answer at all, accepted on every input;
+    an empty output accepted where the reference is not empty (only when `cross_share` < 1, i.e. for a
+    judge asked for because oracles disagree); more than `cross_share` of the answers printed for other
+    inputs (all of them, by default, together with the empty output)."""
+    given = [(text, ref) for text, ref in answers if ref.strip()]
+    if not given:
+        return None
+    junk = [(text, NOT_AN_ANSWER.encode(), ref.encode()) for text, ref in given]
+    empty = [(text, b"", ref.encode()) for text, ref in given]
+    cross = cross_pairs(given)
+    verdicts = [ok for ok, _ in checker.accepts(sb, junk + empty + cross)]
+    junk_ok, empty_ok, cross_ok = (verdicts[:len(junk)], verdicts[len(junk):len(junk) + len(empty)],
+                                   verdicts[len(junk) + len(empty):])
+    text, ref = given[0]
+    if len(given) >= 3 and all(junk_ok):
+        return (f"output_judging_function accepts an output that is no answer at all ({NOT_AN_ANSWER.strip()!r}) "
+                f"on every one of {len(given)} inputs; it must check the candidate's answer (a parse error is a "
+                "wrong answer, never a right one)", [JudgeCase(text, NOT_AN_ANSWER, ref, "accepted")])
+    if cross_share < 1.0 and any(empty_ok):
+        at = empty_ok.index(True)
+        return (f"output_judging_function accepts an empty output, which is never a correct answer here (input "
+                f"{given[at][0][:300]!r}); it must check the candidate's answer, not accept everything",
+                [JudgeCase(given[at][0], "", given[at][1], "accepted")])
+    taken = [t for t, ok in zip(cross, cross_ok, strict=True) if ok]
+    # By default only a judge that accepts everything it was shown (empty output included) is refused:
+    # "print any number not in the list" rightly accepts most other inputs' answers.
+    too_many = (len(taken) > cross_share * len(cross) if cross_share < 1.0
+                else len(taken) == len(cross) and all(empty_ok))
+    if len(cross) >= MIN_CROSS_PAIRS and too_many:
+        text, other, reference = taken[0]
+        return (f"output_judging_function accepts {len(taken)} of {len(cross)} answers that a correct program "
+                f"printed for OTHER inputs, e.g. for input {text[:300]!r} (reference "
+                f"{_text(reference)[:200]!r}) it accepts {_text(other)[:200]!r}; it must check that the candidate's "
+                "answer is right for this input, not only its form",
+                [JudgeCase(t[0], _text(t[1]), _text(t[2]), "accepted") for t in taken[:MAX_CASES]])
     return None
-
-
-_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
-_INTEGER = re.compile(r"^[+-]?\d+$")
-
-
-def within_tolerance(reference: bytes | str, candidate: bytes | str, tolerance: float) -> bool:
-    """Tokens equal, or numbers within the tolerance (absolute or relative). Two integers must be
-    equal: a relative tolerance would let 1000000001 pass for 1000000000. The standard judge
-    (TOLERANCE_JUDGE) applies the same rule in the sandbox."""
-    want, got = _text(reference).split(), _text(candidate).split()
-    if len(want) != len(got):
-        return False
-    for a, b in zip(got, want, strict=True):
-        if a == b:
-            continue
-        if not (_NUMBER.match(a) and _NUMBER.match(b)) or (_INTEGER.match(a) and _INTEGER.match(b)):
-            return False
-        if abs(float(a) - float(b)) > tolerance * max(1.0, abs(float(b))):
-            return False
-    return True
-
-
-def tolerance_judge_code(tolerance: float) -> str:
-    """The standard judge for real-number answers: tokens equal, or numbers within the tolerance
-    (absolute or relative), two integers exactly; plain decimal notation only, so "nan", "inf" or "1_0"
-    never pass."""
-    return TOLERANCE_JUDGE.replace("TOLERANCE = 0", f"TOLERANCE = {tolerance!r}")
-
-
-TOLERANCE_JUDGE = """import re
-
-TOLERANCE = 0
-NUMBER = re.compile(r"^[+-]?(\\d+\\.?\\d*|\\.\\d+)([eE][+-]?\\d+)?$")
-INTEGER = re.compile(r"^[+-]?\\d+$")
-
-
-def output_judging_function(input_str, candidate_output, reference_output):
-    got, want = candidate_output.split(), reference_output.split()
-    if len(got) != len(want):
-        return False
-    for a, b in zip(got, want):
-        if a == b:
-            continue
-        if not (NUMBER.match(a) and NUMBER.match(b)) or (INTEGER.match(a) and INTEGER.match(b)):
-            return False
-        x, y = float(a), float(b)
-        if abs(x - y) > TOLERANCE * max(1.0, abs(y)):
-            return False
-    return True
-"""
 
 
 class ManyAnswers(MaterialiseError):
     """Oracles disagree on most inputs with no judging function: `cases` hold an input and the two
     oracles' outputs (candidate = the second oracle's, reference = the first's)."""
 
-    def __init__(self, message: str, cases: list[JudgeCase], first: Solution, second: Solution) -> None:
+    def __init__(self, message: str, cases: list[JudgeCase], first: Solution, second: Solution,
+                 answers: list[tuple[str, str]] | None = None) -> None:
         super().__init__(FailureReason.OUTPUT_VERIFICATION_FAILED, message)
         self.cases = cases
         self.oracles = (first, second)
+        # (input, the first oracle's output) on up to CROSS_INPUTS inputs: a judging function asked for must
+        # not accept one input's answer for another (a judge that accepts anything would hide an oracle bug).
+        self.answers = answers or []
 
 
 @dataclass
@@ -199,7 +179,7 @@ class Checker:
     judge_code: str | None
     comparison: str = "tokens"
     clock: SandboxClock = field(default_factory=SandboxClock)
-    tolerance: float | None = None
+    tolerance: Tolerance | None = None
 
     def compare(self, reference: bytes, candidate: bytes) -> bool:
         """The comparison without a judging function."""
@@ -259,6 +239,14 @@ def _run_oracle(sb: Sandbox, solution: Solution, inputs: list[str], problem: Pro
         return None, f"fails on {failing}/{len(inputs)} inputs ({', '.join(verdicts)})"
     note = f"; failed on {failing} input(s)" if failing else ""
     return OracleRun(solution, outputs), f"ran on {len(inputs)} inputs{note}"
+
+
+def another_answer(expected: bytes, output: bytes) -> bool:
+    """Whether an output that differs from the expected one looks like another right answer: as many
+    tokens, some of them equal in place (the verdict or the optimal value), others not (the witness).
+    "3" for "2" does not; "YES 4 4" for "YES 2 6" does."""
+    want, got = expected.split(), output.split()
+    return len(want) == len(got) > 1 and any(a == b for a, b in zip(want, got, strict=True))
 
 
 def cases_text(cases: list[JudgeCase]) -> str:
@@ -365,14 +353,20 @@ def agree(
                                f"only {len(usable)} oracle(s) compiled and ran on most inputs; two must agree")
     share = f"{best.share:.0%}" if best else "0%"
     message = f"no two of {len(usable)} oracles agree on {threshold:.0%} of the inputs (best pair: {share})"
-    if best is not None and best.secondary is not None and checker.judge_code is None and best.share < MANY_ANSWERS:
-        # Oracles that passed the samples yet disagree on most inputs: more likely several right
-        # answers compared as text than wrong oracles. The caller may ask for a judging function.
+    no_judge = checker.judge_code is None or is_standard_judge(checker.judge_code)
+    if best is not None and best.secondary is not None and no_judge:
         cases = [JudgeCase(inputs[i], _text(best.secondary.outputs[i]), _text(best.primary.outputs[i]))
                  for i, ok in enumerate(best.mask)
                  if not ok and best.primary.outputs[i] is not None and best.secondary.outputs[i] is not None]
-        if cases:
+        # Oracles that passed the samples yet disagree on most inputs, or disagree only as other witnesses
+        # do (same verdict or value, another pair or path): more likely several right answers compared as
+        # text than wrong oracles. The caller may ask for a judging function (whose reply may say no).
+        witnesses = sum(another_answer(c.reference.encode(), c.candidate.encode()) for c in cases)
+        if cases and (best.share < MANY_ANSWERS or witnesses >= WITNESS_SHARE * len(cases)):
+            why = "most inputs" if best.share < MANY_ANSWERS else "inputs where both print another witness"
             raise ManyAnswers(message + f"; oracles {best.primary.solution} and {best.secondary.solution} pass the "
-                              "samples but disagree on most inputs, as when several answers are right",
-                              cases[:MAX_CASES], best.primary.solution, best.secondary.solution)
+                              f"samples but disagree on {why}, as when several answers are right",
+                              cases[:MAX_CASES], best.primary.solution, best.secondary.solution,
+                              [(inputs[i], _text(out)) for i, out in enumerate(best.primary.outputs)
+                               if out is not None][:CROSS_INPUTS])
     raise MaterialiseError(FailureReason.OUTPUT_VERIFICATION_FAILED, message)

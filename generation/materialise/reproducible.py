@@ -9,8 +9,9 @@ exactly the one given here) before reading any input; then `random` is seeded. C
 salt (std::hash and rand() are fixed by default) and neither has Java's String.hashCode, so
 compiled oracles run unchanged.
 
-What still varies (a generator seeding its own RNG from the clock) is caught by running a
-sample of calls twice (generation.materialise.inputs).
+What still varies (a generator seeding its own RNG from the clock, os.urandom or object ids) is
+caught by running a sample of calls twice (generation.materialise.inputs), the second time with the
+clock moved on (CLOCK_SHIFT), so that even a seed from the date or the whole second differs.
 """
 
 from __future__ import annotations
@@ -34,6 +35,49 @@ if _hts_sys.flags.hash_randomization:
     except OSError:
         pass
 del _hts_os, _hts_sys
+'''
+# Prepended (after PRELUDE) to the second run of the twice-run check: the wall clock and the calendar read
+# 400 days, 7 hours and 13 s later, so a generator seeded from the time differs even at a coarse
+# resolution (int(time.time()), date.today()), while one measuring elapsed time is unaffected. Anything
+# that fails here leaves the clock as it is: the check must never flag a generator for our error.
+CLOCK_SHIFT_S = 400 * 86400 + 7 * 3600 + 13
+CLOCK_SHIFT = f'''try:
+    import time as _hts_t, datetime as _hts_dt
+    _hts_s = {CLOCK_SHIFT_S}
+    _hts_time, _hts_ns = _hts_t.time, _hts_t.time_ns
+    _hts_t.time = lambda: _hts_time() + _hts_s
+    _hts_t.time_ns = lambda: _hts_ns() + _hts_s * 10**9
+    for _hts_name in ("monotonic", "perf_counter"):
+        for _hts_suffix, _hts_add in (("", _hts_s), ("_ns", _hts_s * 10**9)):
+            _hts_f = getattr(_hts_t, _hts_name + _hts_suffix)
+            setattr(_hts_t, _hts_name + _hts_suffix, lambda _f=_hts_f, _a=_hts_add: _f() + _a)
+    for _hts_name in ("localtime", "gmtime", "ctime"):
+        _hts_f = getattr(_hts_t, _hts_name)
+        setattr(_hts_t, _hts_name, lambda secs=None, _f=_hts_f: _f(_hts_t.time() if secs is None else secs))
+    _hts_sf = _hts_t.strftime
+    _hts_t.strftime = lambda fmt, t=None: _hts_sf(fmt, _hts_t.localtime() if t is None else t)
+
+    class _HtsDatetime(_hts_dt.datetime):
+        @classmethod
+        def now(cls, tz=None):
+            return cls.fromtimestamp(_hts_t.time(), tz)
+
+        @classmethod
+        def utcnow(cls):
+            return cls.now(_hts_dt.timezone.utc).replace(tzinfo=None)
+
+        @classmethod
+        def today(cls):
+            return cls.fromtimestamp(_hts_t.time())
+
+    class _HtsDate(_hts_dt.date):
+        @classmethod
+        def today(cls):
+            return cls.fromtimestamp(_hts_t.time())
+
+    _hts_dt.datetime, _hts_dt.date = _HtsDatetime, _HtsDate
+except Exception:
+    pass
 '''
 # An oracle's own file is run unchanged in the module's namespace after the prelude, with
 # `random` already seeded, so that a randomised oracle gives the same output every time.
@@ -60,6 +104,7 @@ def compile_oracle(sb: Sandbox, solution: Solution) -> CompiledProgram:
 
 
 def call_python_fixed(sb: Sandbox, code: str, function: str, args_list: Sequence[tuple | list],
-                      limits: Limits) -> list[CallResult]:
-    """sandbox.call_python with the fixed hash seed: a fresh sandboxed process per args tuple."""
-    return call_python(sb, code, function, args_list, limits, prelude=PRELUDE)
+                      limits: Limits, *, shift_clock: bool = False) -> list[CallResult]:
+    """sandbox.call_python with the fixed hash seed: a fresh sandboxed process per args tuple; with
+    `shift_clock`, the clock of the twice-run check (CLOCK_SHIFT)."""
+    return call_python(sb, code, function, args_list, limits, prelude=PRELUDE + (CLOCK_SHIFT if shift_clock else ""))

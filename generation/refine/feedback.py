@@ -6,8 +6,8 @@ and fewer than HARDTESTS_REFINE_MAX_ROUNDS rounds have run, the false negatives 
 test, expected and actual output, judge message) and false positives (program, the candidate's
 note) go to the LLM with the current kit; its revised keys make a new kit version and a new
 suite, which is judged again. Only tuning candidates are shown or used to choose; held-out
-candidates are judged for the record. A round whose suite fails a tuning candidate known to be
-correct (gold AC) is never activated, and the log names the program and the test; among the
+candidates are judged for the record, and veto: a round whose suite fails a candidate known to be
+correct (gold AC, tuning or held out) is never activated, and the log names the program and the test; among the
 others the best (TNR, then TPR, then fewer tests) is returned for activation; the other suites
 are failed. When every round fails a correct program the run fails as `correct_program_rejected`. A revised validator or judge is used
 only after passing the same self-checks as call 1.
@@ -90,11 +90,14 @@ class Score:
         return [m for m in self.misses if m.kind == "false_negative"]
 
 
-def ruled_out(score: Score) -> str:
-    """Why a suite with this score may not become active ("" when it may): the programs known to be
-    correct that it fails, each with the test that failed it."""
-    return "; ".join(f"known-correct program {m.solution.name or m.solution.pk!s} (#{m.solution.pk}) gets "
-                     f"{m.verdict} on test #{m.ordinal}" for m in score.false_negatives()[:5])
+def ruled_out(score: Score, held: Score | None = None) -> str:
+    """Why a suite with these scores may not become active ("" when it may): the programs known to be
+    correct that it fails, tuning or held out, each with the test that failed it. Held-out programs
+    only ever veto a suite: they are never shown to the model nor used to rank rounds."""
+    misses = [(m, "") for m in score.false_negatives()] + [(m, ", held out") for m in (held.false_negatives()
+                                                                                        if held else [])]
+    return "; ".join(f"known-correct program {m.solution.name or m.solution.pk!s} (#{m.solution.pk}{side}) gets "
+                     f"{m.verdict} on test #{m.ordinal}" for m, side in misses[:5])
 
 
 def score_suite(sb: Sandbox, suite: TestSuite, solutions: list[Solution]) -> Score:
@@ -272,25 +275,27 @@ def _record(run: GenerationRun, number: int, kit: TestKit, suite: TestSuite, tun
 
 
 def _rank(r: Round) -> tuple[bool, float, float, int]:
-    """Zero false negatives first (a hard requirement: the caller never activates a round without
-    it), then TNR, then TPR, then fewer tests."""
+    """Zero false negatives first, held-out programs known to be correct included (a hard requirement:
+    the caller never activates a round without it), then TNR, then TPR, then fewer tests (tuning)."""
     tnr = r.tuning.tnr if r.tuning.tnr is not None else 1.0
     tpr = r.tuning.tpr if r.tuning.tpr is not None else 1.0
-    return (r.tuning.fn == 0, tnr, tpr, -r.record.test_count)
+    return (r.tuning.fn == 0 and r.held.fn == 0, tnr, tpr, -r.record.test_count)
 
 
 def known_correct_gate(run: GenerationRun, rec: RunRecorder, sb: Sandbox, suite: TestSuite) -> None:
     """For runs without refinement (from a kit): a new suite that fails a tuning candidate known to be
     correct is never activated; raises RunFailed(correct_program_rejected) naming program and test."""
-    correct = [s for s in candidate_split(run.problem).tuning if s.gold_verdict == Solution.GoldVerdict.AC]
-    if not correct:
+    split = candidate_split(run.problem)
+    correct = [s for s in split.tuning if s.gold_verdict == Solution.GoldVerdict.AC]
+    held = [s for s in split.held_out if s.gold_verdict == Solution.GoldVerdict.AC]
+    if not correct and not held:
         return
     rec.stage(GenerationRun.Stage.JUDGING)
-    why = ruled_out(score_suite(sb, suite, correct))
+    why = ruled_out(score_suite(sb, suite, correct), score_suite(sb, suite, held))
     if why:
         suite_fail(suite=suite, note=f"generation run #{run.pk}: {why}")
         raise RunFailed(FailureReason.CORRECT_PROGRAM_REJECTED, f"suite v{suite.version} not activated: {why}")
-    rec.log(f"suite v{suite.version} accepts all {len(correct)} known-correct candidate(s)")
+    rec.log(f"suite v{suite.version} accepts all {len(correct) + len(held)} known-correct candidate(s)")
 
 
 def refine_suite(run: GenerationRun, rec: RunRecorder, sb: Sandbox, flight: Preflight,
@@ -359,16 +364,17 @@ def refine_suite(run: GenerationRun, rec: RunRecorder, sb: Sandbox, flight: Pref
         rec.log(f"round {number}: TPR {_percent(tuning.tpr)}, TNR {_percent(tuning.tnr)}, "
                 f"{new_suite.test_count} tests (+{record.tests_added} -{record.tests_removed})")
     for r in rounds:
-        why = ruled_out(r.tuning)
+        why = ruled_out(r.tuning, r.held)
         if why:
             rec.log(f"round {r.number} ruled out: {why}")
     best = max(rounds, key=_rank)
-    if best.tuning.fn:
+    if best.tuning.fn or best.held.fn:
         for r in rounds:
-            suite_fail(suite=r.suite, note=f"refinement round {r.number} of run #{run.pk}: {ruled_out(r.tuning)}")
+            suite_fail(suite=r.suite,
+                       note=f"refinement round {r.number} of run #{run.pk}: {ruled_out(r.tuning, r.held)}")
         raise RunFailed(FailureReason.CORRECT_PROGRAM_REJECTED,
                         f"every round's suite fails a program known to be correct; round {best.number}: "
-                        f"{ruled_out(best.tuning)}")
+                        f"{ruled_out(best.tuning, best.held)}")
     for r in rounds:
         if r is not best:
             suite_fail(suite=r.suite, note=f"refinement round {r.number} of run #{run.pk}; round {best.number} chosen")

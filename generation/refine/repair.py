@@ -12,6 +12,7 @@ and only the generators of the modules it replaced are tried again.
 
 from __future__ import annotations
 
+import ast
 import json
 from dataclasses import dataclass, field
 
@@ -114,7 +115,7 @@ def probe(*, sb: Sandbox, kit: TestKit, keys: set[str] | None = None) -> list[Br
             broken.append(Broken(_key_of(job), job.function, why, _failure(failed[0]) if failed else ""))
             continue
         again = GeneratorRun(results, call_many(sb, job.code, job.function, [()] * n, limits, clock,
-                                                seeds=job.seeds[:n]))
+                                                seeds=job.seeds[:n], shift_clock=True))
         differs = again.unreproducible_call()
         if differs is not None:
             broken.append(Broken(_key_of(job), job.function,
@@ -159,19 +160,29 @@ def parse_repair_reply(reply: str) -> dict[str, object]:
     return changed
 
 
+def _same_code(value: object) -> object:
+    """Code as Python reads it (comments, blank lines and layout dropped), else the text stripped."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return ast.dump(ast.parse(value))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return value.strip()
+
+
 def kit_unchanged(kit: TestKit, changed: dict[str, object]) -> bool:
-    """Whether every key the reply gives equals what the kit already holds (code compared
-    without trailing blanks, which a model adds or drops freely)."""
+    """Whether every key the reply gives equals what the kit already holds: code compared as Python
+    reads it, so the same code with a comment added ("# fixed") or reformatted is unchanged."""
     current: dict[str, object] = {
         DIRECT_KEY: kit.direct_inputs or [], REGULAR_KEY: kit.regular_generator, HACKING_KEY: kit.hacking_generator,
         "input_validator": kit.validator.code if kit.validator else None,
         "output_judging_function": kit.output_judge.code if kit.output_judge else None,
     }
 
-    def norm(value: object) -> object:
-        return value.strip() if isinstance(value, str) else value
+    def norm(key: str, value: object) -> object:
+        return value if key == DIRECT_KEY else _same_code(value)
 
-    return all(key in current and norm(value) == norm(current[key]) for key, value in changed.items())
+    return all(key in current and norm(key, value) == norm(key, current[key]) for key, value in changed.items())
 
 
 def _kit_from(run: GenerationRun, kit: TestKit, changed: dict[str, object], round_number: int,

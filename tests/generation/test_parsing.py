@@ -27,10 +27,17 @@ def test_a_result_heading_is_accepted() -> None:
     assert extract_json("reasoning...\n# Result\n{\"x\": [1, 2]}\ntrailing words") == {"x": [1, 2]}
 
 
-@pytest.mark.parametrize("reply", ["", "   ", "just words", "```json\n[1, 2]\n```", "```json\n{'a': 1}\n```"])
+@pytest.mark.parametrize("reply", ["", "   ", "just words", "```json\n[1, 2]\n```", "```json\n{'a': 1,, }\n```",
+                                   "```json\n{'a': open('x')}\n```"])
 def test_replies_without_a_json_object_are_invalid(reply: str) -> None:
     with pytest.raises(ReplyInvalid):
         extract_json(reply)
+
+
+def test_a_python_dict_is_read_as_python_means_it_and_nothing_is_evaluated() -> None:
+    # Python keeps an unknown escape (a regex's \d); None and True are Python's.
+    reply = "```python\n{'code': 'import re\\nR = re.compile(\"\\d+\")', 'judge': None, 'ok': True}\n```"
+    assert extract_json(reply) == {"code": 'import re\nR = re.compile("\\d+")', "judge": None, "ok": True}
 
 
 def test_a_good_validator_reply_parses() -> None:
