@@ -12,6 +12,7 @@ from generation.models import FailureReason, GenerationRun
 from tests.generation.conftest import make_problem
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "generation.md"
+README = DOC.parents[1] / "README.md"
 
 
 def _rows() -> dict[str, tuple[str, str]]:
@@ -31,6 +32,13 @@ def test_the_docs_table_lists_every_failure_reason_with_its_cause_and_what_happe
 
 def test_the_docs_table_lists_no_reason_the_code_does_not_have() -> None:
     assert set(_rows()) == set(FailureReason.values)
+
+
+def test_the_readmes_generation_runs_section_names_every_reason_with_what_happens_next() -> None:
+    section = README.read_text().split("## Generation runs", 1)[1].split("\n## ", 1)[0]
+    named = {reason for cell, then in re.findall(r"^\| ([^|]+) \| ([^|]+) \|$", section, re.MULTILINE)
+             if len(then.strip()) > 10 for reason in re.findall(r"`([a-z_]+)`", cell)}
+    assert named == set(FailureReason.values)
 
 
 def test_every_reason_the_code_base_uses_is_a_documented_one() -> None:
