@@ -31,7 +31,13 @@ from generation.materialise.inputs import (
     run_checker_calls,
     validate_candidates,
 )
-from generation.materialise.oracles import Checker, compare_runs, self_check
+from generation.materialise.oracles import (
+    Checker,
+    answer_tolerance,
+    compare_runs,
+    self_check,
+    tolerance_judge_code,
+)
 from generation.materialise.types import Candidate, MaterialiseError, SandboxClock, Tally, generator_limits
 from generation.models import FailureReason, GenerationRun
 from generation.oracle_free.common import A7, Built, brute_force_limits, model_program, run_program
@@ -52,6 +58,9 @@ from problems.services import NewTest, judge_create, kit_create, validator_creat
 from sandbox import CallResult, Sandbox
 
 EDGE = TestCase.Kind.EDGE
+# What a maintainer can do after a refused brute force (a run failure says it).
+NEXT_STEP = ("Next: start another oracle-free run (a new sample of the programs; the problem page's regenerate "
+             "form), or add a human oracle and run from scratch.")
 
 
 def sample_failures(sb: Sandbox, code: str, samples: list[tuple[str, str]], checker: Checker,
@@ -105,7 +114,8 @@ def _review(sb: Sandbox, problem: Problem, samples: list[tuple[str, str]]) -> Re
                 why = f"it returned {result.value!r}" if result.ok else f"it failed: {result.error}"
                 return (FailureReason.VALIDATOR_INVALID, f"validate_input rejects sample input #{i}, which is valid "
                         f"by definition ({why}):\n{samples[i - 1][0][:2000]!r}")
-        checker = Checker(parsed.output_judging_function, problem.comparison)
+        judge = parsed.output_judging_function
+        checker = Checker(judge, problem.comparison, tolerance=None if judge else answer_tolerance(problem))
         rejected = judge_sample_check(sb, checker, samples)
         if rejected:
             return FailureReason.JUDGE_INVALID, judge_feedback(rejected)
@@ -125,7 +135,8 @@ def _review(sb: Sandbox, problem: Problem, samples: list[tuple[str, str]]) -> Re
 def _second_review(sb: Sandbox, problem: Problem, samples: list[tuple[str, str]],
                    judge: str | None) -> Review[str]:
     def review(code: str) -> tuple[str, str] | None:
-        wrong = sample_failures(sb, code, samples, Checker(judge, problem.comparison), problem)
+        checker = Checker(judge, problem.comparison, tolerance=None if judge else answer_tolerance(problem))
+        wrong = sample_failures(sb, code, samples, checker, problem)
         if wrong:
             return (FailureReason.BRUTE_FORCE_REJECTED, "brute_force_solution does not reproduce the samples:\n- "
                     + "\n- ".join(wrong[:5]))
@@ -140,7 +151,8 @@ def _save_kit(run: GenerationRun, rec: RunRecorder, reply: A7Reply, references: 
     with transaction.atomic():
         validator = validator_create(problem=problem, code=reply.input_validator, origin=CodeOrigin.LLM,
                                      model_name=model, change_note=f"oracle-free run #{run.pk}")
-        judge = (judge_create(problem=problem, code=reply.output_judging_function, origin=CodeOrigin.LLM,
+        judge = (judge_create(problem=problem, code=reply.output_judging_function,
+                              origin=CodeOrigin.IMPORTED if reply.standard_judge else CodeOrigin.LLM,
                               model_name=model, change_note=f"oracle-free run #{run.pk}")
                  if reply.output_judging_function else None)
         # The model's programs stay in the kit, never as Solutions (which later runs would trust as oracles).
@@ -224,10 +236,23 @@ def build_a7(run: GenerationRun, rec: RunRecorder, sb: Sandbox, *, persist: bool
     rec.log(f"oracle-free (HardTests A.7): asking {model} for a brute force, a validator and edge-case generators")
     if not samples:
         rec.log("warning: the problem has no samples; the brute force is checked only by the cross-check")
-    reply, _ = ask(run, rec, purpose="oracle_free", prompt_version=A7_PROMPT, messages=a7_prompt(problem),
-                   parse=parse_a7_reply, review=_review(sb, problem, samples))
+    try:
+        reply, _ = ask(run, rec, purpose="oracle_free", prompt_version=A7_PROMPT, messages=a7_prompt(problem),
+                       parse=parse_a7_reply, review=_review(sb, problem, samples))
+    except RunFailed as exc:
+        if exc.reason != FailureReason.BRUTE_FORCE_REJECTED:
+            raise
+        raise RunFailed(exc.reason, f"{exc} No suite was made. {NEXT_STEP}") from exc
     for note in reply.notes:
         rec.log(note)
+    tolerance = answer_tolerance(problem) if reply.output_judging_function is None else None
+    if tolerance is not None:
+        # Real-number answers and no judging function from the model: the standard tolerance judge,
+        # as oracle-based runs get (generation.pipeline); else the cross-check would compare digits
+        # and the suite would reject right programs that print other digits.
+        reply.output_judging_function = tolerance_judge_code(tolerance)
+        reply.needs_output_judge = reply.standard_judge = True
+        rec.log(f"answers are real numbers (tolerance {tolerance:g}): the standard tolerance judge is used")
     rec.log(f"brute force reproduces {len(samples)} sample(s)")
     checker = Checker(reply.output_judging_function, problem.comparison, clock)
     references: list[tuple[str, Solution]] = []
@@ -283,18 +308,39 @@ def build_a7(run: GenerationRun, rec: RunRecorder, sb: Sandbox, *, persist: bool
             tried.append({"with": name, "used": False, "why": note})
             continue
         agreement = compare_runs(sb, checker, brute, other, inputs)
+        both = [i for i, (a, b) in enumerate(zip(brute.outputs, other.outputs, strict=True))
+                if a is not None and b is not None]
+        disagreed = [i for i in both if not agreement.mask[i]]
         entry = {"with": name, "used": False, "agreed": sum(agreement.mask), "compared": agreement.counted,
-                 "share": round(agreement.share, 4)}
+                 "share": round(agreement.share, 4), "disagreed": len(disagreed)}
         tried.append(entry)
-        rec.log(f"brute force and {name.replace('_', ' ')} agree on {sum(agreement.mask)}/{agreement.counted} inputs")
+        rec.log(f"brute force and {name.replace('_', ' ')} agree on {sum(agreement.mask)}/{agreement.counted} inputs"
+                + (f", disagree on {len(disagreed)}" if disagreed else ""))
+        if disagreed:
+            # Two programs that both finished on a valid input and disagree: one of them is wrong there,
+            # and nothing says which. Keeping the brute force minus those inputs would drop exactly the
+            # tests that tell a program with the same mistake from a right one (the oracle pipeline's
+            # HARDTESTS_ORACLE_AGREEMENT tolerates that for human oracles; a model's brute force gets none).
+            first = disagreed[0]
+            entry["example"] = {"input": inputs[first][:300],
+                                "brute_force": (brute.outputs[first] or b"").decode("utf-8", "replace")[:200],
+                                name: (other.outputs[first] or b"").decode("utf-8", "replace")[:200]}
+            continue
         if agreement.counted and agreement.share >= threshold:
             entry["used"] = True
             chosen = (name, agreement, entry)
             break
     if chosen is None:
+        disagreeing = [t for t in tried if t.get("disagreed")]
+        detail = "; ".join(f"the {str(t['with']).replace('_', ' ')} disagrees on {t['disagreed']} of "
+                           f"{t['compared']} inputs, e.g. input {t['example']['input'][:120]!r}: brute force "
+                           f"{t['example']['brute_force'][:60]!r}, {str(t['with']).replace('_', ' ')} "
+                           f"{t['example'][t['with']][:60]!r}" for t in disagreeing)
         raise RunFailed(FailureReason.BRUTE_FORCE_UNCONFIRMED,
-                        f"no independent program confirms the brute force on {threshold:.0%} of the small inputs "
-                        f"(tried: {', '.join(str(t['with']) for t in tried) or 'none'}); its outputs are not used")
+                        f"no independent program confirms the brute force on the small inputs (every input where "
+                        f"both finish must agree, and both must finish on {threshold:.0%} of them; tried: "
+                        f"{', '.join(str(t['with']) for t in tried) or 'none'})" + (f": {detail}" if detail else "")
+                        + f"; its outputs are not used and no suite was made. {NEXT_STEP}")
     name, agreement, entry = chosen
 
     tests: list[NewTest] = [NewTest(input=i, output=o, kind=TestCase.Kind.PUBLIC, generator="statement",

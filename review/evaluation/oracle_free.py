@@ -164,7 +164,8 @@ def oracle_free_table8(*, problems: QuerySet[Problem], model_name: str | None = 
                 reasons[key][reason] = reasons[key].get(reason, 0) + 1
                 entry[key] = {"suite": None, "reason": reason, "run": run.pk if run else None}
                 continue
-            judge = built.kit.output_judge.code if built.kit and built.kit.output_judge else None
+            judge = (built.kit.output_judge.code if built.kit and built.kit.output_judge
+                     else built.judge_code)
             if judge is None:
                 kit_judge = output_judge_for(oracle_suite) if built.kit is None else None
                 judge = kit_judge.code if kit_judge else None
