@@ -230,3 +230,38 @@ def test_the_pair_problem_judged_with_its_function_accepts_another_right_pair(fa
     result = judge_code(problem=problem, suite=suite, language="python3", code=PAIR.efficient, mode="all")
     assert result.verdict == "AC"
     assert json.dumps(suite.trust)  # the trust record is plain JSON
+
+
+@pytest.mark.django_db(transaction=True)
+def test_imported_solutionless_problems_selected_by_a_campaign_get_oracle_free_suites(fake_llm: FakeLLM,
+                                                                                      tmp_path) -> None:
+    from django.db import transaction
+
+    from core.queues import GENERATION_QUEUE, get_queue
+    from generation.campaigns.services import campaign_create
+    from problems.importers.runner import dataset_import
+    from problems.models import Problem
+
+    rows = tmp_path / "synthetic.jsonl"
+    rows.write_text("".join(json.dumps({"source": "synthetic", "pid": f"syn/{case.pid}", "title": case.title,
+                                        "statement": case.statement, "samples": case.samples,
+                                        "time_limit_ms": case.time_limit_ms}) + "\n" for case in (GAIN, OCC)))
+    dataset_import(format_name="native", paths=[str(rows)])
+    problems = {p.pid: p for p in Problem.objects.filter(source="synthetic")}
+    assert len(problems) == 2 and not any(p.solutions.exists() for p in problems.values())
+    queue = get_queue(GENERATION_QUEUE)
+    queue.empty()
+    with transaction.atomic():
+        start = campaign_create(name="synthetic", problem_ids=[p.pk for p in problems.values()])
+    runs = list(GenerationRun.objects.filter(campaign=start.campaign).select_related("problem"))
+    assert sorted(r.mode for r in runs) == ["oracle_free", "oracle_free"]
+    assert all(r.job_id in queue.job_ids for r in runs)
+    queue.empty()
+    for run in sorted(runs, key=lambda r: r.problem.pid):
+        case = GAIN if run.problem.pid.endswith("gain") else OCC
+        fake_llm.reply(case.a7_reply(), case.second_reply())
+        done = generation_run_execute(run_id=run.pk)
+        assert done.status == "succeeded", done.error
+        assert done.suite.origin == "oracle_free" and done.suite.status == "active"
+        slow = [c for c in case.candidates.values() if c[2] == "TLE"][0]
+        assert judge_code(problem=done.problem, suite=done.suite, language=slow[0], code=slow[1]).verdict == "TLE"
