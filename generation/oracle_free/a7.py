@@ -18,6 +18,8 @@ ending normally within the limits, never compared with anything.
 
 from __future__ import annotations
 
+import ast
+
 from django.conf import settings
 from django.db import transaction
 
@@ -55,12 +57,24 @@ from generation.recorder import RunRecorder
 from problems.judging import TIME_ONLY, limits_for
 from problems.models import CodeOrigin, InputValidator, OutputJudge, Problem, Solution, TestCase, TestKit
 from problems.services import NewTest, judge_create, kit_create, validator_create
-from sandbox import CallResult, Sandbox
+from sandbox import CallResult, Sandbox, Verdict
 
 EDGE = TestCase.Kind.EDGE
 # What a maintainer can do after a refused brute force (a run failure says it).
 NEXT_STEP = ("Next: start another oracle-free run (a new sample of the programs; the problem page's regenerate "
              "form), or add a human oracle and run from scratch.")
+
+
+SAME = "the same program as the brute force: not an independent check"
+
+
+def same_program(a: str, b: str) -> bool:
+    """Whether two Python programs are one program (layout and comments aside): a model asked twice at a
+    low temperature may well answer with the same code, and a program always agrees with itself."""
+    try:
+        return ast.dump(ast.parse(a)) == ast.dump(ast.parse(b))
+    except (SyntaxError, ValueError):
+        return a.strip() == b.strip()
 
 
 def sample_failures(sb: Sandbox, code: str, samples: list[tuple[str, str]], checker: Checker,
@@ -217,11 +231,19 @@ def _max_test(sb: Sandbox, kit: TestKit, reply: A7Reply, problem: Problem, effic
         return None, {"status": "missing", "why": "the validator rejects the maximum-size input"}
     info: dict[str, object] = {"status": "added", "input_size": len(text.encode("utf-8"))}
     if efficient is not None:
-        # Informative only: a Python solution that is slow here says little about a C++ one.
+        # A Python solution that is slow here says little about a C++ one: a time-out is recorded only.
+        # But the solution that agreed with the brute force on every small input crashing here says
+        # the input is likely outside the constraints the validator let through: a test that right
+        # programs with bounded arrays would fail is worse than no test.
         prog = sb.compile("python3", efficient)
         if prog.ok:
             run = sb.run(prog, [text], limits_for(problem))[0]
+            clock.add([run])
             info["efficient_solution"] = {"verdict": str(run.verdict), "time_ms": run.time_ms}
+            if run.verdict == Verdict.RE:
+                return None, {**info, "status": "dropped",
+                              "why": "the efficient solution, which agrees with the brute force on the small "
+                                     "inputs, crashes on the maximum-size input (outside the constraints?)"}
     test = NewTest(input=text, output=b"", kind=TIME_ONLY, generator=MAX_FUNCTION, call_number=1, seed=seed,
                    validator_version=kit.validator.version, output_origin=TestCase.OutputOrigin.NONE)
     return test, info
@@ -262,13 +284,20 @@ def build_a7(run: GenerationRun, rec: RunRecorder, sb: Sandbox, *, persist: bool
             second, _ = ask(run, rec, purpose="oracle_free_second_brute_force", prompt_version=SECOND_BRUTE_PROMPT,
                             messages=second_brute_prompt(problem), parse=parse_brute_reply,
                             review=_second_review(sb, problem, samples, reply.output_judging_function))
-            references.append(("second_brute_force", model_program(second, "second brute force")))
+            if same_program(second, reply.brute_force):
+                rec.log("second brute force is the first one again: not an independent check")
+                tried.append({"with": "second_brute_force", "used": False, "why": SAME})
+            else:
+                references.append(("second_brute_force", model_program(second, "second brute force")))
         except RunFailed as exc:
             if exc.reason in (FailureReason.LLM_UNAVAILABLE, FailureReason.CANCELLED):
                 raise
             rec.log(f"second brute force not usable: {str(exc).splitlines()[0][:300]}")
             tried.append({"with": "second_brute_force", "used": False, "why": str(exc)[:300]})
-    if reply.efficient is not None:
+    if reply.efficient is not None and same_program(reply.efficient, reply.brute_force):
+        rec.log("efficient solution is the brute force again: not an independent check")
+        tried.append({"with": "efficient_solution", "used": False, "why": SAME})
+    elif reply.efficient is not None:
         wrong = sample_failures(sb, reply.efficient, samples, checker, problem)
         if wrong:
             rec.log(f"efficient solution fails the samples; not used to cross-check: {wrong[0][:300]}")
@@ -326,10 +355,10 @@ def build_a7(run: GenerationRun, rec: RunRecorder, sb: Sandbox, *, persist: bool
                                 "brute_force": (brute.outputs[first] or b"").decode("utf-8", "replace")[:200],
                                 name: (other.outputs[first] or b"").decode("utf-8", "replace")[:200]}
             continue
-        if agreement.counted and agreement.share >= threshold:
+        entry["confirms"] = bool(agreement.counted and agreement.share >= threshold)
+        if entry["confirms"] and chosen is None:
             entry["used"] = True
             chosen = (name, agreement, entry)
-            break
     if chosen is None:
         disagreeing = [t for t in tried if t.get("disagreed")]
         detail = "; ".join(f"the {str(t['with']).replace('_', ' ')} disagrees on {t['disagreed']} of "
@@ -355,7 +384,7 @@ def build_a7(run: GenerationRun, rec: RunRecorder, sb: Sandbox, *, persist: bool
         tests.append(NewTest(input=cand.text, output=output, kind=EDGE, generator=cand.generator,
                              call_number=cand.call_number, seed=cand.seed, validator_version=version,
                              output_origin=TestCase.OutputOrigin.BRUTE_FORCE))
-    efficient_ok = any(n == "efficient_solution" for n, _ in references)
+    efficient_ok = any(t["with"] == "efficient_solution" and t.get("confirms") for t in tried)
     max_test, max_info = _max_test(sb, kit, reply, problem, reply.efficient if efficient_ok else None, clock)
     if max_test is not None:
         tests.append(max_test)

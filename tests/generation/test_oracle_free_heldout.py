@@ -265,3 +265,49 @@ def test_imported_solutionless_problems_selected_by_a_campaign_get_oracle_free_s
         assert done.suite.origin == "oracle_free" and done.suite.status == "active"
         slow = [c for c in case.candidates.values() if c[2] == "TLE"][0]
         assert judge_code(problem=done.problem, suite=done.suite, language=slow[0], code=slow[1]).verdict == "TLE"
+
+
+def test_a_second_brute_force_that_is_the_first_one_again_confirms_nothing(fake_llm: FakeLLM) -> None:
+    # A model asked twice at a low temperature may answer with the same program, laid out anew.
+    again = "# exhaustive search again\n" + OCC.brute.replace("print(sum(1 for i", "print(sum(1  for i")
+    problem = OCC.make()
+    fake_llm.reply(OCC.a7_reply(efficient=None), OCC.second_reply(again))
+    run = run_mode(problem)
+    assert run.status == "failed" and run.failure_reason == FailureReason.BRUTE_FORCE_UNCONFIRMED, run.error
+    [tried] = LLMCall.objects.filter(run=run, purpose="oracle_free_second_brute_force")
+    assert tried.parse_error == ""
+    # with an efficient solution that is a program of its own, that one confirms instead
+    problem = OCC.make("hd/occ-2")
+    fake_llm.reply(OCC.a7_reply(), OCC.second_reply(again))
+    run = run_mode(problem)
+    assert run.status == "succeeded", run.error
+    trust = run.suite.trust
+    assert trust["cross_check"]["with"] == "efficient_solution"
+    assert {"with": "second_brute_force", "used": False,
+            "why": "the same program as the brute force: not an independent check"} in trust["cross_checks_tried"]
+
+
+# A loose validator (no bound on n) and a "maximum" input past the bound: a right program with an
+# array sized for the statement's bound crashes there. The efficient solution, confirmed on the
+# small inputs, crashes too, which says the input is outside the constraints.
+LOOSE_VALIDATOR = GAIN.validator.replace("not 2 <= n <= 200000", "not 2 <= n").replace("total <= 200000", "True")
+TOO_BIG_MAX = GAIN.maximum.replace("n = 200000", "n = 250000")
+BOUNDED_EFFICIENT = GAIN.efficient.replace("pos = 1\n", "pos = 1\nslots = [0] * 200001\n", 1).replace(
+    "        if x < lowest:", "        slots[pos + 2 - pos] = x\n        slots[n] = x\n        if x < lowest:")
+
+
+def test_a_maximum_input_the_confirmed_solution_crashes_on_is_not_a_test(fake_llm: FakeLLM) -> None:
+    problem = GAIN.make()
+    reply = json.loads(GAIN.a7_reply().split("```json\n", 1)[1].rsplit("\n```", 1)[0])
+    reply.update(input_validator=LOOSE_VALIDATOR, max_input_generator=TOO_BIG_MAX, efficient_solution=BOUNDED_EFFICIENT)
+    fake_llm.reply("```json\n" + json.dumps(reply) + "\n```", GAIN.second_reply())
+    run = run_mode(problem)
+    assert run.status == "succeeded", run.error
+    trust = run.suite.trust
+    assert trust["max_test"]["status"] == "dropped" and trust["max_test"]["efficient_solution"]["verdict"] == "RE"
+    assert trust["time_only_tests"] == 0 and not run.suite.tests.filter(kind="time_only").exists()
+    efficient = [t for t in trust["cross_checks_tried"] if t["with"] == "efficient_solution"]
+    assert efficient and efficient[0]["confirms"] and efficient[0]["disagreed"] == 0
+    # a right program with the statement's array bound is not failed by a test outside the bound
+    assert judge_code(problem=problem, suite=run.suite, language="python3", code=BOUNDED_EFFICIENT,
+                      mode="all").verdict == "AC"
