@@ -365,6 +365,9 @@ def build_a7(run: GenerationRun, rec: RunRecorder, sb: Sandbox, *, persist: bool
                            f"{t['compared']} inputs, e.g. input {t['example']['input'][:120]!r}: brute force "
                            f"{t['example']['brute_force'][:60]!r}, {str(t['with']).replace('_', ' ')} "
                            f"{t['example'][t['with']][:60]!r}" for t in disagreeing)
+        unused = "; ".join(f"the {str(t['with']).replace('_', ' ')} is not used: {str(t['why'])[:200]}"
+                           for t in tried if t.get("why"))
+        detail = "; ".join(part for part in (detail, unused) if part)
         raise RunFailed(FailureReason.BRUTE_FORCE_UNCONFIRMED,
                         f"no independent program confirms the brute force on the small inputs (every input where "
                         f"both finish must agree, and both must finish on {threshold:.0%} of them; tried: "

@@ -276,6 +276,7 @@ def test_a_second_brute_force_that_is_the_first_one_again_confirms_nothing(fake_
     assert run.status == "failed" and run.failure_reason == FailureReason.BRUTE_FORCE_UNCONFIRMED, run.error
     [tried] = LLMCall.objects.filter(run=run, purpose="oracle_free_second_brute_force")
     assert tried.parse_error == ""
+    assert "the second brute force is not used: the same program as the brute force" in run.error
     # with an efficient solution that is a program of its own, that one confirms instead
     problem = OCC.make("hd/occ-2")
     fake_llm.reply(OCC.a7_reply(), OCC.second_reply(again))

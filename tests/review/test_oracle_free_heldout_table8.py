@@ -101,7 +101,7 @@ def test_table8_on_a_held_out_dataset_with_gold_verdicts(fake_llm: FakeLLM, tmp_
     # A.7: every wrong program rejected (the slow and crashing ones by the time-only test), every right one accepted
     assert (rows["hardtests_a7"]["tp"], rows["hardtests_a7"]["fp"], rows["hardtests_a7"]["fn"]) == (8, 0, 0)
     # AceCoder: no maximum-size test, so the 6 slow or crashing programs get through
-    assert rows["acecoder"]["fn"] == 0 and rows["acecoder"]["fp"] >= 6
+    assert (rows["acecoder"]["tp"], rows["acecoder"]["fp"], rows["acecoder"]["fn"]) == (8, 6, 0)
     assert rows["acecoder"]["fpr"] == pytest.approx(rows["acecoder"]["fp"] / 18)
     assert all(MARK not in json.dumps(r["messages"]) for r in fake_llm.requests)
     assert len(fake_llm.requests) == 16
@@ -116,4 +116,3 @@ def test_table8_on_a_held_out_dataset_with_gold_verdicts(fake_llm: FakeLLM, tmp_
         assert shown[:6] == [f"{row['problems']}/{row['of']}", str(row["programs"]), _pct(row["fpr"]),
                              _pct(row["fnr"]), _pct(row["precision"]), _pct(row["recall"])], (key, shown)
         assert f"{_pct(row['fpr']):>8} {_pct(row['fnr']):>8}" in text.getvalue()
-    print(text.getvalue())
