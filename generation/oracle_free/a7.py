@@ -23,7 +23,7 @@ import ast
 from django.conf import settings
 from django.db import transaction
 
-from generation.asking import Review, RunFailed, ask, judge_feedback
+from generation.asking import Review, ask, judge_feedback
 from generation.materialise import judge_sample_check, sample_pairs
 from generation.materialise.batching import call_many
 from generation.materialise.inputs import (
@@ -40,7 +40,14 @@ from generation.materialise.oracles import (
     self_check,
     tolerance_judge_code,
 )
-from generation.materialise.types import Candidate, MaterialiseError, SandboxClock, Tally, generator_limits
+from generation.materialise.types import (
+    Candidate,
+    MaterialiseError,
+    RunFailed,
+    SandboxClock,
+    Tally,
+    generator_limits,
+)
 from generation.models import FailureReason, GenerationRun
 from generation.oracle_free.common import A7, Built, brute_force_limits, model_program, run_program
 from generation.oracle_free.replies import (
@@ -331,6 +338,7 @@ def build_a7(run: GenerationRun, rec: RunRecorder, sb: Sandbox, *, persist: bool
     self_check(sb, checker, brute, inputs)
     threshold = float(settings.HARDTESTS_ORACLE_AGREEMENT)
     chosen = None
+    disagreements: list[str] = []
     for name, program in references:
         other, note = run_program(sb, program, inputs, brute_force_limits(problem), clock)
         if other is None:
@@ -351,20 +359,19 @@ def build_a7(run: GenerationRun, rec: RunRecorder, sb: Sandbox, *, persist: bool
             # tests that tell a program with the same mistake from a right one (the oracle pipeline's
             # HARDTESTS_ORACLE_AGREEMENT tolerates that for human oracles; a model's brute force gets none).
             first = disagreed[0]
-            entry["example"] = {"input": inputs[first][:300],
-                                "brute_force": (brute.outputs[first] or b"").decode("utf-8", "replace")[:200],
-                                name: (other.outputs[first] or b"").decode("utf-8", "replace")[:200]}
+            theirs = (other.outputs[first] or b"").decode("utf-8", "replace")
+            ours = (brute.outputs[first] or b"").decode("utf-8", "replace")
+            entry["example"] = {"input": inputs[first][:300], "brute_force": ours[:200], name: theirs[:200]}
+            disagreements.append(f"the {name.replace('_', ' ')} disagrees on {len(disagreed)} of "
+                                 f"{agreement.counted} inputs, e.g. input {inputs[first][:120]!r}: brute force "
+                                 f"{ours[:60]!r}, {name.replace('_', ' ')} {theirs[:60]!r}")
             continue
         entry["confirms"] = bool(agreement.counted and agreement.share >= threshold)
         if entry["confirms"] and chosen is None:
             entry["used"] = True
             chosen = (name, agreement, entry)
     if chosen is None:
-        disagreeing = [t for t in tried if t.get("disagreed")]
-        detail = "; ".join(f"the {str(t['with']).replace('_', ' ')} disagrees on {t['disagreed']} of "
-                           f"{t['compared']} inputs, e.g. input {t['example']['input'][:120]!r}: brute force "
-                           f"{t['example']['brute_force'][:60]!r}, {str(t['with']).replace('_', ' ')} "
-                           f"{t['example'][t['with']][:60]!r}" for t in disagreeing)
+        detail = "; ".join(disagreements)
         unused = "; ".join(f"the {str(t['with']).replace('_', ' ')} is not used: {str(t['why'])[:200]}"
                            for t in tried if t.get("why"))
         detail = "; ".join(part for part in (detail, unused) if part)

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from generation.asking import RunFailed, ask
+from generation.asking import ask
 from generation.materialise.oracles import Checker, answer_tolerance, tolerance_judge_code
-from generation.materialise.types import SandboxClock
+from generation.materialise.types import RunFailed, SandboxClock
 from generation.models import FailureReason, GenerationRun
 from generation.oracle_free.common import ACECODER, Built, model_program, run_program
 from generation.oracle_free.replies import (

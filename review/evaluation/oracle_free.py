@@ -26,8 +26,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from generation.asking import RunFailed
-from generation.materialise.types import MaterialiseError
+from generation.materialise.types import MaterialiseError, RunFailed
 from generation.models import GenerationRun
 from generation.oracle_free import build
 from generation.recorder import RunRecorder
