@@ -107,3 +107,13 @@ def test_a_from_kit_run_on_an_oracle_free_kit_without_an_oracle_keeps_the_suite_
     assert not problem.suites.filter(origin="generated").exists(), run.status
     assert run.status == "failed", run.status
     print(run.failure_reason, run.error)
+
+
+def test_a_fast_subset_of_an_oracle_free_suite_still_names_its_origin(made: TestSuite) -> None:
+    ordinals = sorted(made.tests.values_list("ordinal", flat=True))
+    big = made.tests.get(kind="time_only").ordinal
+    TestSuite.objects.filter(pk=made.pk).update(fast_ordinals=[big, ordinals[0]])
+    made.refresh_from_db()
+    slow = OCC.candidates["char_loop"][1]
+    result = judge_code(problem=made.problem, suite=made, language="python3", code=slow, mode="all", subset="fast")
+    assert (result.subset, result.total, result.suite_origin, result.verdict) == ("fast", 2, "oracle_free", "TLE")
