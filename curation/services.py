@@ -369,6 +369,8 @@ def selection_rows(selection: Selection) -> list[dict[str, Any]]:
             "model": c.model_name, "sample_index": c.sample_index, "pass_fraction": c.pass_fraction,
             "passed": c.passed, "total": c.total, "judge_score": scores.get(c.pk), "rule": selection.label,
             "gold": c.gold, "demo_data": job.demo,
+            # which suite's verdict pass_fraction is: an oracle_free one has model-made outputs
+            "suite_origin": (c.results or {}).get("primary", ""),
         })
     return rows
 
@@ -390,7 +392,8 @@ def selection_export(*, selection: Selection, out_dir: Path | None = None, fmt: 
                         ("language", pa.string()), ("problem", pa.string()), ("problem_title", pa.string()),
                         ("model", pa.string()), ("sample_index", pa.int64()), ("pass_fraction", pa.float64()),
                         ("passed", pa.int64()), ("total", pa.int64()), ("judge_score", pa.float64()),
-                        ("rule", pa.string()), ("gold", pa.string()), ("demo_data", pa.bool_())])
+                        ("rule", pa.string()), ("gold", pa.string()), ("demo_data", pa.bool_()),
+                        ("suite_origin", pa.string())])
     table = pa.Table.from_pylist(rows, schema=schema)
     for old in data.glob("train-*"):
         old.unlink()

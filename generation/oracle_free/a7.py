@@ -18,10 +18,12 @@ ending normally within the limits, never compared with anything.
 
 from __future__ import annotations
 
+import ast
+
 from django.conf import settings
 from django.db import transaction
 
-from generation.asking import Review, RunFailed, ask, judge_feedback
+from generation.asking import Review, ask, judge_feedback
 from generation.materialise import judge_sample_check, sample_pairs
 from generation.materialise.batching import call_many
 from generation.materialise.inputs import (
@@ -31,8 +33,21 @@ from generation.materialise.inputs import (
     run_checker_calls,
     validate_candidates,
 )
-from generation.materialise.oracles import Checker, compare_runs, self_check
-from generation.materialise.types import Candidate, MaterialiseError, SandboxClock, Tally, generator_limits
+from generation.materialise.oracles import (
+    Checker,
+    answer_tolerance,
+    compare_runs,
+    self_check,
+    tolerance_judge_code,
+)
+from generation.materialise.types import (
+    Candidate,
+    MaterialiseError,
+    RunFailed,
+    SandboxClock,
+    Tally,
+    generator_limits,
+)
 from generation.models import FailureReason, GenerationRun
 from generation.oracle_free.common import A7, Built, brute_force_limits, model_program, run_program
 from generation.oracle_free.replies import (
@@ -49,9 +64,24 @@ from generation.recorder import RunRecorder
 from problems.judging import TIME_ONLY, limits_for
 from problems.models import CodeOrigin, InputValidator, OutputJudge, Problem, Solution, TestCase, TestKit
 from problems.services import NewTest, judge_create, kit_create, validator_create
-from sandbox import CallResult, Sandbox
+from sandbox import CallResult, Sandbox, Verdict
 
 EDGE = TestCase.Kind.EDGE
+# What a maintainer can do after a refused brute force (a run failure says it).
+NEXT_STEP = ("Next: start another oracle-free run (a new sample of the programs; the problem page's regenerate "
+             "form), or add a human oracle and run from scratch.")
+
+
+SAME = "the same program as the brute force: not an independent check"
+
+
+def same_program(a: str, b: str) -> bool:
+    """Whether two Python programs are one program (layout and comments aside): a model asked twice at a
+    low temperature may well answer with the same code, and a program always agrees with itself."""
+    try:
+        return ast.dump(ast.parse(a)) == ast.dump(ast.parse(b))
+    except (SyntaxError, ValueError):
+        return a.strip() == b.strip()
 
 
 def sample_failures(sb: Sandbox, code: str, samples: list[tuple[str, str]], checker: Checker,
@@ -105,7 +135,8 @@ def _review(sb: Sandbox, problem: Problem, samples: list[tuple[str, str]]) -> Re
                 why = f"it returned {result.value!r}" if result.ok else f"it failed: {result.error}"
                 return (FailureReason.VALIDATOR_INVALID, f"validate_input rejects sample input #{i}, which is valid "
                         f"by definition ({why}):\n{samples[i - 1][0][:2000]!r}")
-        checker = Checker(parsed.output_judging_function, problem.comparison)
+        judge = parsed.output_judging_function
+        checker = Checker(judge, problem.comparison, tolerance=None if judge else answer_tolerance(problem))
         rejected = judge_sample_check(sb, checker, samples)
         if rejected:
             return FailureReason.JUDGE_INVALID, judge_feedback(rejected)
@@ -125,7 +156,8 @@ def _review(sb: Sandbox, problem: Problem, samples: list[tuple[str, str]]) -> Re
 def _second_review(sb: Sandbox, problem: Problem, samples: list[tuple[str, str]],
                    judge: str | None) -> Review[str]:
     def review(code: str) -> tuple[str, str] | None:
-        wrong = sample_failures(sb, code, samples, Checker(judge, problem.comparison), problem)
+        checker = Checker(judge, problem.comparison, tolerance=None if judge else answer_tolerance(problem))
+        wrong = sample_failures(sb, code, samples, checker, problem)
         if wrong:
             return (FailureReason.BRUTE_FORCE_REJECTED, "brute_force_solution does not reproduce the samples:\n- "
                     + "\n- ".join(wrong[:5]))
@@ -140,7 +172,8 @@ def _save_kit(run: GenerationRun, rec: RunRecorder, reply: A7Reply, references: 
     with transaction.atomic():
         validator = validator_create(problem=problem, code=reply.input_validator, origin=CodeOrigin.LLM,
                                      model_name=model, change_note=f"oracle-free run #{run.pk}")
-        judge = (judge_create(problem=problem, code=reply.output_judging_function, origin=CodeOrigin.LLM,
+        judge = (judge_create(problem=problem, code=reply.output_judging_function,
+                              origin=CodeOrigin.IMPORTED if reply.standard_judge else CodeOrigin.LLM,
                               model_name=model, change_note=f"oracle-free run #{run.pk}")
                  if reply.output_judging_function else None)
         # The model's programs stay in the kit, never as Solutions (which later runs would trust as oracles).
@@ -205,11 +238,19 @@ def _max_test(sb: Sandbox, kit: TestKit, reply: A7Reply, problem: Problem, effic
         return None, {"status": "missing", "why": "the validator rejects the maximum-size input"}
     info: dict[str, object] = {"status": "added", "input_size": len(text.encode("utf-8"))}
     if efficient is not None:
-        # Informative only: a Python solution that is slow here says little about a C++ one.
+        # A Python solution that is slow here says little about a C++ one: a time-out is recorded only.
+        # But the solution that agreed with the brute force on every small input crashing here says
+        # the input is likely outside the constraints the validator let through: a test that right
+        # programs with bounded arrays would fail is worse than no test.
         prog = sb.compile("python3", efficient)
         if prog.ok:
             run = sb.run(prog, [text], limits_for(problem))[0]
+            clock.add([run])
             info["efficient_solution"] = {"verdict": str(run.verdict), "time_ms": run.time_ms}
+            if run.verdict == Verdict.RE:
+                return None, {**info, "status": "dropped",
+                              "why": "the efficient solution, which agrees with the brute force on the small "
+                                     "inputs, crashes on the maximum-size input (outside the constraints?)"}
     test = NewTest(input=text, output=b"", kind=TIME_ONLY, generator=MAX_FUNCTION, call_number=1, seed=seed,
                    validator_version=kit.validator.version, output_origin=TestCase.OutputOrigin.NONE)
     return test, info
@@ -224,10 +265,23 @@ def build_a7(run: GenerationRun, rec: RunRecorder, sb: Sandbox, *, persist: bool
     rec.log(f"oracle-free (HardTests A.7): asking {model} for a brute force, a validator and edge-case generators")
     if not samples:
         rec.log("warning: the problem has no samples; the brute force is checked only by the cross-check")
-    reply, _ = ask(run, rec, purpose="oracle_free", prompt_version=A7_PROMPT, messages=a7_prompt(problem),
-                   parse=parse_a7_reply, review=_review(sb, problem, samples))
+    try:
+        reply, _ = ask(run, rec, purpose="oracle_free", prompt_version=A7_PROMPT, messages=a7_prompt(problem),
+                       parse=parse_a7_reply, review=_review(sb, problem, samples))
+    except RunFailed as exc:
+        if exc.reason != FailureReason.BRUTE_FORCE_REJECTED:
+            raise
+        raise RunFailed(exc.reason, f"{exc} No suite was made. {NEXT_STEP}") from exc
     for note in reply.notes:
         rec.log(note)
+    tolerance = answer_tolerance(problem) if reply.output_judging_function is None else None
+    if tolerance is not None:
+        # Real-number answers and no judging function from the model: the standard tolerance judge,
+        # as oracle-based runs get (generation.pipeline); else the cross-check would compare digits
+        # and the suite would reject right programs that print other digits.
+        reply.output_judging_function = tolerance_judge_code(tolerance)
+        reply.needs_output_judge = reply.standard_judge = True
+        rec.log(f"answers are real numbers (tolerance {tolerance:g}): the standard tolerance judge is used")
     rec.log(f"brute force reproduces {len(samples)} sample(s)")
     checker = Checker(reply.output_judging_function, problem.comparison, clock)
     references: list[tuple[str, Solution]] = []
@@ -237,13 +291,20 @@ def build_a7(run: GenerationRun, rec: RunRecorder, sb: Sandbox, *, persist: bool
             second, _ = ask(run, rec, purpose="oracle_free_second_brute_force", prompt_version=SECOND_BRUTE_PROMPT,
                             messages=second_brute_prompt(problem), parse=parse_brute_reply,
                             review=_second_review(sb, problem, samples, reply.output_judging_function))
-            references.append(("second_brute_force", model_program(second, "second brute force")))
+            if same_program(second, reply.brute_force):
+                rec.log("second brute force is the first one again: not an independent check")
+                tried.append({"with": "second_brute_force", "used": False, "why": SAME})
+            else:
+                references.append(("second_brute_force", model_program(second, "second brute force")))
         except RunFailed as exc:
             if exc.reason in (FailureReason.LLM_UNAVAILABLE, FailureReason.CANCELLED):
                 raise
             rec.log(f"second brute force not usable: {str(exc).splitlines()[0][:300]}")
             tried.append({"with": "second_brute_force", "used": False, "why": str(exc)[:300]})
-    if reply.efficient is not None:
+    if reply.efficient is not None and same_program(reply.efficient, reply.brute_force):
+        rec.log("efficient solution is the brute force again: not an independent check")
+        tried.append({"with": "efficient_solution", "used": False, "why": SAME})
+    elif reply.efficient is not None:
         wrong = sample_failures(sb, reply.efficient, samples, checker, problem)
         if wrong:
             rec.log(f"efficient solution fails the samples; not used to cross-check: {wrong[0][:300]}")
@@ -277,24 +338,48 @@ def build_a7(run: GenerationRun, rec: RunRecorder, sb: Sandbox, *, persist: bool
     self_check(sb, checker, brute, inputs)
     threshold = float(settings.HARDTESTS_ORACLE_AGREEMENT)
     chosen = None
+    disagreements: list[str] = []
     for name, program in references:
         other, note = run_program(sb, program, inputs, brute_force_limits(problem), clock)
         if other is None:
             tried.append({"with": name, "used": False, "why": note})
             continue
         agreement = compare_runs(sb, checker, brute, other, inputs)
+        both = [i for i, (a, b) in enumerate(zip(brute.outputs, other.outputs, strict=True))
+                if a is not None and b is not None]
+        disagreed = [i for i in both if not agreement.mask[i]]
         entry = {"with": name, "used": False, "agreed": sum(agreement.mask), "compared": agreement.counted,
-                 "share": round(agreement.share, 4)}
+                 "share": round(agreement.share, 4), "disagreed": len(disagreed)}
         tried.append(entry)
-        rec.log(f"brute force and {name.replace('_', ' ')} agree on {sum(agreement.mask)}/{agreement.counted} inputs")
-        if agreement.counted and agreement.share >= threshold:
+        rec.log(f"brute force and {name.replace('_', ' ')} agree on {sum(agreement.mask)}/{agreement.counted} inputs"
+                + (f", disagree on {len(disagreed)}" if disagreed else ""))
+        if disagreed:
+            # Two programs that both finished on a valid input and disagree: one of them is wrong there,
+            # and nothing says which. Keeping the brute force minus those inputs would drop exactly the
+            # tests that tell a program with the same mistake from a right one (the oracle pipeline's
+            # HARDTESTS_ORACLE_AGREEMENT tolerates that for human oracles; a model's brute force gets none).
+            first = disagreed[0]
+            theirs = (other.outputs[first] or b"").decode("utf-8", "replace")
+            ours = (brute.outputs[first] or b"").decode("utf-8", "replace")
+            entry["example"] = {"input": inputs[first][:300], "brute_force": ours[:200], name: theirs[:200]}
+            disagreements.append(f"the {name.replace('_', ' ')} disagrees on {len(disagreed)} of "
+                                 f"{agreement.counted} inputs, e.g. input {inputs[first][:120]!r}: brute force "
+                                 f"{ours[:60]!r}, {name.replace('_', ' ')} {theirs[:60]!r}")
+            continue
+        entry["confirms"] = bool(agreement.counted and agreement.share >= threshold)
+        if entry["confirms"] and chosen is None:
             entry["used"] = True
             chosen = (name, agreement, entry)
-            break
     if chosen is None:
+        detail = "; ".join(disagreements)
+        unused = "; ".join(f"the {str(t['with']).replace('_', ' ')} is not used: {str(t['why'])[:200]}"
+                           for t in tried if t.get("why"))
+        detail = "; ".join(part for part in (detail, unused) if part)
         raise RunFailed(FailureReason.BRUTE_FORCE_UNCONFIRMED,
-                        f"no independent program confirms the brute force on {threshold:.0%} of the small inputs "
-                        f"(tried: {', '.join(str(t['with']) for t in tried) or 'none'}); its outputs are not used")
+                        f"no independent program confirms the brute force on the small inputs (every input where "
+                        f"both finish must agree, and both must finish on {threshold:.0%} of them; tried: "
+                        f"{', '.join(str(t['with']) for t in tried) or 'none'})" + (f": {detail}" if detail else "")
+                        + f"; its outputs are not used and no suite was made. {NEXT_STEP}")
     name, agreement, entry = chosen
 
     tests: list[NewTest] = [NewTest(input=i, output=o, kind=TestCase.Kind.PUBLIC, generator="statement",
@@ -309,7 +394,7 @@ def build_a7(run: GenerationRun, rec: RunRecorder, sb: Sandbox, *, persist: bool
         tests.append(NewTest(input=cand.text, output=output, kind=EDGE, generator=cand.generator,
                              call_number=cand.call_number, seed=cand.seed, validator_version=version,
                              output_origin=TestCase.OutputOrigin.BRUTE_FORCE))
-    efficient_ok = any(n == "efficient_solution" for n, _ in references)
+    efficient_ok = any(t["with"] == "efficient_solution" and t.get("confirms") for t in tried)
     max_test, max_info = _max_test(sb, kit, reply, problem, reply.efficient if efficient_ok else None, clock)
     if max_test is not None:
         tests.append(max_test)

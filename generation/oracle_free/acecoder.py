@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from generation.asking import RunFailed, ask
-from generation.materialise.oracles import Checker
-from generation.materialise.types import SandboxClock
+from generation.asking import ask
+from generation.materialise.oracles import Checker, answer_tolerance, tolerance_judge_code
+from generation.materialise.types import RunFailed, SandboxClock
 from generation.models import FailureReason, GenerationRun
 from generation.oracle_free.common import ACECODER, Built, model_program, run_program
 from generation.oracle_free.replies import (
@@ -55,7 +55,16 @@ def build_acecoder(run: GenerationRun, rec: RunRecorder, sb: Sandbox) -> Built:
     result, note = run_program(sb, model_program(code, "AceCoder solution"), [i for i, _ in pairs],
                                oracle_limits(problem), clock)
     rec.log(f"filtering solution: {note}")
-    checker = Checker(None, problem.comparison, clock)
+    # Filtered as the suite will be judged: the problem's judging function (its latest kit's, which
+    # judges every suite without one of its own), else the standard real-number judge when the
+    # answers are real numbers, else the problem's comparison. Token equality alone dropped every
+    # pair of a real-number problem ("5.0" against "5.000000000") and, on a many-answers problem,
+    # kept only pairs whose answer happened to be the solution's.
+    kit = problem.kits.select_related("output_judge").order_by("-version").first()
+    judge = kit.output_judge if kit is not None else None
+    tolerance = answer_tolerance(problem, kit) if judge is None else None
+    judge_code = judge.code if judge is not None else (tolerance_judge_code(tolerance) if tolerance else None)
+    checker = Checker(judge_code, problem.comparison, clock)
     tests: list[NewTest] = []
     if result is not None:
         finished = [(n, out) for n, out in enumerate(result.outputs) if out is not None]
@@ -74,6 +83,8 @@ def build_acecoder(run: GenerationRun, rec: RunRecorder, sb: Sandbox) -> Built:
              "prompt_versions": [ACECODER_TESTS_PROMPT, ACECODER_SOLUTION_PROMPT],
              "brute_force": None, "samples_checked": 0,
              "cross_check": {"with": "model_solution", "agreed": len(tests), "compared": len(pairs),
-                             "judged_with": f"comparison:{problem.comparison}"},
+                             "judged_with": ("output_judging_function" if judge is not None else
+                                             f"tolerance:{tolerance:g}" if tolerance else
+                                             f"comparison:{problem.comparison}")},
              "model_made_outputs": len(tests), "statement_outputs": 0, "time_only_tests": 0}
-    return Built(tests=tests, trust=trust)
+    return Built(tests=tests, trust=trust, judge=judge, judge_code=judge_code)

@@ -18,8 +18,8 @@ from generation.materialise.types import SandboxClock
 from generation.models import GenerationRun
 from generation.recorder import RunRecorder
 from generation.services import run_activate
-from problems.models import Language, Problem, Solution, TestKit, TestSuite
-from problems.services import NewTest, suite_add_tests, suite_create
+from problems.models import CodeOrigin, Language, OutputJudge, Problem, Solution, TestKit, TestSuite
+from problems.services import NewTest, judge_create, suite_add_tests, suite_create
 from sandbox import Limits, Sandbox
 
 # What the suite's trust record calls each method.
@@ -35,6 +35,10 @@ class Built:
     trust: dict[str, Any]
     kit: TestKit | None = None
     notes: list[str] = field(default_factory=list)
+    # With no kit (AceCoder): the judging function the tests were filtered with and are to be judged
+    # with, the problem's own (an OutputJudge row) or the standard real-number one (code only).
+    judge: OutputJudge | None = None
+    judge_code: str | None = None
 
 
 def model_program(code: str, name: str) -> Solution:
@@ -67,9 +71,13 @@ def save_suite(run: GenerationRun, rec: RunRecorder, built: Built) -> TestSuite:
     rec.stage(GenerationRun.Stage.SAVING)
     kit = built.kit
     with transaction.atomic():
+        judge = kit.output_judge if kit else built.judge
+        if judge is None and kit is None and built.judge_code:
+            judge = judge_create(problem=run.problem, code=built.judge_code, origin=CodeOrigin.IMPORTED,
+                                 change_note=f"standard real-number judge, oracle-free run #{run.pk}")
         suite = suite_create(
             problem=run.problem, origin=TestSuite.Origin.ORACLE_FREE, kit=kit,
-            validator=kit.validator if kit else None, output_judge=kit.output_judge if kit else None,
+            validator=kit.validator if kit else None, output_judge=judge,
             note=f"generation run #{run.pk}: oracle-free ({built.trust.get('method')}), model-made outputs",
             unverified=True, trust=built.trust,
         )

@@ -69,6 +69,8 @@ class A7Reply:
     edge_functions: list[str]
     max_generator: str | None
     notes: list[str] = field(default_factory=list)
+    # the judging function is the standard real-number one, not the model's
+    standard_judge: bool = False
 
 
 class _A7Object(BaseModel):

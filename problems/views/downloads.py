@@ -58,16 +58,23 @@ def _suite_zip(suite: TestSuite, rows: list[tuple]) -> Iterator[bytes]:
     manifest = []
     bodies = blob_pairs(row[4:6] for row in rows)
     with zipfile.ZipFile(sink, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6) as archive:
-        for (ordinal, kind, generator, call_number, in_sha, out_sha), (inp, out) in zip(rows, bodies, strict=True):
+        for (ordinal, kind, generator, call_number, in_sha, out_sha, made_by), (inp, out) in zip(rows, bodies,
+                                                                                                 strict=True):
             stem = f"tests/{ordinal:04d}"
             archive.writestr(f"{stem}.in", inp)
-            archive.writestr(f"{stem}.out", out)
+            # A time-only test has no expected output: an empty .out would make any judge reading
+            # the archive fail right programs on it and pass silent ones.
+            expected = kind != TestCase.Kind.TIME_ONLY
+            if expected:
+                archive.writestr(f"{stem}.out", out)
             manifest.append({"ordinal": ordinal, "kind": kind, "generator": generator, "call_number": call_number,
-                             "input_sha256": in_sha, "output_sha256": out_sha})
+                             "input_sha256": in_sha, "output_sha256": out_sha if expected else None,
+                             "expected_output": expected, **({"output_origin": made_by} if made_by else {})})
             yield from sink.drain()
         archive.writestr("manifest.json", json.dumps({
             "problem": suite.problem.pid, "source": suite.problem.source, "suite_version": suite.version,
-            "origin": suite.origin, "status": suite.status, "tests": manifest,
+            "origin": suite.origin, "status": suite.status, "unverified": suite.unverified,
+            "trust": suite.trust or None, "tests": manifest,
         }, indent=1))
     yield from sink.drain()
 
@@ -77,7 +84,7 @@ def suite_download(request: HttpRequest, pk: int, suite_id: int) -> StreamingHtt
     suite = get_object_or_404(TestSuite.objects.filter(problem=problem), pk=suite_id)
     suite.problem = problem
     rows = list(suite.tests.order_by("ordinal").values_list(
-        "ordinal", "kind", "generator", "call_number", "input_sha256", "output_sha256"
+        "ordinal", "kind", "generator", "call_number", "input_sha256", "output_sha256", "output_origin"
     ))
     response = StreamingHttpResponse(_suite_zip(suite, rows), content_type="application/zip")
     response["Content-Disposition"] = f'attachment; filename="{_slug(problem.pid)}-suite-v{suite.version}.zip"'

@@ -26,8 +26,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from generation.asking import RunFailed
-from generation.materialise.types import MaterialiseError
+from generation.materialise.types import MaterialiseError, RunFailed
 from generation.models import GenerationRun
 from generation.oracle_free import build
 from generation.recorder import RunRecorder
@@ -164,7 +163,8 @@ def oracle_free_table8(*, problems: QuerySet[Problem], model_name: str | None = 
                 reasons[key][reason] = reasons[key].get(reason, 0) + 1
                 entry[key] = {"suite": None, "reason": reason, "run": run.pk if run else None}
                 continue
-            judge = built.kit.output_judge.code if built.kit and built.kit.output_judge else None
+            judge = (built.kit.output_judge.code if built.kit and built.kit.output_judge
+                     else built.judge_code)
             if judge is None:
                 kit_judge = output_judge_for(oracle_suite) if built.kit is None else None
                 judge = kit_judge.code if kit_judge else None

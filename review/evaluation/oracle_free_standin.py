@@ -2,7 +2,9 @@
 
 It serves /v1/chat/completions on 127.0.0.1, so the evaluation goes through the real client,
 prompts, parsing and recording, and answers each oracle-free prompt from the demo's own data:
-the Python oracle as brute force (both samples of it) and as the efficient solution, the kit's
+the Python oracle as brute force and a right Python candidate (gold AC, else gold TLE) as the
+second brute force and the efficient solution (the oracle again where there is none, which the
+run refuses as no independent check), the kit's
 validator and judge, its direct inputs as edge inputs, its first hacking (else regular) generator
 as the maximum-size input; for AceCoder, the oracle-based suite's small tests as the
 "model-written" pairs and the oracle as the filtering solution. The demo's kits and candidates
@@ -47,7 +49,12 @@ def _replies(problem: Problem) -> dict[str, str] | None:
     elif kit.regular_generator.strip() and regular_functions(kit.regular_generator):
         maximum = kit.regular_generator + f"\n\ndef gen_max_input():\n    return {regular_functions(kit.regular_generator)[0]}()\n"
     judge = kit.output_judge.code if kit.output_judge and kit.needs_output_judge else None
-    a7 = {"brute_force_solution": oracle.code, "efficient_solution": oracle.code,
+    # The cross-check must be another program (one that is the brute force again confirms nothing):
+    # a Python candidate that is right (gold AC, else gold TLE: right and slow), else the oracle again,
+    # which the run then refuses as no independent check (the report counts it as unconfirmed).
+    other = next((c.code for gold in (Solution.GoldVerdict.AC, "TLE") for c in problem.solutions.filter(
+        role=Solution.Role.CANDIDATE, language="python3", gold_verdict=gold).order_by("id")), oracle.code)
+    a7 = {"brute_force_solution": oracle.code, "efficient_solution": other,
           "input_validator": kit.validator.code, "needs_custom_output_judging_function": judge is not None,
           "output_judging_function": judge, "edge_input_generator": edges or "def gen_edge_input_none():\n    return ''\n",
           "max_input_generator": maximum}
@@ -58,7 +65,7 @@ def _replies(problem: Problem) -> dict[str, str] | None:
         small = [(i, o) for i, o, size in rows if size <= MAX_PAIR_CHARS][:20]
         pairs = [{"input": a.decode("utf-8", "replace"), "output": b.decode("utf-8", "replace")}
                  for a, b in blob_pairs(small)]
-    return {"a7": _json_reply(a7), "brute": _json_reply({"brute_force_solution": oracle.code}),
+    return {"a7": _json_reply(a7), "brute": _json_reply({"brute_force_solution": other}),
             "pairs": _json_reply({"test_cases": pairs or [{"input": "", "output": ""}]}),
             "solution": _json_reply({"solution": oracle.code})}
 
