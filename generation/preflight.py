@@ -26,7 +26,7 @@ from generation.materialise.inputs import machine_failure_check
 from generation.materialise.oracles import Checker, another_answer, oracles_in_order
 from generation.materialise.reproducible import compile_oracle
 from generation.materialise.tolerance import answer_tolerance
-from generation.materialise.types import MaterialiseError, Progress
+from generation.materialise.types import NO_ORACLE_MESSAGE, MaterialiseError, Progress
 from generation.models import FailureReason
 from generation.selectors import kit_to_materialise
 from problems.blobs import blob_pairs
@@ -69,6 +69,8 @@ def preflight(*, problem: Problem, sb: Sandbox, progress: Progress) -> Preflight
     supported = [s for s in every if s.language in SUPPORTED_LANGUAGES]
     candidates = supported[: max(need, settings.HARDTESTS_MAX_ORACLES)]
     skipped = len(every) - len(supported)
+    if not candidates and not skipped:
+        raise MaterialiseError(FailureReason.NO_VALID_ORACLE, NO_ORACLE_MESSAGE)
     kit = kit_to_materialise(problem)
     judge = kit.output_judge.code if kit is not None and kit.output_judge is not None else None
     checker = Checker(judge, problem.comparison, tolerance=answer_tolerance(problem, kit))

@@ -31,7 +31,13 @@ from django.db.models import F
 from generation.materialise.inputs import machine_failure_check, run_checker_calls
 from generation.materialise.reproducible import compile_oracle
 from generation.materialise.tolerance import Tolerance, is_standard_judge, within_tolerance
-from generation.materialise.types import MaterialiseError, NullProgress, Progress, SandboxClock
+from generation.materialise.types import (
+    NO_ORACLE_MESSAGE,
+    MaterialiseError,
+    NullProgress,
+    Progress,
+    SandboxClock,
+)
 from generation.models import FailureReason
 from problems.judging import oracle_limits
 from problems.models import SUPPORTED_LANGUAGES, Language, Problem, Solution
@@ -311,6 +317,8 @@ def agree(
     max_oracles = settings.HARDTESTS_MAX_ORACLES
     need = max(1, settings.HARDTESTS_MIN_ORACLES if min_oracles is None else min_oracles)
     order = supported_oracles(problem) if oracles is None else list(oracles)
+    if not order:
+        raise MaterialiseError(FailureReason.NO_VALID_ORACLE, NO_ORACLE_MESSAGE)
     if len(order) < need:
         raise MaterialiseError(FailureReason.NO_VALID_ORACLE,
                                f"{len(order)} oracle(s) in a supported language; {need} needed")

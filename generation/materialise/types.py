@@ -13,6 +13,13 @@ from generation.models import FailureReason
 from problems import judging
 from sandbox import Limits
 
+# What a run of a problem with no oracle at all says, wherever it stops (pre-flight, agreement).
+NO_ORACLE_MESSAGE = (
+    "the problem has no oracle (no solution known to be correct); a suite without one is built by the "
+    "oracle-free modes: `manage.py generate_tests PID --mode oracle_free` (HardTests A.7) or `--mode acecoder`, "
+    "or the problem page's oracle-free button; or add oracles and run again"
+)
+
 
 class MaterialiseError(RuntimeError):
     """Materialisation cannot produce a suite; `reason` is from the fixed taxonomy."""

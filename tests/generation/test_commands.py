@@ -56,6 +56,16 @@ def test_generate_tests_queues_in_bulk_without_waiting() -> None:
     assert runs.count() == 2 and all(r.job_id for r in runs)
 
 
+@pytest.mark.django_db(transaction=True)
+def test_generate_tests_takes_the_runs_mode_by_name() -> None:
+    make_problem("test/m", oracles=[])
+    out = call("generate_tests", "test/m", "--mode", "oracle_free", "--no-wait")
+    assert "queued 1 generation run" in out
+    assert list(GenerationRun.objects.values_list("mode", flat=True)) == [GenerationRun.Mode.ORACLE_FREE]
+    with pytest.raises(CommandError, match="disagree"):
+        call("generate_tests", "test/m", "--from-kit", "--mode", "acecoder", "--no-wait")
+
+
 def _suite_with_tests(problem) -> TestSuite:
     suite = suite_create(problem=problem, origin=TestSuite.Origin.GENERATED)
     suite_add_tests(suite=suite, tests=[

@@ -121,6 +121,15 @@ def test_a_problem_without_a_usable_oracle_fails_before_calling_the_llm(fake_llm
     assert fake_llm.requests == []
 
 
+def test_a_problem_with_no_oracle_at_all_is_pointed_at_the_oracle_free_modes(fake_llm: FakeLLM, settings) -> None:
+    settings.HARDTESTS_ORACLE_FREE_AUTO = False
+    problem = make_problem(oracles=[])
+    run = start(problem)
+    assert run.failure_reason == FailureReason.NO_VALID_ORACLE
+    assert "--mode oracle_free" in run.error and "0 of 0" not in run.error
+    assert fake_llm.requests == []
+
+
 def test_a_validator_rejecting_a_sample_is_sent_back_once(fake_llm: FakeLLM) -> None:
     problem = make_problem()
     too_strict = VALIDATOR.replace("int(p) > 10**9", "int(p) > 1")  # rejects the sample "1 2"

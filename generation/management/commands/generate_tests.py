@@ -1,4 +1,8 @@
-"""`generate_tests PID [PID ...] [--sync] [--from-kit] [--model NAME]`, or a bulk filter.
+"""`generate_tests PID [PID ...] [--sync] [--from-kit | --mode MODE] [--model NAME]`, or a bulk filter.
+
+--mode oracle_free (HardTests A.7) or acecoder builds a suite with no human oracle; from_scratch
+(the default) becomes oracle_free by itself for a problem without an oracle when
+HARDTESTS_ORACLE_FREE_AUTO is on.
 
 --sync runs each problem's pipeline in this process and prints one JSON object per
 problem (pid, run, status, failure_reason, suite_version, unchanged, counts); a run that
@@ -76,7 +80,11 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("pids", nargs="*", help="problem ids (or SOURCE:PID)")
         parser.add_argument("--sync", action="store_true", help="run in this process and print JSON per problem")
-        parser.add_argument("--from-kit", action="store_true", help="materialise the current kit; no LLM calls")
+        parser.add_argument("--from-kit", action="store_true", help="materialise the current kit; no LLM calls "
+                            "(the same as --mode from_kit)")
+        parser.add_argument("--mode", default=None, choices=list(GenerationRun.Mode.values),
+                            help="the run's mode: from_scratch (default), from_kit, oracle_free (HardTests A.7, no "
+                                 "oracle needed), acecoder (AceCoder's baseline, no oracle needed)")
         parser.add_argument("--model", default=None, help="LLM model name (default: HARDTESTS_LLM_MODEL)")
         parser.add_argument("--judge", action="store_true", help="judge the candidates against each new suite")
         parser.add_argument("--profile", default="hardtestgen", choices=sorted(PROFILES),
@@ -136,7 +144,9 @@ class Command(BaseCommand):
         if any(options[a] for a in ("pause", "resume", "cancel", "status")) or options["cost_cap"]:
             raise CommandError("--pause/--resume/--cancel/--status/--cost-cap need --campaign NAME")
         problems = self._select(options)
-        mode = GenerationRun.Mode.FROM_KIT if options["from_kit"] else GenerationRun.Mode.FROM_SCRATCH
+        if options["from_kit"] and options["mode"] not in (None, GenerationRun.Mode.FROM_KIT):
+            raise CommandError(f"--from-kit and --mode {options['mode']} disagree: give one of them")
+        mode = GenerationRun.Mode.FROM_KIT if options["from_kit"] else (options["mode"] or GenerationRun.Mode.FROM_SCRATCH)
         if options["model"] is not None and not options["model"].strip():
             raise CommandError("--model must not be empty")
         if options["sync"]:
