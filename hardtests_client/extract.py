@@ -68,8 +68,12 @@ _ASSISTANT_TURN = re.compile(
 # What closes the role header (the header's end token, a separator, the line break).
 _HEADER_REST = re.compile(rf"(?:[ \t]*{_TAG})*[ \t]*\n?")
 _PROMPT_TAIL = 256
-_THINK_OPEN = re.compile(r"<think(?:ing)?>", re.I)
-_THINK_CLOSE = re.compile(r"</think(?:ing)?>", re.I)
+# Reasoning sections: <think> (DeepSeek-R1, Qwen3), <thinking>, <reasoning>, <thought>, Kimi's
+# ◁think▷, the <|begin_of_thought|> of OpenThoughts / Sky-T1 and gpt-oss's analysis channel (its
+# answer is the final channel). A draft in them is never the answer.
+_REASONING = r"(?:think|thinking|reasoning|thought)"
+_THINK_OPEN = re.compile(rf"<{_REASONING}>|◁think▷|<\|begin_of_thought\|>|<\|channel\|>\s*analysis", re.I)
+_THINK_CLOSE = re.compile(rf"</{_REASONING}>|◁/think▷|<\|end_of_thought\|>|<\|channel\|>\s*final", re.I)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from tests.problems.fixtures import rows
 pytest.importorskip("datasets")
 pytestmark = pytest.mark.django_db
 
-ODD = {"crawled_at": datetime.datetime(2023, 5, 6, 7, 8, 9, tzinfo=datetime.timezone.utc),
+ODD = {"crawled_at": datetime.datetime(2023, 5, 6, 7, 8, 9, tzinfo=datetime.UTC),
        "release": datetime.date(2019, 1, 2), "price": decimal.Decimal("1.50"), "blob": b"\x00\xff"}
 
 
