@@ -300,8 +300,10 @@ def test_sandboxfusion_submit_and_run_code(live_server, token, url_tokens, basel
         sent += 1
         if result.accepted:
             failures.append(("trick", query[len(prompt):][-300:]))
-    # /run_code: the programs themselves, on the first sample, as the client sends them.
-    for name, (problem, language, code, _) in PROGRAMS.items():
+    # /run_code: the correct programs themselves, on the first sample, as the client sends them.
+    for name, (problem, language, code, reward) in PROGRAMS.items():
+        if reward != 1.0:
+            continue  # a wrong program may well pass the sample
         sample = demo[problem].samples[0]
         for nl in ("\n", "\r\n"):
             out = run_code(RunCodeRequest(code=_lines(code, nl), language="python" if language == "python3"
@@ -391,6 +393,7 @@ def test_verl_builtin_and_ours_under_the_reward_loop(live_server, token, url_tok
         "reward_kwargs": {"base_url": live_server.url, "token": token}}))
     completions = _verl_completions()
     failures = []
+    builtin_scores: list[tuple[float, float]] = []
     sent = 0
     for problem, completion, reward in completions:
         for flavour in ("ours", "builtin"):
@@ -403,6 +406,7 @@ def test_verl_builtin_and_ours_under_the_reward_loop(live_server, token, url_tok
             continue  # verl's built-in takes the last ```python block wherever it is (docs/rl-clients.md)
         sent += 1
         got = _reward_loop_call(builtin, rows["builtin"][problem], completion)
+        builtin_scores.append((reward, got))
         # The built-in is continuous (the pass rate of the first 10 tests): a wrong program earns < 1.
         if (got == 1.0) != (reward == 1.0):
             failures.append(("builtin", completion[-200:], reward, got))
@@ -411,6 +415,7 @@ def test_verl_builtin_and_ours_under_the_reward_loop(live_server, token, url_tok
                    extra_infos=[rows["ours"][p]["extra_info"] for p, _, _ in completions])
     sent += len(completions)
     failures += [("batch", c[-200:], r, s) for (_, c, r), s in zip(completions, scores, strict=True) if s != r]
-    print(f"verl: {sent} scores, {len(failures)} wrong")
+    print(f"verl: {sent} scores, {len(failures)} wrong; built-in on wrong programs:",
+          sorted(got for reward, got in builtin_scores if reward == 0.0))
     assert not failures, failures[:5]
     assert json.loads(rows["builtin"]["demo/isqrt"]["reward_model"]["ground_truth"])["inputs"]
