@@ -103,6 +103,9 @@ FAMILIES: dict[str, tuple[str, str, str]] = {
     "mistral": ("<s>[INST] {p}[/INST]", "</s>", "</s>"),
     "llama2": ("<s>[INST] <<SYS>>\nBe brief.\n<</SYS>>\n\n{p} [/INST] ", "</s>", "<unk>"),
     "deepseek": ("<｜begin▁of▁sentence｜><｜User｜>{p}<｜Assistant｜>", "<｜end▁of▁sentence｜>", "<｜end▁of▁sentence｜>"),
+    # R1's template opens the reasoning in the prompt: the response closes it.
+    "deepseek_r1": ("<｜begin▁of▁sentence｜><｜User｜>{p}<｜Assistant｜><think>\n", "<｜end▁of▁sentence｜>",
+                    "<｜end▁of▁sentence｜>"),
     "gemma": ("<bos><start_of_turn>user\n{p}<end_of_turn>\n<start_of_turn>model\n", "<end_of_turn>\n<eos>", "<pad>"),
     "phi3": ("<|user|>\n{p}<|end|>\n<|assistant|>\n", "<|end|>", "<|endoftext|>"),
     "phi4": ("<|im_start|>user<|im_sep|>{p}<|im_end|><|im_start|>assistant<|im_sep|>", "<|im_end|>",
@@ -186,7 +189,14 @@ def _lines_of_openrlhf(prompts: dict[str, str]) -> Iterator[tuple[str, str, list
                 label = LABELS[language][i % len(LABELS[language])]
                 prompt = template.format(p=prompts[problem])
                 response = _lines(_shape(i, code, label, end + pad * PADS[i % 3]), nl)
-                rows.append((prompt + response, prompt, problem, reward))
+                if prompt.endswith("<think>\n"):
+                    response = f"The answer is an integer square root.\n</think>\n\n{response}"
+                query = prompt + response
+                if i % 5 == 0:
+                    query = pad * 4 + query  # left padding (OpenRLHF before 0.9 decoded it too)
+                elif i % 7 == 0:
+                    query = query[len(prompt) - 300:]  # the prompt's start cut to fit max_len
+                rows.append((query, prompt, problem, reward))
             yield family, nl, rows
 
 
@@ -210,6 +220,10 @@ def _policy_tricks(prompts: dict[str, str]) -> list[tuple[str, str, str, float]]
         (plain, ""),
         (plain, "print('<|im_end|>')"),
         (plain, f"```python\nprint('{end}')\n```"),
+        (plain, f"<|begin_of_thought|>\n```python\n{right}```\n<|end_of_thought|>\n<|begin_of_solution|>\n"
+                "Use the program from my thoughts.\n<|end_of_solution|>"),
+        (plain, f"<|channel|>analysis<|message|>```python\n{right}```<|end|><|start|>assistant<|channel|>final"
+                "<|message|>Done."),
     ]
     rows = []
     for i, (prompt, response) in enumerate(responses):
@@ -419,3 +433,37 @@ def test_verl_builtin_and_ours_under_the_reward_loop(live_server, token, url_tok
           sorted(got for reward, got in builtin_scores if reward == 0.0))
     assert not failures, failures[:5]
     assert json.loads(rows["builtin"]["demo/isqrt"]["reward_model"]["ground_truth"])["inputs"]
+
+
+@pytest.mark.django_db(transaction=False)
+def test_every_line_extracts_its_program_without_a_server():
+    """The full cross (every program, shape, label, family, padding, line end, with and without
+    prompts) through the extractor alone, what the live tests above send a rotating share of."""
+    from hardtests_client.extract import extract_code, response_of
+    from problems.demo import demo_load
+
+    demo_load()
+    prompts = {pid: answer_prompt(Problem.objects.get(pid=pid)) for pid in {p for p, *_ in PROGRAMS.values()}}
+    wrong = []
+    count = 0
+    for (name, (problem, language, code, _)), (family, (template, end, pad)), nl in itertools.product(
+            PROGRAMS.items(), FAMILIES.items(), LINE_ENDS):
+        prompt = template.format(p=prompts[problem])
+        for shape, label, pads in itertools.product(range(9), LABELS[language], PADS):
+            response = _lines(_shape(shape, code, label, end + pad * pads), nl)
+            if prompt.endswith("<think>\n"):
+                response = f"Reasoning.\n</think>\n\n{response}"
+            for query, given in ((prompt + response, prompt), (prompt + response, None),
+                                 (pad * 3 + prompt + response, prompt), ((prompt + response)[200:], prompt)):
+                count += 1
+                found = extract_code(response_of(query, given), default_language="python3")
+                if (found.code, found.language) != (code, language):
+                    wrong.append((name, family, repr(nl), shape, label, given is None, found.kind))
+    right = {v[2] for v in PROGRAMS.values() if v[3] == 1.0}
+    for query, prompt, _, _ in _policy_tricks(prompts):
+        for given in (prompt, None):
+            count += 1
+            if extract_code(response_of(query, given), default_language="python3").code in right:
+                wrong.append(("trick", query[-200:]))
+    print(f"extracted: {count} lines, {len(wrong)} wrong")
+    assert count > 40_000 and not wrong, wrong[:10]
