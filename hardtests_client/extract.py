@@ -245,7 +245,8 @@ def extract_code(completion: str, *, language: str | None = None, default_langua
                      "fenced" if closed else "incomplete_fenced")
 
 
-_LABEL_LINE = re.compile(r"\A[ \t]*\n?[ \t]*([A-Za-z+0-9]{1,12})[ \t]*\n")
+# What a naive splitter on ``` leaves of a fence's label line ("c++", "`cpp" of a ````cpp fence).
+_LABEL_LINE = re.compile(r"\A[ \t]*\n?[ \t]*[`~]*([A-Za-z+0-9]{1,12})[ \t]*\n")
 _CPP = re.compile(r"^[ \t]*#[ \t]*include\b|\b(?:int|signed|void)\s+main\s*\(|\busing\s+namespace\s+std\b", re.M)
 _JAVA = re.compile(r"\bstatic\s+(?:public\s+)?void\s+main\s*\(\s*(?:final\s+)?String")
 
