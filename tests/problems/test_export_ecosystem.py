@@ -274,3 +274,17 @@ def test_verl_sandbox_fusion_rows_list_the_tests_that_kill_first(tmp_path, setti
     cases = json.loads(row["reward_model"]["ground_truth"])
     assert cases["inputs"][:4] == ["7\n", "h2\n", "h1\n", "0\n"] and len(cases["inputs"]) == 14
     assert [cases["outputs"][cases["inputs"].index(i)] for i in ("7\n", "h1\n")] == ["7\n", "h1\n"]
+
+
+def test_verl_sandbox_fusion_leaves_out_suites_with_time_only_tests(tmp_path):
+    """A time-only test has no expected output: verl would compare stdout with nothing."""
+    from problems.exporters.verl import verl_sandbox_fusion_export
+
+    catalogue_clear()
+    problem = Problem.objects.create(source="t", pid="free/x", title="x", statement="s")
+    suite = suite_create(problem=problem, origin="oracle_free")
+    suite_add_tests(suite=suite, tests=[NewTest(input="1\n", output="1\n", kind="edge"),
+                                        NewTest(input="9" * 50 + "\n", output="", kind="time_only")])
+    suite_activate(suite=suite)
+    summary = verl_sandbox_fusion_export(problems=Problem.objects.filter(pk=problem.pk), out=tmp_path)
+    assert (summary["problems"], summary["time_only_tests"]) == (0, 1)
