@@ -33,6 +33,7 @@ from api.verification import (
     verification_prepare,
     verify_one,
 )
+from core.redact import redact
 from problems.models import Problem, TestSuite
 
 router = Router()
@@ -223,4 +224,5 @@ def problem_detail(request: HttpRequest, pid: str) -> dict[str, Any]:
     ["GET", "POST", "PUT", "PATCH", "DELETE"], "/{path:rest}", auth=None, include_in_schema=False
 )
 def unknown_path(request: HttpRequest, rest: str) -> None:
-    raise NotFound(f"no API operation at {request.path[:300]!r}; see /api/v1/openapi.json")
+    # The path is echoed without a token in it (clients put their answers in errors and logs).
+    raise NotFound(f"no API operation at {redact(request.path[:300])!r}; see /api/v1/openapi.json")

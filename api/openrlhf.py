@@ -3,8 +3,9 @@
 OpenRLHF (``--reward.remote_url``; ``--remote_rm_url`` before 0.11) posts a batch of whole sequences (prompt + response) with
 the prompts and each row's label, and reads ``rewards`` (newer versions also ``scores``
 and ``extra_logs``). Here a label is one of our problems (pid or source:pid); the response
-is the query with its prompt removed, and the program is extracted from it as
-/submit does. Every program of the batch runs in parallel on the sandbox workers.
+is found in the query (after its prompt, or after the chat template's assistant turn when
+no prompt is given or the decoder changed it: never the prompt's own code), and the program
+is extracted from it as /submit does. Every program of the batch runs in parallel on the sandbox workers.
 A response without code earns 0; an infrastructure failure fails the whole request with
 503 (OpenRLHF retries, then raises) instead of handing the trainer a made-up 0.
 """
@@ -19,7 +20,7 @@ from api.errors import ApiError, NotFound, Unavailable
 from api.headerless import HeaderlessAuth, HeaderlessRequest
 from api.schemas import CleanStr, Error, ValidationErrorOut
 from api.verification import batch_start, verification_prepare
-from hardtests_client.extract import extract_code
+from hardtests_client.extract import extract_code, response_of
 
 router = Router(tags=["openrlhf"])
 ERRORS = {400: ValidationErrorOut, 401: Error, 404: Error, 413: Error, 429: Error, 503: Error}
@@ -36,16 +37,6 @@ class RewardOut(Schema):
     rewards: list[float] = Field(description="1.0 when the program passes every test, else 0.0")
     scores: list[float] = Field(description="the same as rewards (OpenRLHF's dynamic filtering reads it)")
     extra_logs: dict[str, list[float]] = Field(description="pass_fraction of each sample")
-
-
-def response_of(query: str, prompt: str | None) -> str:
-    """The response: what follows the prompt in the query. Decoders may put a BOS token or
-    spaces before the prompt, so the prompt is looked for, not only at the start."""
-    if prompt:
-        at = query.find(prompt)
-        if at >= 0:
-            return query[at + len(prompt):]
-    return query
 
 
 def _reward(request: HeaderlessRequest, body: RewardIn) -> dict[str, Any]:

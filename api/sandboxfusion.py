@@ -34,6 +34,7 @@ from hardtests_client.extract import (
     extract_code,
     guess_language,
     language_name,
+    normalise,
     strip_label_line,
 )
 
@@ -136,11 +137,14 @@ def run_code(request: HttpRequest, body: RunCodeIn) -> Status[dict[str, Any]]:
     limit_kb = api_setting("HARDTESTS_API_MAX_CODE_KB")
     if len(body.code.encode("utf-8")) > limit_kb * 1024:
         raise PayloadTooLarge(f"code is larger than {limit_kb} KiB", code="code_too_large")
-    language = guess_language(body.code, declared)
+    # LF line ends first: what verl's built-in extraction leaves of a fence label ("cpp\r#include")
+    # is found on a line of its own; compilers and Python read CR and CRLF as LF anyway.
+    code = normalise(body.code)
+    language = guess_language(code, declared)
     time_s = min(float(body.run_timeout), float(settings.HARDTESTS_RUN_CODE_MAX_TIME_S))
     memory = body.memory_limit_MB if body.memory_limit_MB and body.memory_limit_MB > 0 else DEFAULT_MEMORY_MB
     memory = max(16, min(memory, settings.HARDTESTS_RUN_CODE_MAX_MEMORY_MB))
-    out = code_run(language=language, code=strip_label_line(body.code), stdin=body.stdin or "", time_s=time_s, memory_mb=memory)
+    out = code_run(language=language, code=strip_label_line(code), stdin=body.stdin or "", time_s=time_s, memory_mb=memory)
     if out["status"] == "SandboxError":
         return Status(503, out)
     return Status(200, out)

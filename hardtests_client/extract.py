@@ -52,8 +52,28 @@ _TAG_AT_END = re.compile(rf"{_TAG}\Z")
 _FENCE_RUN = re.compile(r"`{3,}|~{3,}")
 # What may stand before an opening fence on its line (indentation, a role's start token).
 _FENCE_PREFIX = re.compile(rf"(?:[ \t]|{_TAG})*")
-_THINK_OPEN = re.compile(r"<think(?:ing)?>", re.I)
-_THINK_CLOSE = re.compile(r"</think(?:ing)?>", re.I)
+# A fence may follow a special token on its line: the generation prompt's end glued to the
+# response (``[/INST]```python``, ``<|im_sep|>```cpp``) is a line boundary.
+_TAG_BEFORE = re.compile(rf"{_TAG}[ \t]*\Z")
+# Where a chat template opens the assistant's turn (the end of the generation prompt): a
+# start-of-turn token followed by the assistant's role name, a special token naming that role,
+# or Mistral / Llama 2's [/INST]. By shape, so the next family's template works too:
+# <|im_start|>assistant, <|start_header_id|>assistant<|end_header_id|>, <start_of_turn>model,
+# <｜Assistant｜>, <|assistant|>, <|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>, [/INST].
+_ROLE = r"(?:assistant|model|chatbot|bot|gpt)"
+_ASSISTANT_TURN = re.compile(
+    rf"(?:<\|[^\s|<>]{{1,40}}\|>|<｜[^\n｜<>]{{1,40}}｜>|<start_of_turn>)[ \t]*{_ROLE}\b"
+    rf"|<[|｜][^\s|｜<>]{{0,20}}{_ROLE}[^\s|｜<>]{{0,20}}[|｜]>"
+    r"|\[/INST\]", re.I)
+# What closes the role header (the header's end token, a separator, the line break).
+_HEADER_REST = re.compile(rf"(?:[ \t]*{_TAG})*[ \t]*\n?")
+_PROMPT_TAIL = 256
+# Reasoning sections: <think> (DeepSeek-R1, Qwen3), <thinking>, <reasoning>, <thought>, Kimi's
+# ◁think▷, the <|begin_of_thought|> of OpenThoughts / Sky-T1 and gpt-oss's analysis channel (its
+# answer is the final channel). A draft in them is never the answer.
+_REASONING = r"(?:think|thinking|reasoning|thought)"
+_THINK_OPEN = re.compile(rf"<{_REASONING}>|◁think▷|<\|begin_of_thought\|>|<\|channel\|>\s*analysis", re.I)
+_THINK_CLOSE = re.compile(rf"</{_REASONING}>|◁/think▷|<\|end_of_thought\|>|<\|channel\|>\s*final", re.I)
 
 
 @dataclass(frozen=True)
@@ -109,17 +129,19 @@ def _body(raw: str, closed: bool) -> str:
     return raw
 
 
-def _opening(text: str, position: int) -> tuple[str, str, int] | None:
-    """(fence, label, where its body starts) of the next opening fence; each line is looked
-    at once, so a line full of backticks costs linear time."""
+def _opening(text: str, position: int) -> tuple[str, str, int, int] | None:
+    """(fence, label, where its body starts, its indentation) of the next opening fence; each
+    line is looked at once, so a line full of backticks costs linear time."""
     while (found := _FENCE_RUN.search(text, position)) is not None:
         line_start = text.rfind("\n", 0, found.start()) + 1
         line_end = text.find("\n", found.end())
         rest = text[found.end():] if line_end == -1 else text[found.end():line_end]
         if "`" not in rest or found.group()[0] == "~":
-            if _FENCE_PREFIX.fullmatch(text, line_start, found.start()):
+            if (_FENCE_PREFIX.fullmatch(text, line_start, found.start())
+                    or _TAG_BEFORE.search(text[max(line_start, found.start() - 200):found.start()])):
                 label = rest.strip().lstrip("{.").split(None, 1)[0].rstrip("}") if rest.strip() else ""
-                return found.group(), label, len(text) if line_end == -1 else line_end + 1
+                indent = found.start() - line_start if text[line_start:found.start()].strip(" ") == "" else 0
+                return found.group(), label, len(text) if line_end == -1 else line_end + 1, indent
         if line_end == -1:
             return None
         position = line_end + 1
@@ -131,16 +153,48 @@ def _blocks(text: str) -> list[tuple[str, str, bool]]:
     out = []
     position = 0
     while (opening := _opening(text, position)) is not None:
-        fence, label, start = opening
+        fence, label, start, indent = opening
         end = _closing(fence).search(text, start)
         if end is None:
-            out.append((label, _body(text[start:], False), False))
+            out.append((label, _dedent(_body(text[start:], False), indent), False))
             break
         body = text[start:end.start()]
         hard = _HARD_TOKEN.search(body)
-        out.append((label, _body(body, hard is None), hard is None))
+        out.append((label, _dedent(_body(body, hard is None), indent), hard is None))
         position = end.end()
     return out
+
+
+def _dedent(body: str, indent: int) -> str:
+    # A fence indented N spaces (a block inside a list item) has its content indented with it:
+    # up to N spaces come off each line, as CommonMark reads it (Python needs it).
+    return re.sub(rf"^ {{1,{indent}}}", "", body, flags=re.M) if indent else body
+
+
+def response_of(query: str, prompt: str | None = None) -> str:
+    """The response in a trainer's decoded sequence (prompt + response, special tokens kept).
+
+    After ``prompt`` where the query holds it verbatim. Otherwise (no prompt given, or the
+    decoder changed it: a BOS token, spacing, the trainer cut the prompt's start to fit its
+    length) after the last place where the chat template opens the assistant's turn, else
+    after the prompt's tail; a query with none of these is all response. Never the prompt's
+    own code blocks (statements hold samples in fences) in place of the answer."""
+    if prompt:
+        at = query.find(prompt)
+        if at >= 0:
+            return query[at + len(prompt):]
+    turn = None
+    for turn in _ASSISTANT_TURN.finditer(query):  # noqa: B007  (the last one)
+        pass
+    if turn is not None:
+        rest = _HEADER_REST.match(query, turn.end())
+        return query[rest.end() if rest else turn.end():]
+    if prompt:
+        tail = prompt[-_PROMPT_TAIL:]
+        at = query.find(tail)
+        if at >= 0:
+            return query[at + len(tail):]
+    return query
 
 
 def _answer(text: str) -> tuple[str, str]:
@@ -191,7 +245,8 @@ def extract_code(completion: str, *, language: str | None = None, default_langua
                      "fenced" if closed else "incomplete_fenced")
 
 
-_LABEL_LINE = re.compile(r"\A[ \t]*\n?[ \t]*([A-Za-z+0-9]{1,12})[ \t]*\n")
+# What a naive splitter on ``` leaves of a fence's label line ("c++", "`cpp" of a ````cpp fence).
+_LABEL_LINE = re.compile(r"\A[ \t]*\n?[ \t]*[`~]*([A-Za-z+0-9]{1,12})[ \t]*\n")
 _CPP = re.compile(r"^[ \t]*#[ \t]*include\b|\b(?:int|signed|void)\s+main\s*\(|\busing\s+namespace\s+std\b", re.M)
 _JAVA = re.compile(r"\bstatic\s+(?:public\s+)?void\s+main\s*\(\s*(?:final\s+)?String")
 

@@ -15,14 +15,9 @@ from __future__ import annotations
 from typing import Any
 
 from hardtests_client.client import HardTestsClient
+from hardtests_client.extract import response_of
 
 _client: HardTestsClient | None = None
-
-
-def _response(query: str, prompt: str | None) -> str:
-    # What follows the prompt (a BOS token may come before it in the decoded query).
-    at = query.find(prompt) if prompt else -1
-    return query[at + len(prompt):] if prompt and at >= 0 else query
 
 
 def reward_func(queries: list[str], prompts: list[str | None] | None, labels: list[str], **_: Any) -> dict[str, Any]:
@@ -30,7 +25,7 @@ def reward_func(queries: list[str], prompts: list[str | None] | None, labels: li
     if _client is None:
         _client = HardTestsClient()
     given: list[str | None] = list(prompts) if prompts else [None] * len(queries)
-    responses = [_response(q, p) for q, p in zip(queries, given, strict=True)]
+    responses = [response_of(q, p) for q, p in zip(queries, given, strict=True)]
     rewards: Any = _client.score_completions([str(label) for label in labels], responses)
     try:
         import torch

@@ -11,6 +11,8 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import Resolver404, resolve
 
+from core.redact import redact
+
 # Paths reachable without a session: the login page, static files, the token-authenticated API.
 _OPEN_PREFIXES = ("/accounts/login/", "/static/", "/api/", "/healthz", "/favicon.ico")
 # The SandboxFusion-compatible endpoints authenticate themselves (hardtests_web/api/headerless.py).
@@ -38,9 +40,10 @@ class LoginRequiredUnlessPublicMiddleware:
             return self.get_response(request)
         if getattr(request, "htmx", False):
             response = HttpResponse(status=401)
-            response["HX-Redirect"] = f"{settings.LOGIN_URL_PATH}?next={path}"
+            response["HX-Redirect"] = f"{settings.LOGIN_URL_PATH}?next={redact(path)}"
             return response
-        return redirect_to_login(request.get_full_path())
+        # Without a token a client mistyped into its URL: the redirect is followed and logged.
+        return redirect_to_login(redact(request.get_full_path()))
 
 
 class MethodNotAllowedPageMiddleware:

@@ -33,13 +33,8 @@ from generation.materialise.inputs import (
     run_checker_calls,
     validate_candidates,
 )
-from generation.materialise.oracles import (
-    Checker,
-    answer_tolerance,
-    compare_runs,
-    self_check,
-    tolerance_judge_code,
-)
+from generation.materialise.oracles import Checker, compare_runs, self_check
+from generation.materialise.tolerance import answer_tolerance, tolerance_judge_code
 from generation.materialise.types import (
     Candidate,
     MaterialiseError,

@@ -12,7 +12,8 @@ from __future__ import annotations
 from django.conf import settings
 
 from generation.asking import ask
-from generation.materialise.oracles import Checker, answer_tolerance, tolerance_judge_code
+from generation.materialise.oracles import Checker
+from generation.materialise.tolerance import answer_tolerance, tolerance_judge_code
 from generation.materialise.types import RunFailed, SandboxClock
 from generation.models import FailureReason, GenerationRun
 from generation.oracle_free.common import ACECODER, Built, model_program, run_program

@@ -13,7 +13,9 @@ messages: the statement and how to answer), ``ability`` ("code"), ``reward_model
   ``{"inputs": [...], "outputs": [...]}`` it reads, plus ``"problem"`` (ignored by verl,
   read by our compute_score, so the same rows also work with ours). verl compares stdout
   exactly (trailing newlines aside), so problems that need an output judging function
-  are left out and counted.
+  (or hold time-only tests) are left out and counted. verl scores the pass rate of the
+  first 10 tests, so the tests are listed in the judge's order: the suite's kill order,
+  hacking tests first.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ from problems.exporters.bundles import Bundle, bundles, test_bodies
 from problems.exporters.card import card_write
 from problems.exporters.prompt import answer_prompt
 from problems.exporters.training import DEFAULT_ORIGINS, problem_ref
+from problems.judging import judging_position, judging_sort_key
+from problems.kill_order import TIME_ONLY
 
 DATA_SOURCE = "hardtests_web"
 # verl.utils.reward_score.default_compute_score sends these data sources to sandbox_fusion.
@@ -82,10 +86,15 @@ def verl_sandbox_fusion_row(bundle: Bundle, index: int, origins: tuple[str, ...]
         return "needs_output_judge"  # verl compares stdout exactly: it would refuse right answers
     chosen = bundle.suite_for(origins)
     assert chosen is not None
+    if any(t.kind == TIME_ONLY for t in chosen[1]):
+        return "time_only_tests"  # no expected output: verl would compare stdout with nothing
+    # verl's built-in scores the pass rate of the first 10 tests only: they must be the ones a
+    # wrong program fails, so the tests go in the judge's own order (the suite's kill order, the
+    # tests that failed the most known-wrong programs first, then hacking tests first).
+    by = judging_sort_key(judging_position(bundle.suites[chosen[0]]))
+    ordered = sorted(chosen[1], key=lambda t: by((t.ordinal, t.kind)))
     inputs, outputs = [], []
-    # verl compares stdout with each output: a time-only test (no expected output) would fail every
-    # right program there and pass a silent one, so it stays with our own reward endpoint.
-    for inp, out in test_bodies([t for t in chosen[1] if t.kind != "time_only"]):
+    for inp, out in test_bodies(ordered):
         try:
             inputs.append(inp.decode("utf-8"))
             outputs.append(out.decode("utf-8"))
@@ -103,7 +112,7 @@ def verl_export(*, problems: Any, out: Path, limit: int | None = None, batch: in
     path = out / "train.parquet"
     counts = {"problems": 0, "without_suite": 0}
     if builtin:
-        counts.update(needs_output_judge=0, binary_tests=0)
+        counts.update(needs_output_judge=0, binary_tests=0, time_only_tests=0)
     rows: list[dict[str, Any]] = []
     with pq.ParquetWriter(path, SCHEMA) as writer:
         for bundle in bundles(problems, limit=limit):

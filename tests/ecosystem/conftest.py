@@ -43,14 +43,23 @@ def token(user: Any) -> str:  # noqa: F811
     return token_create(user=user, name="ecosystem").secret
 
 
+def _verl_root() -> Path:
+    """The installed verl package's folder. verl_loader may have put a bare module object (no
+    __spec__, which find_spec refuses) in sys.modules for an earlier test of this process."""
+    loaded = sys.modules.get("verl")
+    if loaded is not None and getattr(loaded, "__path__", None):
+        return Path(next(iter(loaded.__path__)))
+    spec = importlib.util.find_spec("verl")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("verl is not installed (scripts/bootstrap.sh installs it with --no-deps)")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
 @pytest.fixture(scope="session")
 def verl_sandbox_fusion() -> ModuleType:
     """verl's verl.utils.reward_score.sandbox_fusion, loaded on its own: importing the verl
     package pulls in Ray and torch, this reward module needs only requests."""
-    spec = importlib.util.find_spec("verl")
-    if spec is None or not spec.submodule_search_locations:
-        pytest.skip("verl is not installed (scripts/bootstrap.sh installs it with --no-deps)")
-    folder = Path(next(iter(spec.submodule_search_locations))) / "utils" / "reward_score" / "sandbox_fusion"
+    folder = _verl_root() / "utils" / "reward_score" / "sandbox_fusion"
     module_spec = importlib.util.spec_from_file_location(
         "verl_sandbox_fusion", folder / "__init__.py", submodule_search_locations=[str(folder)])
     assert module_spec is not None and module_spec.loader is not None
@@ -96,10 +105,7 @@ def verl_loader() -> Any:
     import types
     from functools import partial
 
-    spec = importlib.util.find_spec("verl")
-    if spec is None or not spec.submodule_search_locations:
-        pytest.skip("verl is not installed (scripts/bootstrap.sh installs it with --no-deps)")
-    root = Path(next(iter(spec.submodule_search_locations)))
+    root = _verl_root()
     try:
         import verl.utils.import_utils  # noqa: F401  (a full verl install: use it as it is)
     except ImportError:

@@ -118,6 +118,8 @@ def test_language_of_programs_declared_python():
     # verl's built-in reward sends every program as python, and keeps labels it cannot parse.
     assert guess_language(CPP, "python3") == "cpp"
     assert guess_language("c++\n" + CPP, "python3") == "cpp" and strip_label_line("c++\n" + CPP) == CPP
+    # Of a four-backtick fence (````cpp) a split on ``` leaves one backtick before the label.
+    assert guess_language("`cpp\n" + CPP, "python3") == "cpp" and strip_label_line("`C++17 \n" + CPP) == CPP
     java = "import java.util.*;\npublic class Main {\n  public static void main(String[] args) { }\n}\n"
     assert guess_language(java, "python3") == "java"
     # A program Python parses stays Python, even with C-looking comments.

@@ -247,3 +247,44 @@ def test_verl_sandbox_fusion_rows_carry_verls_test_cases(tmp_path):
         assert len(cases["inputs"]) == len(cases["outputs"]) == row["extra_info"]["test_count"] > 0
         assert cases["problem"] == row["extra_info"]["problem"]
     assert "verl-sandbox-fusion" in (tmp_path / "README.md").read_text()
+
+
+def test_verl_sandbox_fusion_rows_list_the_tests_that_kill_first(tmp_path, settings):
+    """verl's built-in scores the pass rate of the first 10 tests: they are the judge's first ten
+    (the kill order, then hacking tests first), not the suite's storage order."""
+    from problems.exporters.verl import verl_sandbox_fusion_export
+
+    settings.HARDTESTS_KILL_ORDER = True
+    catalogue_clear()
+    problem = Problem.objects.create(source="t", pid="order/x", title="x", statement="s")
+    suite = suite_create(problem=problem, origin="generated")
+    direct = [NewTest(input=f"{i}\n", output=f"{i}\n", kind="direct") for i in range(12)]
+    suite_add_tests(suite=suite, tests=[*direct, NewTest(input="h1\n", output="h1\n", kind="hacking"),
+                                        NewTest(input="h2\n", output="h2\n", kind="hacking")])
+    suite_activate(suite=suite)
+    verl_sandbox_fusion_export(problems=Problem.objects.filter(pk=problem.pk), out=tmp_path / "kind")
+    [row] = pq.read_table(tmp_path / "kind" / "train.parquet").to_pylist()
+    assert json.loads(row["reward_model"]["ground_truth"])["inputs"][:3] == ["h1\n", "h2\n", "0\n"]
+    # A stored kill order comes first; the tests it does not name follow in kind order.
+    ordinals = {t.input_preview: t.ordinal for t in suite.tests.all()}
+    suite.judge_order = [ordinals["7\n"], ordinals["h2\n"]]
+    suite.save(update_fields=["judge_order"])
+    verl_sandbox_fusion_export(problems=Problem.objects.filter(pk=problem.pk), out=tmp_path / "kill")
+    [row] = pq.read_table(tmp_path / "kill" / "train.parquet").to_pylist()
+    cases = json.loads(row["reward_model"]["ground_truth"])
+    assert cases["inputs"][:4] == ["7\n", "h2\n", "h1\n", "0\n"] and len(cases["inputs"]) == 14
+    assert [cases["outputs"][cases["inputs"].index(i)] for i in ("7\n", "h1\n")] == ["7\n", "h1\n"]
+
+
+def test_verl_sandbox_fusion_leaves_out_suites_with_time_only_tests(tmp_path):
+    """A time-only test has no expected output: verl would compare stdout with nothing."""
+    from problems.exporters.verl import verl_sandbox_fusion_export
+
+    catalogue_clear()
+    problem = Problem.objects.create(source="t", pid="free/x", title="x", statement="s")
+    suite = suite_create(problem=problem, origin="oracle_free")
+    suite_add_tests(suite=suite, tests=[NewTest(input="1\n", output="1\n", kind="edge"),
+                                        NewTest(input="9" * 50 + "\n", output="", kind="time_only")])
+    suite_activate(suite=suite)
+    summary = verl_sandbox_fusion_export(problems=Problem.objects.filter(pk=problem.pk), out=tmp_path)
+    assert (summary["problems"], summary["time_only_tests"]) == (0, 1)
