@@ -1,0 +1,49 @@
+"""The display filters every page shares: "(s)" words read as their count says, and a run log's
+UTC clock stamps become `<time>` elements the page shows in the reader's time zone."""
+
+from __future__ import annotations
+
+import pytest
+from django.template import Context, Template
+from django.test import Client
+
+from generation.models import GenerationRun
+from hardtests_web.templatetags.humane import log_lines, plural_text
+from tests.web.conftest import World
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.mark.parametrize(("written", "shown"), [
+    ("passes 2 sample/official test(s)", "passes 2 sample/official tests"),
+    ("accepts all 1 known-correct candidate(s)", "accepts all 1 known-correct candidate"),
+    ("queued judging of 4 candidate(s) against suite v2", "queued judging of 4 candidates against suite v2"),
+    ("validator v1 rejects sample input(s) #1, #2", "validator v1 rejects sample inputs #1, #2"),
+    ("06:42:29 1 edge generator(s) x 10 call(s)", "06:42:29 1 edge generator x 10 calls"),
+    ("    return len(s)", "    return len(s)"),  # code is left alone
+])
+def test_plurals_read_as_the_count_says(written: str, shown: str) -> None:
+    assert plural_text(written) == shown
+
+
+def test_plurals_keeps_escaping() -> None:
+    html = Template("{% load humane %}{{ v|plurals }}").render(Context({"v": "<b>2 test(s)</b>"}))
+    assert html == "&lt;b&gt;2 tests&lt;/b&gt;"
+
+
+def test_log_lines_mark_stamps_as_utc_moments_across_midnight() -> None:
+    html = str(log_lines("23:59:58 start <b>\n00:00:02 2 input(s)\nno stamp\n", "2026-11-26T23:59:50+00:00"))
+    assert ('<time datetime="2026-11-26T23:59:58+00:00" title="2026-11-26 23:59:58 UTC" data-local data-clock>'
+            "23:59:58 UTC</time> start &lt;b&gt;") in html
+    assert '<time datetime="2026-11-27T00:00:02+00:00"' in html and "2 inputs" in html
+    assert "no stamp" in html and "(s)" not in html
+
+
+def test_run_page_log_has_times_and_no_s_plurals(maintainer_client: Client, world: World) -> None:
+    GenerationRun.objects.filter(pk=world.run.pk).update(
+        log="06:42:29 oracle oracle.py (rank 1): passes 2 sample/official test(s)\n"
+            "06:42:42 queued judging of 1 candidate(s) against suite v2\n")
+    html = maintainer_client.get(f"/runs/{world.run.pk}/").content.decode()
+    log = html.split('<pre class="data log">', 1)[1].split("</pre>", 1)[0]
+    assert "passes 2 sample/official tests" in log and "queued judging of 1 candidate against" in log
+    assert log.count("data-clock") == 2 and "(s)" not in log
