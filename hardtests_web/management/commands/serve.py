@@ -201,7 +201,7 @@ class Command(BaseCommand):
 
         requeued = judging_requeue_orphans()
         if requeued:
-            self.log(f"judging: queued again {requeued} task(s) left unfinished")
+            self.log(f"judging: queued again {requeued} task{'s' if requeued != 1 else ''} left unfinished")
 
     def _queue_demo(self, *, load: bool, skip: bool) -> None:
         """Queue the demo's suite building only where demo problems are loaded: a database of
