@@ -3,6 +3,8 @@ UTC clock stamps become `<time>` elements the page shows in the reader's time zo
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.template import Context, Template
 from django.test import Client
@@ -47,3 +49,27 @@ def test_run_page_log_has_times_and_no_s_plurals(maintainer_client: Client, worl
     log = html.split('<pre class="data log">', 1)[1].split("</pre>", 1)[0]
     assert "passes 2 sample/official tests" in log and "queued judging of 1 candidate against" in log
     assert log.count("data-clock") == 2 and "(s)" not in log
+
+
+def test_suite_tab_shows_call_numbers_as_stored(maintainer_client: Client, world: World) -> None:
+    # Materialising numbers a generator's calls from 1 (generation.materialise.inputs): shown as is.
+    html = maintainer_client.get(f"/problems/{world.problem.pk}/suite/?suite={world.suite.pk}&kind=regular").content.decode()
+    calls = sorted(int(n) for n in re.findall(r"gen_regular</span> call (\d+)", html))
+    assert calls == sorted(world.suite.tests.filter(kind="regular").values_list("call_number", flat=True))
+
+
+def test_a_refused_label_names_every_missing_answer_once() -> None:
+    from tests.factories import annotator
+    from tests.review.test_studies_support import ensure_roles, make_problem, make_study
+
+    ensure_roles()
+    alice = annotator("alice")
+    study = make_study(problems=[make_problem()], annotators=[alice], overlap=1)
+    client = Client()
+    client.force_login(alice)
+    item_url = client.post(f"/studies/{study.pk}/next/")["Location"]  # claims the next item
+    refused = client.post(item_url + "label/", {}, follow=True)
+    assert refused.redirect_chain and refused.request["REQUEST_METHOD"] == "GET"  # post/redirect/get
+    summary = re.search(r'id="label-errors">(.*?)</div>', refused.content.decode(), re.S)
+    assert summary and re.sub(r"\s+", " ", summary[1]).strip() == \
+        "<strong>Not submitted:</strong> label the validator; label the suite."
