@@ -135,3 +135,16 @@ def log_lines(value: Any, started: Any = None) -> SafeString:
                                moment.isoformat(timespec="seconds"), moment.strftime("%Y-%m-%d %H:%M:%S UTC"),
                                moment.strftime("%H:%M:%S"), line[stamp.end():]))
     return mark_safe("".join(out))  # noqa: S308 - every part escaped above
+
+
+_NO_MATCH = re.compile(r"^No (\w[\w ]*) matches the given query\.?$")
+
+
+@register.filter
+def not_found_reason(value: Any) -> str:
+    """A 404's reason as a sentence part: Django's "No Problem matches the given query." reads as
+    "no such problem"; a view's own reason loses its final stop (the page adds one)."""
+    text = str(value).strip()
+    if match := _NO_MATCH.match(text):
+        return f"no such {match[1].lower()}"
+    return text.rstrip(".")

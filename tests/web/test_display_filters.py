@@ -73,3 +73,19 @@ def test_a_refused_label_names_every_missing_answer_once() -> None:
     summary = re.search(r'id="label-errors">(.*?)</div>', refused.content.decode(), re.S)
     assert summary and re.sub(r"\s+", " ", summary[1]).strip() == \
         "<strong>Not submitted:</strong> label the validator; label the suite."
+
+
+def test_a_missing_object_is_said_in_words(user_client: Client) -> None:
+    html = user_client.get("/problems/99999/").content.decode()
+    assert "There is no page at <code>/problems/99999/</code>: no such problem.</p>" in html
+    assert "matches the given query" not in html
+
+
+def test_an_empty_list_says_so_once(user_client: Client) -> None:
+    from tests.factories import ProblemFactory
+
+    ProblemFactory()
+    unknown = user_client.get("/problems/?tag=nonexistent").content.decode()
+    assert "No problem has the tag “nonexistent”" in unknown and 'id="no-match"' not in unknown
+    searched = user_client.get("/problems/?q=zzzzqqq").content.decode()
+    assert searched.count('id="no-match"') == 1 and "No problem matches “zzzzqqq” with these filters." in searched
