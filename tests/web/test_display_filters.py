@@ -89,3 +89,14 @@ def test_an_empty_list_says_so_once(user_client: Client) -> None:
     assert "No problem has the tag “nonexistent”" in unknown and 'id="no-match"' not in unknown
     searched = user_client.get("/problems/?q=zzzzqqq").content.decode()
     assert searched.count('id="no-match"') == 1 and "No problem matches “zzzzqqq” with these filters." in searched
+
+
+def test_a_run_page_has_a_progress_bar_through_its_steps(maintainer_client: Client, world: World) -> None:
+    running = GenerationRun.objects.create(problem=world.problem, mode=GenerationRun.Mode.FROM_KIT,
+                                           status=GenerationRun.Status.RUNNING, stage=GenerationRun.Stage.VALIDATING)
+    html = maintainer_client.get(f"/runs/{running.pk}/progress/", HTTP_HX_REQUEST="true").content.decode()
+    # A run from a kit asks no LLM: generators, validation, oracles, saving, judging.
+    assert '<progress value="1" max="5" aria-label="Run progress">' in html
+    assert "Step 2 of 5: Validating inputs" in html
+    done = maintainer_client.get(f"/runs/{world.run.pk}/").content.decode()
+    assert '<progress value="7" max="7"' in done and "7/7 steps done" in done
