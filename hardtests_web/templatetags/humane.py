@@ -148,3 +148,9 @@ def not_found_reason(value: Any) -> str:
     if match := _NO_MATCH.match(text):
         return f"no such {match[1].lower()}"
     return text.rstrip(".")
+
+
+@register.filter
+def words(value: Any) -> str:
+    """An internal name a person reads (`oracle_free`, `validator_error`) as words."""
+    return str(value).replace("_", " ") if value is not None else ""

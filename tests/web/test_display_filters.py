@@ -100,3 +100,14 @@ def test_a_run_page_has_a_progress_bar_through_its_steps(maintainer_client: Clie
     assert "Step 2 of 5: Validating inputs" in html
     done = maintainer_client.get(f"/runs/{world.run.pk}/").content.decode()
     assert '<progress value="7" max="7"' in done and "7/7 steps done" in done
+
+
+def test_internal_names_read_as_words_in_the_suite_pickers(maintainer_client: Client, world: World) -> None:
+    from problems.models import TestSuite
+    from problems.services import suite_create
+
+    TestSuite.objects.filter(pk=suite_create(problem=world.problem, origin=TestSuite.Origin.ORACLE_FREE).pk)
+    for tab in ("verdicts", "suite"):
+        html = maintainer_client.get(f"/problems/{world.problem.pk}/{tab}/").content.decode()
+        options = " ".join(re.findall(r"<option[^>]*>(.*?)</option>", html))
+        assert "oracle-free (model-made outputs)" in options and "oracle_free" not in options, tab
