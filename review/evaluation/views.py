@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -51,7 +53,7 @@ def evaluation_page(request: HttpRequest) -> HttpResponse:
         raise PermissionDenied
     latest = report_latest()
     running, lost = _running()
-    context = {
+    context: dict[str, Any] = {
         "latest": latest,
         "running": running,
         "running_lost": lost,
