@@ -89,6 +89,7 @@ def _run_context(run: GenerationRun) -> dict[str, Any]:
     run.duration_s = _duration_s(run)
     return {
         "run": run,
+        "step": _run_step(run),
         "log_tail": "\n".join(lines[-LOG_TAIL_LINES:]),
         "log_skipped": max(0, len(lines) - LOG_TAIL_LINES),
         "count_metrics": metrics,
@@ -100,6 +101,23 @@ def _run_context(run: GenerationRun) -> dict[str, Any]:
         "silent_s": _silent_s(run),
         "janitor_fast_s": settings.HARDTESTS_JANITOR_FAST_S,
     }
+
+
+def _run_step(run: GenerationRun) -> dict[str, Any]:
+    """Where the run is among the stages it goes through, for a progress bar: a run from a kit
+    asks no LLM; a finished run has done every step (a failed one stops at the step it failed in)."""
+    stage = GenerationRun.Stage
+    skip = {stage.QUEUED, stage.DONE}
+    if run.mode == GenerationRun.Mode.FROM_KIT:
+        skip |= {stage.LLM_VALIDATOR, stage.LLM_INPUTS}
+    steps = [s for s in stage if s not in skip]
+    total = len(steps)
+    if run.status == GenerationRun.Status.SUCCEEDED:
+        return {"done": total, "total": total, "number": total, "label": stage.DONE.label}
+    if run.stage in steps:
+        number = steps.index(stage(run.stage)) + 1
+        return {"done": number - 1, "total": total, "number": number, "label": stage(run.stage).label}
+    return {"done": 0, "total": total, "number": 0, "label": "Waiting for a worker"}
 
 
 def _get_run(pk: int) -> GenerationRun:

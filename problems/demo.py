@@ -19,7 +19,7 @@ from django.db.models import Count, Q
 from core.permissions import ANNOTATORS, MAINTAINERS
 from problems.importers.native import native_row_parse
 from problems.importers.writer import native_row_write
-from problems.models import Problem, TestCase
+from problems.models import JudgingTask, Problem, TestCase
 
 DEMO_DIR = Path(__file__).resolve().parent / "demo_data"
 DEMO_SOURCE = "demo"
@@ -183,6 +183,10 @@ def first_run_summary(url: str, *, building: DemoBuild | None = None) -> str:
                       f"problems ready, {status.running} running, {status.queued} queued.",
                   "  Pages show a banner with the progress until they are done (a few minutes)."]
     else:
-        lines += ["", "  The demo suites are built; nothing is running in the background."]
+        judging = JudgingTask.objects.filter(solution__problem__source=DEMO_SOURCE).exclude(
+            status__in=[JudgingTask.Status.DONE, JudgingTask.Status.FAILED]).count()
+        lines += ["", "  The demo suites are built."
+                  + (f" {judging} candidate judging task{'s' if judging != 1 else ''} still to finish: the"
+                     " Verdicts tabs fill in as they do." if judging else " Nothing is running in the background.")]
     lines += ["  Ctrl-C stops everything.", "=" * width, ""]
     return "\n".join(lines)

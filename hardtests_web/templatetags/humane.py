@@ -9,14 +9,15 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from typing import Any
 
 from django import template
 from django.contrib.humanize.templatetags.humanize import naturaltime
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
-from django.utils.html import format_html
-from django.utils.safestring import SafeString
+from django.utils.html import escape, format_html
+from django.utils.safestring import SafeData, SafeString, mark_safe
 
 register = template.Library()
 
@@ -76,3 +77,80 @@ def when(value: Any) -> SafeString | str:
     utc = moment.astimezone(dt.UTC)
     return format_html('<time datetime="{}" title="{}" data-local>{}</time>', utc.isoformat(timespec="seconds"),
                        utc.strftime("%Y-%m-%d %H:%M UTC"), naturaltime(moment))
+
+
+# Nouns that services and workers write as "N noun(s)" into logs, notes and messages. Rewritten
+# for display (stored logs keep what was written); a closed list, so code such as `len(s)` in a
+# traceback is never touched.
+_PLURAL_NOUNS = ("attempt", "call", "candidate", "completion", "error", "generator", "input", "item", "job", "key",
+                 "label", "oracle", "origin", "output", "pid", "problem", "program", "role", "round", "row", "run",
+                 "sample", "suite", "task", "test", "token")
+_NOUN = "|".join(_PLURAL_NOUNS)
+_COUNTED = re.compile(r"(?<![\w.:])(\d+)((?:[ \t]+[A-Za-z][\w/'-]*){0,3}?[ \t]+)(" + _NOUN + r")\(s\)")
+_UNCOUNTED = re.compile(r"\b(" + _NOUN + r")\(s\)")
+
+
+def plural_text(text: str) -> str:
+    """`4 candidate(s)` -> `4 candidates`, `1 sample/official test(s)` -> `1 sample/official test`;
+    an uncounted `input(s) #3, #4` -> `inputs #3, #4`."""
+    text = _COUNTED.sub(lambda m: f"{m[1]}{m[2]}{m[3]}{'' if m[1] == '1' else 's'}", text)
+    return _UNCOUNTED.sub(lambda m: f"{m[1]}s", text)
+
+
+@register.filter(is_safe=True)
+def plurals(value: Any) -> Any:
+    """Words written with "(s)" read as the count says (escaping is kept: a safe string stays safe)."""
+    if value is None:
+        return value
+    fixed = plural_text(str(value))
+    return mark_safe(fixed) if isinstance(value, SafeData) else fixed  # noqa: S308 - only "(s)" changed
+
+
+_STAMP = re.compile(r"^(\d\d):(\d\d):(\d\d) ")
+
+
+@register.filter
+def log_lines(value: Any, started: Any = None) -> SafeString:
+    """A run's log, escaped, with each line's UTC clock stamp (`06:42:29 `, written by the
+    recorder) as a `<time>` the page shows in the reader's time zone, and "(s)" words read right.
+
+    The stamps carry no date: it comes from the run's start, a day added whenever the clock goes
+    back (a run across midnight)."""
+    text = plural_text("" if value is None else str(value))
+    start = _as_datetime(started)
+    day = (start or timezone.now()).astimezone(dt.UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    previous = start.astimezone(dt.UTC) - dt.timedelta(minutes=1) if start else None
+    out = []
+    for line in text.splitlines(keepends=True):
+        stamp = _STAMP.match(line)
+        if not stamp:
+            out.append(escape(line))
+            continue
+        moment = day.replace(hour=int(stamp[1]), minute=int(stamp[2]), second=int(stamp[3]))
+        if previous is not None and moment < previous - dt.timedelta(minutes=1):
+            day += dt.timedelta(days=1)
+            moment += dt.timedelta(days=1)
+        previous = moment
+        out.append(format_html('<time datetime="{}" title="{}" data-local data-clock>{} UTC</time> {}',
+                               moment.isoformat(timespec="seconds"), moment.strftime("%Y-%m-%d %H:%M:%S UTC"),
+                               moment.strftime("%H:%M:%S"), line[stamp.end():]))
+    return mark_safe("".join(out))  # noqa: S308 - every part escaped above
+
+
+_NO_MATCH = re.compile(r"^No (\w[\w ]*) matches the given query\.?$")
+
+
+@register.filter
+def not_found_reason(value: Any) -> str:
+    """A 404's reason as a sentence part: Django's "No Problem matches the given query." reads as
+    "no such problem"; a view's own reason loses its final stop (the page adds one)."""
+    text = str(value).strip()
+    if match := _NO_MATCH.match(text):
+        return f"no such {match[1].lower()}"
+    return text.rstrip(".")
+
+
+@register.filter
+def words(value: Any) -> str:
+    """An internal name a person reads (`oracle_free`, `validator_error`) as words."""
+    return str(value).replace("_", " ") if value is not None else ""

@@ -30,9 +30,10 @@ def paper_plain_tables(report: dict[str, Any]) -> list[dict[str, Any]]:
     if not paper:
         return []
     columns = paper["columns"]
-    scope = (f"{paper['problems_compared']} problem(s) where every origin has a suite; "
+    compared = f"{paper['problems_compared']} problem{'s' if paper['problems_compared'] != 1 else ''}"
+    scope = (f"{compared} where every origin has a suite; "
              f"{paper['problems_excluded']} excluded") if paper["same_problems"] else (
-        f"{paper['problems_compared']} problem(s); origins not restricted to the same problems")
+        f"{compared}; origins not restricted to the same problems")
     by = f"by {paper['difficulty_source']} difficulty" if paper["difficulty_source"] else "(no difficulty labels)"
     out = []
     for table in paper["tables"]:
@@ -45,7 +46,7 @@ def paper_plain_tables(report: dict[str, Any]) -> list[dict[str, Any]]:
         out.append({
             "name": f"paper-{table['name']}",
             "title": f"{table['aggregation'].capitalize()} precision, recall and F1 {by}; "
-                     f"candidates: {table['candidates']} ({table['programs']} program(s))",
+                     f"candidates: {table['candidates']} ({table['programs']} program{'s' if table['programs'] != 1 else ''})",
             "note": f"{table['aggregation_label']}. {scope}."
                     + (" average = plain mean of the level columns." if "average" in columns else ""),
             "stub": "suite origin",

@@ -395,3 +395,12 @@ def report_write(*, report: dict[str, Any], out: Path) -> list[Path]:
             path.write_text(text)
             written.append(path)
     return written
+
+
+def evaluation_report_abandon(*, report_id: int, reason: str) -> bool:
+    """Record as failed an unfinished report whose job is gone (its worker was killed, Redis lost
+    it): without this, it blocks every new evaluation until it is hours old. False when the report
+    finished meanwhile."""
+    unfinished = [EvaluationReport.Status.QUEUED, EvaluationReport.Status.JUDGING, EvaluationReport.Status.COMPUTING]
+    return bool(EvaluationReport.objects.filter(pk=report_id, status__in=unfinished).update(
+        status=EvaluationReport.Status.FAILED, error=reason, finished_at=timezone.now()))

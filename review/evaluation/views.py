@@ -2,22 +2,49 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
+from rq.exceptions import NoSuchJobError
+from rq.job import Job
 
 from core.permissions import is_annotator, is_maintainer
+from core.queues import redis_connection
 from review.evaluation.export import plain_table, table_csv, table_latex
 from review.evaluation.fast_suites import fast_suite_records, fast_suite_report
 from review.evaluation.jobs import evaluation_report_start
 from review.evaluation.oracle_free import table8_display, table8_latest
 from review.evaluation.selectors import report_in_progress, report_latest
-from review.evaluation.services import evaluation_select
+from review.evaluation.services import evaluation_report_abandon, evaluation_select
 from review.evaluation.tables import chart_data, page_tables
 from review.models import EvaluationReport
 
 FAST_REPORT_SUITES = 200
+ENQUEUE_GRACE_S = 120  # a report with no job id this long after its creation was never queued
+LOST = "its job is gone (the worker was stopped or Redis restarted before it finished)"
+
+
+def job_lost(report: EvaluationReport) -> bool:
+    """An unfinished report whose RQ job no longer exists or ended without recording an outcome:
+    nothing will ever finish it."""
+    if not report.job_id:
+        return (timezone.now() - report.created_at).total_seconds() > ENQUEUE_GRACE_S
+    try:
+        job = Job.fetch(report.job_id, connection=redis_connection())
+    except NoSuchJobError:
+        return True
+    except Exception:  # Redis unreachable: say nothing rather than guess
+        return False
+    return job.get_status(refresh=False) in ("failed", "stopped", "canceled")
+
+
+def _running() -> tuple[EvaluationReport | None, bool]:
+    report = report_in_progress()
+    return report, bool(report is not None and job_lost(report))
 
 
 @require_GET
@@ -25,9 +52,11 @@ def evaluation_page(request: HttpRequest) -> HttpResponse:
     if not is_annotator(request.user):
         raise PermissionDenied
     latest = report_latest()
-    context = {
+    running, lost = _running()
+    context: dict[str, Any] = {
         "latest": latest,
-        "running": report_in_progress(),
+        "running": running,
+        "running_lost": lost,
         "tables": page_tables(latest.report) if latest else None,
         "charts": chart_data(latest.report) if latest else None,
         "can_run": is_maintainer(request.user),
@@ -47,7 +76,10 @@ def evaluation_page(request: HttpRequest) -> HttpResponse:
 def evaluation_run(request: HttpRequest) -> HttpResponse:
     if not is_maintainer(request.user):
         raise PermissionDenied
-    if report_in_progress() is None:
+    running, lost = _running()
+    if running is not None and lost:
+        evaluation_report_abandon(report_id=running.pk, reason=f"Evaluation #{running.pk} stopped: {LOST}.")
+    if running is None or lost:
         # The page runs the whole catalogue; narrower runs are the command's job.
         evaluation_report_start(selection=evaluation_select(), user=request.user)
     return redirect("evaluation:page")

@@ -21,6 +21,10 @@ from review.studies.selectors import my_progress
 register = template.Library()
 
 
+def studies_open(user: Any) -> bool:
+    return Study.objects.filter(annotators=user, status=Study.Status.OPEN).exists()
+
+
 def _annotator_steps(user: Any) -> list[dict[str, str]]:
     waiting, studies = 0, 0
     for study in Study.objects.filter(annotators=user, status=Study.Status.OPEN):
@@ -29,7 +33,12 @@ def _annotator_steps(user: Any) -> list[dict[str, str]]:
             waiting += total - done
             studies += 1
     if not waiting:
-        return []
+        # An annotator's first hour: say why the queue is empty rather than show nothing.
+        if is_maintainer(user):
+            return []
+        text = ("Nothing to label right now: every item open to you is labelled." if studies_open(user)
+                else "Nothing to label yet: a maintainer adds you to a study, and its items appear in My queue.")
+        return [{"text": text, "action": "My queue", "url": reverse("studies:queue")}]
     where = f"{studies} open stud{'y' if studies == 1 else 'ies'}"
     return [{"text": f"{waiting} item{'s' if waiting != 1 else ''} to label in {where}.",
              "action": "Carry on", "url": reverse("studies:queue")}]

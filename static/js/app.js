@@ -20,7 +20,10 @@
   function localTimes(root) {
     (root || document).querySelectorAll("time[data-local]").forEach(function (el) {
       var moment = new Date(el.getAttribute("datetime"));
-      if (!isNaN(moment)) el.title = moment.toLocaleString(undefined, {dateStyle: "medium", timeStyle: "short"});
+      if (isNaN(moment)) return;
+      el.title = moment.toLocaleString(undefined, {dateStyle: "medium", timeStyle: el.hasAttribute("data-clock") ? "medium" : "short"});
+      // A log line's clock stamp, written in UTC, reads in the reader's own time zone.
+      if (el.hasAttribute("data-clock")) el.textContent = moment.toLocaleTimeString(undefined, {hour: "2-digit", minute: "2-digit", second: "2-digit"});
     });
   }
   document.addEventListener("DOMContentLoaded", function () { localTimes(document); });

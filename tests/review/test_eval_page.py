@@ -62,7 +62,7 @@ def test_page_shows_the_papers_tables_and_exports_each_one():
     block = html[start:html.index("</table>", start)]
     row = re.search(r"<th scope=\"row\">public</th>(.*?)</tr>", block, re.S).group(1)
     assert re.findall(r"<td[^>]*>([^<]*)</td>", row) == ["33.33"] * 3 + ["100.00"] * 3 + ["50.00"] * 3
-    assert "1 problem(s) where every origin has a suite; 0 excluded" in block
+    assert "1 problem where every origin has a suite; 0 excluded" in block
     assert 'id="t-tau-selection"' in html and 'id="t-near-duplicates"' in html
     link = f"/evaluation/runs/{report.pk}/tables/paper-macro-all."
     assert link + "csv" in html and link + "tex" in html

@@ -156,7 +156,7 @@ def test_exports_carry_the_same_numbers():
     tables = export.paper_plain_tables(report)
     macro = next(t for t in tables if t["name"] == "paper-macro-all")
     assert macro["groups"] == [["Precision", 4], ["Recall", 4], ["F1", 4]]
-    assert "3 problem(s) where every origin has a suite; 1 excluded" in macro["note"]
+    assert "3 problems where every origin has a suite; 1 excluded" in macro["note"]
     csv_lines = export.table_csv(macro).splitlines()
     assert csv_lines[0].startswith("suite origin,Precision/easy,Precision/hard,Precision/average,Precision/all,")
     assert csv_lines[1].startswith("generated,1.0,0.5,0.75,0.8333")

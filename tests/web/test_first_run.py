@@ -95,3 +95,20 @@ def test_login_page_lists_the_demo_logins_in_demo_mode_only(settings) -> None:
     settings.HARDTESTS_DEMO = False
     page = Client().get("/accounts/login/").content.decode()
     assert "Demo logins" not in page and DEMO_USERS[0][1] not in page
+
+
+def test_first_run_summary_says_when_candidates_are_still_being_judged() -> None:
+    from problems.models import JudgingTask, Solution
+    from problems.services import suite_activate, suite_create
+
+    demo_load()
+    for problem in Problem.objects.filter(source="demo"):
+        suite = suite_create(problem=problem, origin="generated")
+        suite_activate(suite=suite)
+    solution = Solution.objects.filter(problem__source="demo").first()
+    JudgingTask.objects.create(solution=solution, suite=solution.problem.suites.filter(status="active").first())
+    text = first_run_summary("http://127.0.0.1:8000/", building=None)
+    assert "The demo suites are built. 1 candidate judging task still to finish" in text
+    assert "Nothing is running" not in text
+    JudgingTask.objects.update(status=JudgingTask.Status.DONE)
+    assert "Nothing is running in the background." in first_run_summary("http://127.0.0.1:8000/")

@@ -34,8 +34,9 @@ def test_an_annotator_sees_how_many_items_wait_and_where_to_carry_on() -> None:
     html = _home(alice)
     assert _steps(html) == ["3 items to label in 1 open study."]
     assert 'href="/studies/queue/"' in html.split('aria-label="What next"', 1)[1]
-    carol = annotator("carol")  # in no study: nothing to say
-    assert _steps(_home(carol)) == []
+    carol = annotator("carol")  # in no study: told why the queue is empty, not left with nothing
+    assert _steps(_home(carol)) == ["Nothing to label yet: a maintainer adds you to a study, and its items appear "
+                                    "in My queue."]
 
 
 def test_a_maintainer_is_shown_the_next_useful_step() -> None:

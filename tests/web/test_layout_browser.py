@@ -22,7 +22,7 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update"]
 SHOTS = REPO / "screenshots"
-PHONE, LAPTOP = 390, 1366
+SMALL_PHONE, PHONE, LAPTOP = 360, 390, 1366
 
 
 @pytest.fixture
@@ -60,7 +60,7 @@ def open_page(world: dict, live_server) -> Iterator[Any]:
         chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
 
         def login(username: str, width: int) -> Any:
-            context = chromium.new_context(viewport={"width": width, "height": 844 if width == PHONE else 900})
+            context = chromium.new_context(viewport={"width": width, "height": 844 if width <= PHONE else 900})
             page = context.new_page()
             page.on("pageerror", lambda exc: errors.append(f"{username}@{width}: {exc}"))
             page.on("console", lambda m: errors.append(f"{username}@{width}: {m.text}") if m.type == "error" else None)
@@ -93,7 +93,7 @@ def in_viewport(page: Any, target: Any) -> bool:
                 and box["x"] + min(box["width"], 40) <= viewport["width"])
 
 
-@pytest.mark.parametrize("width", [PHONE, LAPTOP])
+@pytest.mark.parametrize("width", [SMALL_PHONE, PHONE, LAPTOP])
 def test_no_main_page_scrolls_sideways(open_page, world, width: int) -> None:
     page = open_page("maint", width)
     pid = world["problem"]

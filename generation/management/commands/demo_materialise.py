@@ -67,7 +67,8 @@ class Command(BaseCommand):
                 continue
             generation_run_start(problem=problem, mode=GenerationRun.Mode.FROM_KIT, judge_candidates=True)
             queued += 1
-        self.stdout.write(f"demo: queued {queued} generation run(s) and {judged} judging task(s)")
+        self.stdout.write(f"demo: queued {queued} generation run{'s' if queued != 1 else ''} and {judged} judging "
+                          f"task{'s' if judged != 1 else ''}")
 
     def _sync(self, problems: list[Problem]) -> None:
         from problems.judging import solution_judge

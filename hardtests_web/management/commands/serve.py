@@ -152,7 +152,11 @@ class Command(BaseCommand):
         for i in range(sandbox_workers):
             # No fork per job (a warm suite cache), and no job while it cannot read the storage.
             # The first `reserved` take only verifications: one never waits behind a bulk job.
-            queues = [VERIFICATION_QUEUE] if i < reserved else [VERIFICATION_QUEUE, JUDGING_QUEUE, DEFAULT_QUEUE]
+            # `default` holds jobs that wait for judging tasks (an evaluation, the curation demo): on
+            # a judging worker such a job waits for the very worker it occupies, so it goes to the
+            # generation workers when there are any.
+            shared = [JUDGING_QUEUE] if settings.HARDTESTS_GENERATION_WORKERS else [JUDGING_QUEUE, DEFAULT_QUEUE]
+            queues = [VERIFICATION_QUEUE] if i < reserved else [VERIFICATION_QUEUE, *shared]
             self._add(f"sandbox-worker-{i}", ["rqworker", "--worker-class", worker + "CheckedWorker", *queues],
                       kind="worker")
         for i in range(settings.HARDTESTS_LLM_WORKERS):
@@ -197,7 +201,7 @@ class Command(BaseCommand):
 
         requeued = judging_requeue_orphans()
         if requeued:
-            self.log(f"judging: queued again {requeued} task(s) left unfinished")
+            self.log(f"judging: queued again {requeued} task{'s' if requeued != 1 else ''} left unfinished")
 
     def _queue_demo(self, *, load: bool, skip: bool) -> None:
         """Queue the demo's suite building only where demo problems are loaded: a database of
