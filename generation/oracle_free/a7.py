@@ -276,7 +276,7 @@ def build_a7(run: GenerationRun, rec: RunRecorder, sb: Sandbox, *, persist: bool
         # and the suite would reject right programs that print other digits.
         reply.output_judging_function = tolerance_judge_code(tolerance)
         reply.needs_output_judge = reply.standard_judge = True
-        rec.log(f"answers are real numbers (tolerance {tolerance:g}): the standard tolerance judge is used")
+        rec.log(f"answers are real numbers (tolerance {tolerance}): the standard tolerance judge is used")
     rec.log(f"brute force reproduces {len(samples)} sample(s)")
     checker = Checker(reply.output_judging_function, problem.comparison, clock)
     references: list[tuple[str, Solution]] = []

@@ -85,7 +85,7 @@ def build_acecoder(run: GenerationRun, rec: RunRecorder, sb: Sandbox) -> Built:
              "brute_force": None, "samples_checked": 0,
              "cross_check": {"with": "model_solution", "agreed": len(tests), "compared": len(pairs),
                              "judged_with": ("output_judging_function" if judge is not None else
-                                             f"tolerance:{tolerance:g}" if tolerance else
+                                             f"tolerance:{tolerance}" if tolerance else
                                              f"comparison:{problem.comparison}")},
              "model_made_outputs": len(tests), "statement_outputs": 0, "time_only_tests": 0}
     return Built(tests=tests, trust=trust, judge=judge, judge_code=judge_code)

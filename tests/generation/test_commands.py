@@ -149,7 +149,7 @@ def test_demo_materialise_enqueue_queues_kits_without_an_active_generated_suite(
     assert runs.count() == len(demo) - 1 and not runs.filter(problem=done).exists()
     assert all(r.mode == GenerationRun.Mode.FROM_KIT and r.judge_candidates and r.job_id for r in runs)
     candidates = done.solutions.filter(role="candidate").count()
-    assert f"queued {len(demo) - 1} generation run(s) and {candidates} judging task(s)" in out
+    assert f"queued {len(demo) - 1} generation runs and {candidates} judging tasks" in out
     # a second start queues nothing new while those runs are pending
-    assert "queued 0 generation run(s) and 0 judging task(s)" in call("demo_materialise", "--enqueue")
+    assert "queued 0 generation runs and 0 judging tasks" in call("demo_materialise", "--enqueue")
     assert suite.status == TestSuite.Status.ACTIVE

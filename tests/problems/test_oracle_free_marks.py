@@ -29,7 +29,7 @@ def test_the_problem_page_marks_an_oracle_free_suite_and_its_tests() -> None:
     html = client.get(f"/problems/{problem.pk}/").content.decode()
     assert "Oracle-free suite: no human oracle checked these outputs." in html
     assert "Oracle-free (model-made outputs)" in html
-    assert "agreed with an independent second brute force" in html and "on 2 of 2 input(s)" in html
+    assert "agreed with an independent second brute force" in html and "on 2 of 2 inputs" in html
     assert "1 maximum-size test has no expected output" in html
     assert 'data-output-origin="brute_force"' in html and 'data-output-origin="none"' in html
 
