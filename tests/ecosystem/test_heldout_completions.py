@@ -21,6 +21,7 @@ import asyncio
 import itertools
 import json
 import multiprocessing
+import os
 import re
 from collections.abc import Callable, Iterator
 from functools import partial
@@ -116,6 +117,10 @@ FAMILIES: dict[str, tuple[str, str, str]] = {
 }
 LINE_ENDS = ["\n", "\r\n", "\r"]
 PADS = [0, 1, 9]
+# The live tests send a third of the full cross by default (every family, line end, shape and trick
+# still appears; the offline test below runs the whole cross through the extractor): about 1.5
+# minutes of judging instead of 5. HARDTESTS_HELDOUT_FULL=1 sends all of it.
+FULL = os.environ.get("HARDTESTS_HELDOUT_FULL") == "1"
 
 
 def _shape(index: int, code: str, label: str, end: str) -> str:
@@ -246,8 +251,8 @@ def test_openrlhf_remote_reward_protocol(live_server, token, url_tokens, baselin
     prompts = {pid: answer_prompt(p) for pid, p in demo.items()}
     sent = 0
     failures = []
-    for family, nl, rows in _lines_of_openrlhf(prompts):
-        for with_prompts in (True, False):
+    for index, (family, nl, rows) in enumerate(_lines_of_openrlhf(prompts)):
+        for with_prompts in (True, False) if FULL else (index % 2 == 0,):
             got = _post_reward(url, rows, with_prompts)
             sent += len(rows)
             failures += [(family, repr(nl), with_prompts, q[-300:], r, g)
@@ -296,7 +301,7 @@ def test_sandboxfusion_submit_and_run_code(live_server, token, url_tokens, basel
     counter = itertools.count()
     for family, (_, end, pad) in FAMILIES.items():
         for nl in LINE_ENDS:
-            for name in LIGHT[next(counter) % 4::4]:
+            for name in LIGHT[next(counter) % 4::4] if FULL else LIGHT[next(counter) % 8::8]:
                 problem, language, code, reward = PROGRAMS[name]
                 i = next(counter)
                 label = LABELS[language][i % len(LABELS[language])]
@@ -356,7 +361,9 @@ def _verl_completions() -> list[tuple[str, str, float]]:
     """(problem, completion, reward) as verl decodes them (skip_special_tokens=True: no end
     tokens), in every shape, line end and label."""
     rows = []
-    for i, (name, nl) in enumerate(itertools.product(LIGHT, LINE_ENDS)):
+    pairs = list(itertools.product(LIGHT, LINE_ENDS)) if FULL else [(name, LINE_ENDS[i % 3]) for i, name in
+                                                                      enumerate(LIGHT)]
+    for i, (name, nl) in enumerate(pairs):
         problem, language, code, reward = PROGRAMS[name]
         label = LABELS[language][i % len(LABELS[language])]
         rows.append((problem, _lines(_shape(i, code, label, ""), nl), reward))
@@ -409,10 +416,12 @@ def test_verl_builtin_and_ours_under_the_reward_loop(live_server, token, url_tok
     failures = []
     builtin_scores: list[tuple[float, float]] = []
     sent = 0
-    for problem, completion, reward in completions:
+    for index, (problem, completion, reward) in enumerate(completions):
         for flavour in ("ours", "builtin"):
             row = rows[flavour][problem]
-            for name, fn in ours.items():
+            for number, (name, fn) in enumerate(ours.items()):
+                if not FULL and (index + number) % 2:
+                    continue  # by default each completion goes through one of the two functions
                 sent += 1
                 if _reward_loop_call(fn, row, completion) != reward:
                     failures.append((name, flavour, completion[-200:], reward))
