@@ -40,7 +40,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -188,13 +188,18 @@ def batch_view(entry: Path) -> Path:
     """A private copy of a cache entry (a compiled program: at most a compile's 16 MB file
     limit) for one batch to bind, on /dev/shm where it can be: the entry may be evicted while
     the batch runs; the caller removes the view when the batch ends."""
-    view = make_private_dir(memory_root(), prefix="v-")
+    return _filled_dir(memory_root(), "v-", lambda view: link_tree(entry, view))
+
+
+def _filled_dir(parent: Path, prefix: str, fill: Callable[[Path], None]) -> Path:
+    """A new private directory under `parent`, filled by `fill`; removed again if that fails."""
+    made = make_private_dir(parent, prefix=prefix)
     try:
-        link_tree(entry, view)
+        fill(made)
     except BaseException:
-        shutil.rmtree(view, ignore_errors=True)
+        shutil.rmtree(made, ignore_errors=True)
         raise
-    return view
+    return made
 
 
 # Programs a batch binds come from a copy of their cache entry on /dev/shm made once per process
@@ -216,12 +221,7 @@ def link_program(entry: Path, target: Path) -> None:
     with _mirrors_lock:
         mirror = _mirrors.get(entry)
         if mirror is None or not mirror.is_dir() or mirror.parent != target.parent:
-            mirror = make_private_dir(target.parent, prefix="m-")
-            try:
-                link_tree(entry, mirror)
-            except BaseException:
-                shutil.rmtree(mirror, ignore_errors=True)
-                raise
+            mirror = _filled_dir(target.parent, "m-", lambda made: link_tree(entry, made))
             _mirrors[entry] = mirror
         _mirrors.move_to_end(entry)
         while len(_mirrors) > MIRRORS_KEPT:
@@ -231,13 +231,7 @@ def link_program(entry: Path, target: Path) -> None:
 
 def program_view(entry: Path) -> Path:
     """A batch's own directory of links to its program (see link_program); the caller removes it."""
-    view = make_private_dir(memory_root(), prefix="v-")
-    try:
-        link_program(entry, view)
-    except BaseException:
-        shutil.rmtree(view, ignore_errors=True)
-        raise
-    return view
+    return _filled_dir(memory_root(), "v-", lambda view: link_program(entry, view))
 
 
 def _drop_mirrors() -> None:
