@@ -9,11 +9,13 @@ cd "$(dirname "$0")/.."
 # of the project it imported again (PYTHONDONTWRITEBYTECODE may come set from outside).
 unset PYTHONDONTWRITEBYTECODE
 
-# Two processes (pytest-xdist), one per core, each with its own database, Redis and workers; a
-# test file stays in one process so its module fixtures are built once. HARDTESTS_TEST_PROCS=1
-# runs everything in one process.
-procs=${HARDTESTS_TEST_PROCS:-2}
-parallel=(-n "$procs" --dist loadfile)
+# One process (pytest-xdist) more than there are cores, each with its own database, Redis and
+# workers: a third of the suite's time is waiting (servers starting, faults healing, browsers),
+# and a process per core left the machine two-thirds idle. A test file stays in one process so
+# its module fixtures are built once. HARDTESTS_TEST_PROCS=1 runs everything in one process.
+procs=${HARDTESTS_TEST_PROCS:-$(( $(nproc) + 1 ))}
+# The longest files go first (tests/conftest.py orders them; xdist's own reordering is off).
+parallel=(-n "$procs" --dist loadfile --no-loadscope-reorder)
 [[ "$procs" == 1 ]] && parallel=()
 # Exit 5 (no tests collected) is not a failure here: arguments may select nothing in a pass.
 run() { "$@" || { rc=$?; [[ $rc -eq 5 ]] || exit $rc; }; }

@@ -134,3 +134,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if sandbox_dir in Path(str(item.path)).parents and not item.get_closest_marker("alone"):
             item.add_marker(pytest.mark.serial)
+    _longest_files_first(items)
+
+
+def _longest_files_first(items: list[pytest.Item]) -> None:
+    """Order the files for the parallel pass (scripts/test.sh runs xdist with --dist loadfile
+    and --no-loadscope-reorder): the files of `heavy` tests first, the longest first, then the
+    others by their number of tests (xdist's own default). A file of one three-minute test
+    handed out last kept one process busy long after the other had finished."""
+    weight: dict[Path, float] = {}
+    count: dict[Path, int] = {}
+    for item in items:
+        path = Path(str(item.path))
+        marker = item.get_closest_marker("heavy")
+        weight[path] = weight.get(path, 0.0) + (float(marker.kwargs.get("seconds", 30)) if marker else 0.0)
+        count[path] = count.get(path, 0) + 1
+    position = {id(item): index for index, item in enumerate(items)}
+    items.sort(key=lambda item: (-weight[Path(str(item.path))], -count[Path(str(item.path))],
+                                 str(item.path), position[id(item)]))

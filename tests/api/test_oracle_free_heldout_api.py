@@ -45,6 +45,7 @@ def problem():
     return problem
 
 
+@pytest.mark.heavy(seconds=15)
 def test_every_judging_api_judges_the_time_only_test_on_exit_and_time_and_names_the_origin(
         api, problem, sandbox_worker) -> None:
     ref = f"{problem.source}:{problem.pid}"

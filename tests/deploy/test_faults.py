@@ -47,6 +47,7 @@ def root() -> Iterator[Path]:
         subprocess.run(["rm", "-rf", str(path)], check=False)
 
 
+@pytest.mark.heavy(seconds=25)
 def test_killed_workers_and_a_killed_redis_are_restarted_and_service_comes_back(root: Path) -> None:
     env = stack_env(root)  # SQLite and the embedded Redis, as `make run`
     stack = Stack(root, env)
@@ -86,6 +87,7 @@ def test_killed_workers_and_a_killed_redis_are_restarted_and_service_comes_back(
           f"answers {summary(answers)}; during the Redis outage {summary(redis_phase)}")
 
 
+@pytest.mark.heavy(seconds=22)
 def test_sigkill_of_serve_leaves_nothing_and_sigterm_drains(root: Path) -> None:
     env = stack_env(root)
     stack = Stack(root, env)
@@ -126,6 +128,7 @@ def test_sigkill_of_serve_leaves_nothing_and_sigterm_drains(root: Path) -> None:
           f"after it: {summary([a for a in answers if a.at >= term_at])}")
 
 
+@pytest.mark.heavy(seconds=55)
 def test_postgres_stopped_15_s_and_redis_restarted(root: Path) -> None:
     with PostgresCluster() as pg, RedisServer("fault-redis-secret") as redis_server:
         # the LLM stage too: it must wait out the database outage, not exit
@@ -182,6 +185,7 @@ def disk(root: Path) -> Iterator[Path]:
         yield path
 
 
+@pytest.mark.heavy(seconds=13)
 def test_a_full_disk_is_a_503_never_a_verdict_and_heals_once_freed(root: Path, disk: Path) -> None:
     # Everything of the node that lives on a disk, on one small disk: the var dir (SQLite, the
     # embedded Redis's directory, stored bodies), the compile cache, the directory compiles write

@@ -28,6 +28,7 @@ def _started_pids(output: str) -> dict[str, int]:
     return {name: int(pid) for name, pid in re.findall(r"started (\S+) \(pid (\d+)\)", output)}
 
 
+@pytest.mark.heavy(seconds=16)
 def test_serve_without_demo_problems_serves_verifications(tmp_path: Path) -> None:
     from problems.models import Problem
 

@@ -153,6 +153,7 @@ def _wait_deep(base: str, predicate: Any, what: str, nodes: Any, timeout: float 
     raise AssertionError(f"deep health never showed {what}: {status} {body}")
 
 
+@pytest.mark.heavy(seconds=33)
 def test_two_nodes_share_only_database_redis_and_s3(layout: dict[str, Any]) -> None:
     base, token, nodes = layout["base"], layout["token"], layout["nodes"]
     logs = "\n".join(log.read_text()[-3000:] for log in layout["logs"])

@@ -246,6 +246,7 @@ def _post_reward(url: str, rows: list[tuple[str, str, str, float]], with_prompts
     return list(response.json()["rewards"])
 
 
+@pytest.mark.heavy(seconds=43)
 def test_openrlhf_remote_reward_protocol(live_server, token, url_tokens, baseline, demo):
     url = f"{live_server.url}/api/v1/openrlhf/t/{token}/reward"
     prompts = {pid: answer_prompt(p) for pid, p in demo.items()}
@@ -269,6 +270,7 @@ def test_openrlhf_remote_reward_protocol(live_server, token, url_tokens, baselin
     assert not failures, failures[:5]
 
 
+@pytest.mark.heavy(seconds=24)
 def test_openrlhf_reward_func_file(live_server, token, baseline, demo, monkeypatch):
     """OpenRLHF 0.11 loads the file by path and calls reward_func([query], [prompt], [label])."""
     import importlib.util
@@ -292,6 +294,7 @@ def test_openrlhf_reward_func_file(live_server, token, baseline, demo, monkeypat
     assert not failures, failures[:5]
 
 
+@pytest.mark.heavy(seconds=20)
 def test_sandboxfusion_submit_and_run_code(live_server, token, url_tokens, baseline, demo):
     from sandbox_fusion import RunCodeRequest, RunStatus, SubmitRequest, TestConfig, run_code, submit
 
@@ -394,6 +397,7 @@ def _exports(tmp_path: Path, demo: dict[str, Problem]) -> dict[str, dict[str, di
     return out
 
 
+@pytest.mark.heavy(seconds=45)
 def test_verl_builtin_and_ours_under_the_reward_loop(live_server, token, url_tokens, baseline, demo, tmp_path,
                                                      verl_loader):
     from verl.utils.reward_score import default_compute_score

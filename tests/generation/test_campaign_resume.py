@@ -59,6 +59,7 @@ def wait_for(predicate: Callable[[], bool], timeout: float, what: str) -> None:
         time.sleep(0.1)
 
 
+@pytest.mark.heavy(seconds=70)
 def test_sigkilled_workers_resume_every_problem_once_without_asking_again(
     campaign_llm: CampaignLLM, workers: Callable[[], list[subprocess.Popen[bytes]]],
 ) -> None:

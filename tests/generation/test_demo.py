@@ -12,6 +12,7 @@ from problems.models import Solution, TestCase, TestSuite
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
+@pytest.mark.heavy(seconds=33)
 def test_every_demo_kit_materialises_into_an_active_generated_suite(demo_runs: dict[str, GenerationRun]) -> None:
     failed = {pid: f"{run.failure_reason}: {run.error[:300]}" for pid, run in demo_runs.items()
               if run.status != GenerationRun.Status.SUCCEEDED}
@@ -44,6 +45,7 @@ def _suite(run: GenerationRun) -> TestSuite:
     return TestSuite.objects.select_related("problem", "output_judge").get(pk=run.suite_id)
 
 
+@pytest.mark.heavy(seconds=21)
 def test_generated_suites_give_every_demo_candidate_its_gold_verdict(demo_runs: dict[str, GenerationRun]) -> None:
     jobs = [
         (_suite(run), candidate)

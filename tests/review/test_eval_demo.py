@@ -16,6 +16,7 @@ pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 TRAP = ("demo/next-greater", "naive_scan.py")
 
 
+@pytest.mark.heavy(seconds=105)
 def test_generated_suites_strictly_beat_the_public_samples_in_precision(demo_runs):
     with_kit = Problem.objects.filter(source="demo", kits__isnull=False).distinct().count()
     assert TestSuite.objects.filter(problem__source="demo", origin="generated", status="active").count() == with_kit

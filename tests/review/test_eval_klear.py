@@ -42,6 +42,7 @@ def _published_near_duplicate_share() -> float:
     return sum(inputs.count(body) > 1 or body in near for body in inputs) / len(inputs)
 
 
+@pytest.mark.heavy(seconds=29)
 def test_klear_gold_solutions_against_published_and_regenerated_suites(settings, tmp_path: Path) -> None:
     from generation.models import GenerationRun
     from generation.pipeline import generation_run_execute

@@ -81,6 +81,7 @@ def _dataset() -> list:
     return sorted(problems, key=lambda p: p.pid)
 
 
+@pytest.mark.heavy(seconds=50)
 def test_table8_on_a_held_out_dataset_with_gold_verdicts(fake_llm: FakeLLM, tmp_path) -> None:  # noqa: F811
     problems = _dataset()
     for problem in problems:

@@ -101,6 +101,7 @@ def test_table8_refuses_without_llm_or_selection(settings) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.heavy(seconds=28)
 def test_demo_consistency_check_runs_with_the_stand_in_llm(settings) -> None:
     from problems.demo import demo_load
 

@@ -69,6 +69,7 @@ def shot(page, name: str) -> None:
     page.screenshot(path=str(SHOTS / f"studies-{name}.png"), full_page=True)
 
 
+@pytest.mark.heavy(seconds=17)
 def test_two_annotator_study_end_to_end(people, live_server, sandbox_worker) -> None:
     if not Path(CHROMIUM).exists():
         pytest.skip("Debian's chromium is not installed")

@@ -88,6 +88,7 @@ def login(page, username: str, password: str) -> None:
     page.wait_for_url(f"{page.base}/")
 
 
+@pytest.mark.heavy(seconds=21)
 def test_browse_filter_regenerate_and_judge(page, workers) -> None:
     from playwright.sync_api import expect
 

@@ -21,6 +21,7 @@ from tests.web.test_layout_browser import CHROMIUM, CHROMIUM_ARGS, PHONE, SHOTS
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 
+@pytest.mark.heavy(seconds=16)
 def test_a_404_under_make_run_is_the_branded_page(tmp_path: Path, settings) -> None:
     if not Path(CHROMIUM).exists():
         pytest.skip("Debian's chromium is not installed")
