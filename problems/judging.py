@@ -11,6 +11,8 @@ API serves the same suites thousands of times.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import os
 import shutil
 import threading
@@ -109,6 +111,16 @@ class LoadedSuite:
     judge_code: str | None
     size: int
     comparison: str = "tokens"
+
+    @functools.cached_property
+    def inputs_key(self) -> str:
+        """A digest of the inputs in judging order, computed once per loaded suite: the sandbox
+        writes a set of inputs it has seen under this key once per process (cache.inputs_acquire)."""
+        digest = hashlib.blake2b(str(len(self.tests)).encode(), digest_size=20)
+        for test in self.tests:
+            digest.update(len(test.input).to_bytes(8, "little"))
+            digest.update(test.input)
+        return digest.hexdigest()
 
 
 class _SuiteCache:
@@ -496,7 +508,7 @@ def _run_shared_lane(sb: Sandbox, program: CompiledProgram, loaded: LoadedSuite,
             batch.abort()  # another lane failed while this one started
 
     runs = sb.run(
-        program, [t.input for t in tests], limits,
+        program, [t.input for t in tests], limits, inputs_key=loaded.inputs_key,
         expected=[None if t.kind == TIME_ONLY else t.output for t in tests],  # type: ignore[misc]
         checker=lambda expected, out: compare_outputs(expected, out, loaded.comparison),
         keep_stdout_kb=FAILURE_OUTPUT_KEPT // 1024, stop_when=failed,

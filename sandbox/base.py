@@ -386,7 +386,8 @@ class Sandbox(abc.ABC):
             keep_stdout_kb: int | None = None, stop_before: Callable[[int], bool] | None = None,
             stop_when: Callable[[RunResult], bool] | None = None,
             claim: Callable[[], int | None] | None = None,
-            on_batch: Callable[[Batch], None] | None = None) -> list[RunResult]:
+            on_batch: Callable[[Batch], None] | None = None,
+            inputs_key: str | None = None) -> list[RunResult]:
         """Run `prog` on each input.
 
         `stop_before(index)` (asked before each test) and `stop_when(result)` (after each) end the batch
@@ -407,6 +408,10 @@ class Sandbox(abc.ABC):
         `RunResult.matched`; with `expected` or `keep_stdout_kb`, only a prefix of stdout is
         kept (64 KB by default) beside its size and SHA-256, so the worker holds one test's
         output at a time however much every test prints.
+
+        `inputs_key` names `inputs` for good (the caller vouches that one key names one
+        content): they are written once per process and kept for later batches
+        (cache.inputs_acquire), not written again for every batch.
         """
         if not prog.ok:
             count = 1 if stop_on_failure else len(inputs)
@@ -415,13 +420,13 @@ class Sandbox(abc.ABC):
             return []
         argv = languages.run_argv(prog.language, main_class=prog.main_class, memory_mb=limits.memory_mb)
         raw = [data.encode() if isinstance(data, str) else data for data in inputs]
-        inputs_dir = cache.make_private_dir(cache.inputs_parent(sum(map(len, raw))))
+        inputs_dir: Path | None = None
         results: list[RunResult] = []
         claimed = [0]  # how many tests `claim` gave this batch
         opened: list[Batch] = []
         try:
-            for index, data in enumerate(raw):
-                (inputs_dir / str(index)).write_bytes(data)
+            # (a full disk here is the machine's failure: SE below, as for the sandbox's own)
+            inputs_dir = cache.inputs_acquire(inputs_key, raw) if inputs_key is not None else cache.inputs_write(raw)
             spec = BatchSpec(argv=argv, language=prog.language, limits=limits, inputs_dir=inputs_dir,
                              prog_dir=Path(prog.path), zygote=prog.language == "python3" and zygote_enabled())
             batch = self.open_batch(spec)
@@ -503,5 +508,8 @@ class Sandbox(abc.ABC):
             if stop_on_failure:
                 del results[len(results) - missing + 1:]
         finally:
-            shutil.rmtree(inputs_dir, ignore_errors=True)
+            if inputs_dir is not None and inputs_key is not None:
+                cache.inputs_release(inputs_key)
+            elif inputs_dir is not None:
+                shutil.rmtree(inputs_dir, ignore_errors=True)
         return results

@@ -258,3 +258,40 @@ def test_the_api_enqueues_its_snapshot_of_the_suite_and_a_worker_judges_from_it(
         SimpleWorker([queue], connection=queue.connection).work(burst=True)
     answer = job.latest_result().return_value
     assert (answer["verdict"], answer["passed"], answer["suite_id"]) == ("AC", 2, suite.pk)
+
+
+def test_a_suite_s_inputs_are_written_once_for_every_verification_and_lane(settings, monkeypatch):
+    """Judging names a suite's inputs by their digest: the lanes of every later verification of
+    it read the directory the first one wrote (sandbox.cache.inputs_acquire)."""
+    from sandbox import cache
+
+    settings.HARDTESTS_JUDGE_PARALLEL = 2
+    suite = _suite(ProblemFactory(), _tests(12))
+    cache._drop_inputs()
+    writes: list[int] = []
+    write = cache.inputs_write
+
+    def counted(raw):
+        writes.append(len(raw))
+        return write(raw)
+
+    monkeypatch.setattr(cache, "inputs_write", counted)
+    try:
+        for _ in range(3):
+            result = judge_code(problem=suite.problem, suite=suite, language="python3", code=ADD, mode="fail_fast")
+            assert (result.verdict, result.passed) == ("AC", 12)
+        assert sum(writes) <= 2 * 12 and len(writes) <= 2  # the first verification's lanes, at most
+        wrong = judge_code(problem=suite.problem, suite=suite, language="python3", code=MIXED, mode="all")
+        assert (wrong.verdict, wrong.passed) == ("WA", 9) and sum(writes) <= 2 * 12
+    finally:
+        cache._drop_inputs()
+
+
+def test_the_inputs_digest_names_the_inputs_their_order_and_their_bounds():
+    def key(*inputs: bytes) -> str:
+        tests = [judging.LoadedTest(ordinal=i, kind="regular", input=data, output=b"") for i, data in enumerate(inputs)]
+        return judging.LoadedSuite(tests=tests, judge_code=None, size=0).inputs_key
+
+    assert key(b"1 2\n", b"3 4\n") == key(b"1 2\n", b"3 4\n")
+    assert len({key(b"1 2\n", b"3 4\n"), key(b"3 4\n", b"1 2\n"), key(b"1 2\n3", b" 4\n"), key(b"1 2\n", b"3 5\n"),
+                key(b"1 2\n"), key(b"1 2\n", b"3 4\n", b"")}) == 6
