@@ -6,8 +6,9 @@
 Sections (all by default; --only picks some):
 
 - **breakdown**: one verification's steps, medians over --rounds calls, read from the
-  Server-Timing header the API sends (api/verification.py: server_timing): HTTP + auth +
-  parse + render (the client's time minus the view's), resolve (problem and suite, one
+  Server-Timing header the API sends (api/verification.py: server_timing), each call on a
+  connection kept open (as hardtests_client keeps its own): HTTP + auth + parse + render (the
+  client's time minus the view's), resolve (problem and suite, one
   query), enqueue (the capacity check and the job, one round trip each), pick-up (RQ's
   enqueued_at to the job's start on the worker), load (suite bodies: the worker's cache),
   compile (C++: the compile cache's hit; Python's syntax check runs beside the tests), tests
@@ -136,26 +137,44 @@ def load() -> str:
     return f"load {os.getloadavg()[0]:.1f}"
 
 
-def timed_post(url: str, token: str, body: dict[str, Any]) -> tuple[float, int, dict[str, Any], dict[str, float]]:
-    """(seconds, status, JSON, Server-Timing steps in ms) of one POST."""
-    import json
-    import urllib.error
-    import urllib.request
+_connections: dict[tuple[int, str], Any] = {}
 
-    request = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
-                                     headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
-    started = time.perf_counter()
-    try:
-        with urllib.request.urlopen(request, timeout=600) as response:
-            data, status, header = response.read(), response.status, response.headers.get("Server-Timing", "")
-    except urllib.error.HTTPError as exc:
-        data, status, header = exc.read(), exc.code, ""
-    elapsed = time.perf_counter() - started
+
+def timed_post(url: str, token: str, body: dict[str, Any]) -> tuple[float, int, dict[str, Any], dict[str, float]]:
+    """(seconds, status, JSON, Server-Timing steps in ms) of one POST, on a connection this
+    thread keeps open (as hardtests_client's httpx pool does: a training loop does not connect
+    for every call); a connection the server closed is opened again, outside the timing."""
+    import http.client
+    import json
+    import urllib.parse
+
+    parts = urllib.parse.urlsplit(url)
+    key = (threading.get_ident(), parts.netloc)
+    data = json.dumps(body).encode()
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    for attempt in range(2):
+        connection = _connections.get(key)
+        if connection is None:
+            connection = _connections[key] = http.client.HTTPConnection(parts.hostname, parts.port, timeout=600)
+            connection.connect()
+        started = time.perf_counter()
+        try:
+            connection.request("POST", parts.path, body=data, headers=headers)
+            response = connection.getresponse()
+            raw, status, header = response.read(), response.status, response.getheader("Server-Timing", "")
+        except (http.client.HTTPException, ConnectionError):
+            connection.close()
+            del _connections[key]
+            if attempt:
+                raise
+            continue
+        elapsed = time.perf_counter() - started
+        break
     steps = {}
     for part in filter(None, (p.strip() for p in header.split(","))):
         name, _, dur = part.partition(";dur=")
         steps[name] = float(dur)
-    return elapsed, status, json.loads(data or b"{}"), steps
+    return elapsed, status, json.loads(raw or b"{}"), steps
 
 
 STEPS = ("http", "prepare", "enqueue", "queue", "load", "compile", "tests", "job_other", "back", "wait_other")
@@ -202,7 +221,8 @@ def breakdown(base: str, token: str, sb: Any, ordered: list[tuple[str, str, str]
             c, b = p50(clients), p50(bares)
             print(f"  {pid + ' ' + language + ' ' + kind:<22} {c:>7.1f} {b:>7.1f} {c / b:>6.2f} {c - b:>6.1f} | "
                   + " ".join(f"{p50(per_step[name]):>8.2f}" for name in STEPS) + f"  [{load()}]")
-    print("  http: client time minus the view's (HTTP, gunicorn, auth, parsing, rendering, the client);"
+    print("  http: client time minus the view's (HTTP on a kept-open connection, gunicorn, auth, parsing, rendering,"
+          " the client);"
           " queue: pick-up; wait_other: the wait not explained by pick-up, job and back (clocks, the enqueue's own"
           " timestamp)\n")
 

@@ -404,7 +404,7 @@ import random
 
 def gen_range_based_input():
     n = random.randint(2, 10**6)
-    if random.random() < 0.7:  # mostly primes, where the answer is unique ("NO")
+    if random.random() < 0.67:  # mostly primes, where the answer is unique ("NO")
         while any(n % k == 0 for k in range(2, int(n ** 0.5) + 1)):
             n += 1
     return f"{n}\\n"
@@ -425,8 +425,9 @@ def output_judging_function(input_str, candidate_output, reference_output):
 
 
 def test_probe_another_divisor_on_a_third_of_the_inputs_gets_a_judging_function(fake_llm: FakeLLM, settings) -> None:
-    """Agreement between 50% and 90% (primes agree, composites print another divisor): asked before failing."""
-    settings.HARDTESTS_REGULAR_CALLS = 12
+    """Agreement between 50% and 90% (primes agree, composites print another divisor): asked before failing.
+    48 calls: the seeds follow the problem's id, and with 12 one id in fifty gave all primes."""
+    settings.HARDTESTS_REGULAR_CALLS = 48
     problem = with_problem("probe/divisor", "Print YES and any divisor $d$ of $n$ with $1 < d < n$, or NO when there "
                            "is none ($2 \\le n \\le 10^6$).",
                            [{"input": "12\n", "output": "YES\n2\n"}, {"input": "7\n", "output": "NO\n"}],
