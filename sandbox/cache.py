@@ -43,7 +43,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from .types import SandboxUnavailable
 
@@ -208,12 +208,37 @@ def _filled_dir(parent: Path | None, prefix: str, fill: Callable[[Path], None]) 
     return made
 
 
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class _KeptDirs(Generic[K, V]):
+    """Directories this process keeps, by key, most recently used last (`items`, under `lock`):
+    removed when the process exits; a forked child starts with none (they are its parent's)."""
+
+    def __init__(self, path_of: Callable[[V], Path]) -> None:
+        self.lock = threading.Lock()
+        self.items: collections.OrderedDict[K, V] = collections.OrderedDict()
+        self._path_of = path_of
+        atexit.register(self.drop)
+        os.register_at_fork(after_in_child=self.forget)
+
+    def drop(self) -> None:
+        with self.lock:
+            for value in self.items.values():
+                shutil.rmtree(self._path_of(value), ignore_errors=True)
+            self.items.clear()
+
+    def forget(self) -> None:
+        self.lock = threading.Lock()
+        self.items.clear()
+
+
 # Programs a batch binds come from a copy of their cache entry on /dev/shm made once per process
 # (a batch then links it, where it copied the entry: 0.3-1.4 ms of a batch's start, on the
 # verification's path); the most recent few are kept.
 MIRRORS_KEPT = 8
-_mirrors: collections.OrderedDict[Path, Path] = collections.OrderedDict()
-_mirrors_lock = threading.Lock()
+_mirrors: _KeptDirs[Path, Path] = _KeptDirs(lambda mirror: mirror)
 
 
 def link_program(entry: Path, target: Path) -> None:
@@ -224,38 +249,21 @@ def link_program(entry: Path, target: Path) -> None:
     and no path of the installation is in it. Batches of one program share its files, which
     they bind read-only: a file on tmpfs is always resident and a read-only mount changes no
     time stamp, so nothing of one batch reaches another through them."""
-    with _mirrors_lock:
-        mirror = _mirrors.get(entry)
+    with _mirrors.lock:
+        mirrors = _mirrors.items
+        mirror = mirrors.get(entry)
         if mirror is None or not mirror.is_dir() or mirror.parent != target.parent:
             mirror = _filled_dir(target.parent, "m-", lambda made: link_tree(entry, made))
-            _mirrors[entry] = mirror
-        _mirrors.move_to_end(entry)
-        while len(_mirrors) > MIRRORS_KEPT:
-            shutil.rmtree(_mirrors.popitem(last=False)[1], ignore_errors=True)
+            mirrors[entry] = mirror
+        mirrors.move_to_end(entry)
+        while len(mirrors) > MIRRORS_KEPT:
+            shutil.rmtree(mirrors.popitem(last=False)[1], ignore_errors=True)
         link_tree(mirror, target)
 
 
 def program_view(entry: Path) -> Path:
     """A batch's own directory of links to its program (see link_program); the caller removes it."""
     return _filled_dir(memory_root(), "v-", lambda view: link_program(entry, view))
-
-
-def _drop_mirrors() -> None:
-    with _mirrors_lock:
-        for mirror in _mirrors.values():
-            shutil.rmtree(mirror, ignore_errors=True)
-        _mirrors.clear()
-
-
-def _forget_mirrors() -> None:
-    # a forked child's copies would be the parent's: it makes its own
-    global _mirrors_lock
-    _mirrors_lock = threading.Lock()
-    _mirrors.clear()
-
-
-atexit.register(_drop_mirrors)
-os.register_at_fork(after_in_child=_forget_mirrors)
 
 
 # A set of inputs a caller names (judging: a suite's inputs, by their digest) is written once per
@@ -273,8 +281,7 @@ class _Inputs:
     users: int = 0
 
 
-_inputs: collections.OrderedDict[str, _Inputs] = collections.OrderedDict()
-_inputs_lock = threading.Lock()
+_inputs: _KeptDirs[str, _Inputs] = _KeptDirs(lambda kept: kept.path)
 
 
 def _write_inputs(target: Path, raw: Sequence[bytes]) -> None:
@@ -291,28 +298,28 @@ def inputs_acquire(key: str, raw: Sequence[bytes]) -> Path:
     """The directory of `raw` (input i as file `i`) kept under `key` (the caller vouches that one
     key names one content), written now if this process has not kept it; inputs_release(key)
     when the batch is over."""
-    with _inputs_lock:
-        kept = _inputs.get(key)
+    with _inputs.lock:
+        kept = _inputs.items.get(key)
         if kept is not None:
             kept.users += 1
-            _inputs.move_to_end(key)
+            _inputs.items.move_to_end(key)
             return kept.path
     made = inputs_write(raw)  # outside the lock: another suite's batch need not wait for it
-    with _inputs_lock:
-        kept = _inputs.get(key)
+    with _inputs.lock:
+        kept = _inputs.items.get(key)
         if kept is None:
-            kept = _inputs[key] = _Inputs(made, sum(map(len, raw)))
+            kept = _inputs.items[key] = _Inputs(made, sum(map(len, raw)))
         else:
             shutil.rmtree(made, ignore_errors=True)  # another lane wrote the same meanwhile
         kept.users += 1
-        _inputs.move_to_end(key)
+        _inputs.items.move_to_end(key)
         _inputs_evict()
         return kept.path
 
 
 def inputs_release(key: str) -> None:
-    with _inputs_lock:
-        kept = _inputs.get(key)
+    with _inputs.lock:
+        kept = _inputs.items.get(key)
         if kept is not None:
             kept.users = max(0, kept.users - 1)
         _inputs_evict()
@@ -320,33 +327,16 @@ def inputs_release(key: str) -> None:
 
 def _inputs_evict() -> None:
     """Under the lock: remove the least recently used entries no batch reads, past the budget."""
-    total = sum(kept.size for kept in _inputs.values())
-    for key in list(_inputs):
-        if len(_inputs) <= INPUTS_KEPT and total <= INPUTS_KEPT_BYTES:
+    kept_sets = _inputs.items
+    total = sum(kept.size for kept in kept_sets.values())
+    for key in list(kept_sets):
+        if len(kept_sets) <= INPUTS_KEPT and total <= INPUTS_KEPT_BYTES:
             return
-        kept = _inputs[key]
+        kept = kept_sets[key]
         if kept.users == 0:
-            del _inputs[key]
+            del kept_sets[key]
             total -= kept.size
             shutil.rmtree(kept.path, ignore_errors=True)
-
-
-def _drop_inputs() -> None:
-    with _inputs_lock:
-        for kept in _inputs.values():
-            shutil.rmtree(kept.path, ignore_errors=True)
-        _inputs.clear()
-
-
-def _forget_inputs() -> None:
-    # a forked child's entries would be the parent's (which removes them): it writes its own
-    global _inputs_lock
-    _inputs_lock = threading.Lock()
-    _inputs.clear()
-
-
-atexit.register(_drop_inputs)
-os.register_at_fork(after_in_child=_forget_inputs)
 
 
 def tool_view(entry: Path) -> Path:

@@ -267,7 +267,7 @@ def test_a_suite_s_inputs_are_written_once_for_every_verification_and_lane(setti
 
     settings.HARDTESTS_JUDGE_PARALLEL = 2
     suite = _suite(ProblemFactory(), _tests(12))
-    cache._drop_inputs()
+    cache._inputs.drop()
     writes: list[int] = []
     write = cache.inputs_write
 
@@ -284,7 +284,7 @@ def test_a_suite_s_inputs_are_written_once_for_every_verification_and_lane(setti
         wrong = judge_code(problem=suite.problem, suite=suite, language="python3", code=MIXED, mode="all")
         assert (wrong.verdict, wrong.passed) == ("WA", 9) and sum(writes) <= 2 * 12
     finally:
-        cache._drop_inputs()
+        cache._inputs.drop()
 
 
 def test_the_inputs_digest_names_the_inputs_their_order_and_their_bounds():

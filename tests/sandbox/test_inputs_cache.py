@@ -26,7 +26,7 @@ WANTED = [f"{i * 8}\n".encode() for i in range(40)]
 @pytest.fixture
 def writes(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
     """How many inputs each write of a directory of inputs held; the kept sets forgotten first."""
-    cache._drop_inputs()
+    cache._inputs.drop()
     seen: list[int] = []
     write = cache.inputs_write
 
@@ -36,7 +36,7 @@ def writes(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
 
     monkeypatch.setattr(cache, "inputs_write", counted)
     yield seen
-    cache._drop_inputs()
+    cache._inputs.drop()
 
 
 def test_named_inputs_are_written_once_and_unnamed_ones_every_time(sb: Sandbox, writes: list[int]) -> None:
@@ -45,12 +45,12 @@ def test_named_inputs_are_written_once_and_unnamed_ones_every_time(sb: Sandbox, 
         results = sb.run(prog, INPUTS, LIMITS, inputs_key="suite-a")
         assert [r.stdout for r in results] == WANTED
     assert writes == [40]
-    kept = cache._inputs["suite-a"]
+    kept = cache._inputs.items["suite-a"]
     assert kept.users == 0 and sorted(int(p.name) for p in kept.path.iterdir()) == list(range(40))
     for _ in range(2):
         assert [r.stdout for r in sb.run(prog, INPUTS[:3], LIMITS)] == WANTED[:3]
     assert writes == [40, 3, 3]
-    assert list(cache._inputs) == ["suite-a"]  # an unnamed set is not kept
+    assert list(cache._inputs.items) == ["suite-a"]  # an unnamed set is not kept
 
 
 def test_sets_past_the_budget_are_removed_but_never_one_in_use(writes: list[int],
@@ -58,9 +58,9 @@ def test_sets_past_the_budget_are_removed_but_never_one_in_use(writes: list[int]
     monkeypatch.setattr(cache, "INPUTS_KEPT", 1)
     first = cache.inputs_acquire("a", [b"1\n", b"2\n"])
     second = cache.inputs_acquire("b", [b"3\n"])  # over the budget, but "a" is in use
-    assert first.is_dir() and second.is_dir() and list(cache._inputs) == ["a", "b"]
+    assert first.is_dir() and second.is_dir() and list(cache._inputs.items) == ["a", "b"]
     cache.inputs_release("a")  # no longer read: removed, the least recently used
-    assert not first.exists() and second.is_dir() and list(cache._inputs) == ["b"]
+    assert not first.exists() and second.is_dir() and list(cache._inputs.items) == ["b"]
     assert (second / "0").read_bytes() == b"3\n"
     cache.inputs_release("b")
     assert second.is_dir()  # within the budget: kept for the next batch
