@@ -300,7 +300,9 @@ def inputs_acquire(key: str, raw: Sequence[bytes]) -> Path:
     when the batch is over."""
     with _inputs.lock:
         kept = _inputs.items.get(key)
-        if kept is not None:
+        if kept is not None and kept.users == 0 and not kept.path.is_dir():
+            del _inputs.items[key]  # removed under us (a cleaned /dev/shm): written again below
+        elif kept is not None:
             kept.users += 1
             _inputs.items.move_to_end(key)
             return kept.path

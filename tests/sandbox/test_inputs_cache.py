@@ -9,6 +9,7 @@ test costs one or two links, not one per test of the suite."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 
 import pytest
@@ -65,6 +66,10 @@ def test_sets_past_the_budget_are_removed_but_never_one_in_use(writes: list[int]
     cache.inputs_release("b")
     assert second.is_dir()  # within the budget: kept for the next batch
     assert cache.inputs_acquire("b", [b"3\n"]) == second and writes == [2, 1]
+    cache.inputs_release("b")
+    shutil.rmtree(second)  # removed under us (a cleaned /dev/shm): written again, not an error
+    again = cache.inputs_acquire("b", [b"3\n"])
+    assert (again / "0").read_bytes() == b"3\n" and writes == [2, 1, 1]
     cache.inputs_release("b")
 
 
