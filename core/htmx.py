@@ -3,6 +3,15 @@
 from __future__ import annotations
 
 from django.http import HttpRequest
+from django_htmx.middleware import HtmxDetails
+
+
+class HtmxHttpRequest(HttpRequest):
+    """A request as django-htmx's middleware leaves it (for the annotations of views that read
+    `request.htmx`)."""
+
+    htmx: HtmxDetails
+
 
 # htmx stops polling when a response has this status.
 STOP_POLLING = 286

@@ -54,8 +54,9 @@ def curation_demo_job(user_id: int | None = None) -> int:
     demo_load()
     problems = demo_suites_ensure(problems=demo_problems())
     path = demo_file(problems, Path(conf.MEDIA_ROOT) / "curation" / "demo" / "completions.jsonl")
+    # (no user: filter(pk=None) would match no row either)
+    created_by = None if user_id is None else get_user_model().objects.filter(pk=user_id).first()
     job = curation_job_import(path=path, name="demo (our programs as pretend model answers)", suite_origin="generated",
-                              extra_origins=["public"], demo=True,
-                              created_by=get_user_model().objects.filter(pk=user_id).first())
+                              extra_origins=["public"], demo=True, created_by=created_by)
     curation_job_start(job=job)
     return job.pk

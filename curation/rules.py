@@ -17,6 +17,7 @@ The short text form (``tau>=0.6``, ``first:2``, ``kind:hacking``, ``origin:publi
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -58,7 +59,7 @@ def keeps(rule: dict[str, Any], facts: Facts) -> bool:
         return bool(tests) and all(t[2] == "AC" for t in tests)
     if kind == "origin":
         result = facts.results.get(str(rule["origin"]))
-        return bool(result) and result["total"] > 0 and result["passed"] == result["total"]
+        return bool(result and result["total"] > 0 and result["passed"] == result["total"])
     if kind == "judge":
         score = facts.scores.get(str(rule["judge"]))
         return score is not None and score >= float(rule["threshold"])
@@ -82,7 +83,7 @@ def origins_of(rule: dict[str, Any]) -> list[str]:
 
 
 _NUMBER = r"(\d+(?:\.\d+)?|\.\d+)"
-_ATOMS = [
+_ATOMS: list[tuple[re.Pattern[str], Callable[[re.Match[str]], dict[str, Any]]]] = [
     (re.compile(rf"^tau\s*>=\s*{_NUMBER}$"), lambda m: {"rule": "tau", "tau": float(m.group(1))}),
     (re.compile(r"^first[:=]\s*(\d+)$"), lambda m: {"rule": "first_k", "k": int(m.group(1))}),
     (re.compile(r"^kind[:=]\s*([a-z_]+)$"), lambda m: {"rule": "kind", "kind": m.group(1)}),

@@ -28,7 +28,7 @@ from curation.importing import CurationImportError, read_rows, rows_check
 from curation.models import Completion, CurationJob, JudgeScore, Selection
 from curation.rules import Facts, RuleError, judges_of, keeps, origins_of, rule_check, rule_label
 from problems.judging import judge_code, suite_for_judging
-from problems.models import TestSuite
+from problems.models import Problem, TestSuite
 from sandbox import Sandbox, get_sandbox
 
 __all__ = ["CurationImportError", "RuleError", "curation_job_import", "curation_job_resume", "curation_job_start",
@@ -87,7 +87,7 @@ def demo_suites_ensure(*, problems: list[Any]) -> list[Any]:
     from generation.pipeline import generation_run_execute
     from generation.services import generation_run_start
 
-    def ready(problem: Any) -> bool:
+    def ready(problem: Problem) -> bool:
         return problem.suites.filter(origin=TestSuite.Origin.GENERATED, status=TestSuite.Status.ACTIVE).exists()
 
     for problem in problems:

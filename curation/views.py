@@ -19,7 +19,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from core.htmx import STOP_POLLING
+from core.htmx import STOP_POLLING, HtmxHttpRequest
 from core.permissions import is_annotator, is_maintainer, require_maintainer
 from curation.charts import page_charts
 from curation.importing import CurationImportError
@@ -59,6 +59,7 @@ def curation_import(request: HttpRequest) -> HttpResponse:
     if upload is None:
         messages.error(request, "Choose a .jsonl or .parquet file.")
         return redirect("curation:list")
+    assert upload.name is not None  # the multipart parser drops a file part without a name
     suffix = ".parquet" if upload.name.endswith(".parquet") else ".jsonl"
     if upload.size and upload.size > MAX_UPLOAD_MB * 1024 * 1024:
         messages.error(request, f"The file is larger than {MAX_UPLOAD_MB} MB: import it with `manage.py curate import`.")
@@ -112,7 +113,7 @@ def _threshold(request: HttpRequest) -> float:
 
 
 @require_GET
-def curation_status(request: HttpRequest, pk: int) -> HttpResponse:
+def curation_status(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     """The progress partial, polled by htmx; 286 stops the polling once verification ends."""
     _reader(request)
     job = get_object_or_404(CurationJob, pk=pk)

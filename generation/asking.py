@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.db import transaction
@@ -25,7 +25,13 @@ from generation.materialise.inputs import run_checker_calls
 from generation.materialise.oracles import MAX_CROSS_ACCEPTED, Checker, JudgeCase, cases_text, lenient_judge
 from generation.materialise.types import RunFailed, SandboxClock
 from generation.models import FailureReason, GenerationRun, LLMCall
-from generation.parsing import ReplyInvalid, ValidatorReply, parse_inputs_reply, parse_validator_reply
+from generation.parsing import (
+    InputsReply,
+    ReplyInvalid,
+    ValidatorReply,
+    parse_inputs_reply,
+    parse_validator_reply,
+)
 from generation.preflight import Preflight
 from generation.recorder import RunRecorder
 from problems.models import CodeOrigin, TestKit
@@ -43,13 +49,13 @@ class Conversation:
 
     messages: list[dict[str, str]] = field(default_factory=list)
     parsed: ValidatorReply | None = None
-    inputs: object = None
-    review: Review | None = None
+    inputs: InputsReply | None = None
+    review: Review[ValidatorReply] | None = None
 
 
 def ask(run: GenerationRun, rec: RunRecorder, *, purpose: str, prompt_version: str,
         messages: list[dict[str, str]], parse: Callable[[str], T],
-        review: Review | None = None) -> tuple[T, list[dict[str, str]]]:
+        review: Review[T] | None = None) -> tuple[T, list[dict[str, str]]]:
     """One LLM call plus up to HARDTESTS_LLM_REPLY_RETRIES retries with the problem fed back.
 
     Returns the parsed reply and the conversation ending with it. A reply that parses but
@@ -145,9 +151,9 @@ def llm_kit(run: GenerationRun, rec: RunRecorder, sb: Sandbox, flight: Preflight
     problem = run.problem
     oracle = flight.oracles[0]
     model = run.model_name or settings.HARDTESTS_LLM_MODEL
-    common = {"statement": problem.statement, "samples": problem.samples or [],
-              "time_limit_ms": problem.time_limit_ms, "memory_limit_mb": problem.memory_limit_mb,
-              "oracle_language": oracle.language, "oracle_code": oracle.code}
+    common: dict[str, Any] = {"statement": problem.statement, "samples": problem.samples or [],
+                              "time_limit_ms": problem.time_limit_ms, "memory_limit_mb": problem.memory_limit_mb,
+                              "oracle_language": oracle.language, "oracle_code": oracle.code}
     rec.stage(GenerationRun.Stage.LLM_VALIDATOR)
     rec.log(f"asking {model} for a validator (reference oracle: {oracle}, rank {oracle.reliability})")
     review = validator_review(run, rec, sb, flight)
@@ -171,6 +177,8 @@ def llm_kit(run: GenerationRun, rec: RunRecorder, sb: Sandbox, flight: Preflight
 
 def save_kit(run: GenerationRun, rec: RunRecorder, session: Conversation) -> TestKit:
     problem, first, second = run.problem, session.parsed, session.inputs
+    # Both replies are set when llm_kit makes the session, and only ever replaced by new replies.
+    assert first is not None and second is not None
     model = run.model_name or settings.HARDTESTS_LLM_MODEL
     with transaction.atomic():
         validator = validator_create(problem=problem, code=first.input_validator, origin=CodeOrigin.LLM,

@@ -34,7 +34,8 @@ def home(request: HttpRequest) -> HttpResponse:
         GenerationRun.objects.exclude(failure_reason="").order_by().values_list("failure_reason")
         .annotate(n=Count("id"))
     )
-    outcomes: list[tuple[str, int, str]] = [("Succeeded", by_status.get(GenerationRun.Status.SUCCEEDED, 0), "ok")]
+    outcomes: list[tuple[str, int] | tuple[str, int, str]] = [
+        ("Succeeded", by_status.get(GenerationRun.Status.SUCCEEDED, 0), "ok")]
     outcomes += [(label, reasons.get(value, 0), "bad") for value, label in FailureReason.choices if reasons.get(value)]
     distribution = test_kind_distribution()
     context = {

@@ -107,6 +107,11 @@ class GenerationRun(models.Model):
     # Highest LLMCall id already added to the campaign's token totals (no double counting on resume).
     accounted_call_id = models.BigIntegerField(default=0)
 
+    # Not fields (annotations only): set on some instances for their callers and templates.
+    created: bool  # generation.services.generation_run_start: False when an open run was returned instead
+    duration_s: float | None  # generation.views: seconds from start to finish (or now)
+    kept: int | None  # generation.views: tests kept
+
     class Meta:
         ordering = ["-created_at"]
         constraints = [

@@ -77,7 +77,7 @@ def preflight(*, problem: Problem, sb: Sandbox, progress: Progress) -> Preflight
     plain = Checker(None, problem.comparison, tolerance=checker.tolerance)
     limits = oracle_limits(problem)
 
-    def run(solution: Solution) -> tuple[Solution, list[bytes | None] | None, str]:
+    def run(solution: Solution) -> tuple[Solution, list[bytes] | None, str]:
         prog = compile_oracle(sb, solution)
         # an SE (a full disk) is the machine's: the run fails as a sandbox error, not the oracle
         machine_failure_check([prog.verdict], f"the compiler on oracle {solution}", prog.message or "")
@@ -95,6 +95,7 @@ def preflight(*, problem: Problem, sb: Sandbox, progress: Progress) -> Preflight
         runs = list(pool.map(run, candidates))
     finished = [(s, outs) for s, outs, _ in runs if outs is not None]
     accepted: dict[int, list[bool]] = {}
+    outs: list[bytes] | None
     for solution, outs in finished:
         triples = [(text, out, expected.encode()) for (text, expected), out in zip(tests, outs, strict=True)]
         judged = checker.accepts(sb, triples) if judge is not None else [(False, "")] * len(triples)

@@ -71,7 +71,8 @@ def inputs_messages(*, profile_name: str | None, problem: Any, common: dict[str,
     candidates = problem.solutions.filter(role=Solution.Role.CANDIDATE).order_by("id")
     if profile.name == "structured":
         # One candidate as the model would meet it: any candidate (right or wrong), else the oracle.
-        shown = (_runnable(candidates) or [None])[0]
+        runnable = _runnable(candidates)
+        shown = runnable[0] if runnable else None
         language, code = (shown.language, shown.code) if shown else (common["oracle_language"], common["oracle_code"])
         values.update(candidate_language=language, candidate_code=code[:_MAX_CODE_CHARS].rstrip())
     elif profile.name == "contrastive":

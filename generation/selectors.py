@@ -18,7 +18,7 @@ def kit_to_materialise(problem: Problem) -> TestKit | None:
     """
     active = active_generated_suite(problem)
     kits = problem.kits.order_by("-version")
-    if active is None or active.kit_id is None:
+    if active is None or active.kit is None:
         return kits.first()
     by_hand = kits.filter(version__gt=active.kit.version).exclude(origin=CodeOrigin.LLM).first()
     return by_hand or active.kit

@@ -19,7 +19,9 @@ Every move that the worker, the web and the sweeper race on is a conditional upd
 from __future__ import annotations
 
 import logging
-from typing import Any
+from collections.abc import Mapping
+from datetime import timedelta
+from typing import Any, cast
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -310,7 +312,8 @@ def enqueue_materialise(items: list[tuple[int, str]]) -> None:
         from rq import Queue
 
         queue = get_queue(JUDGING_QUEUE)
-        timeout = settings.RQ_QUEUES.get(JUDGING_QUEUE, {}).get("DEFAULT_TIMEOUT", 3600)
+        # settings.RQ_QUEUES: each DEFAULT_TIMEOUT is an int (env_int)
+        timeout = cast(int, settings.RQ_QUEUES.get(JUDGING_QUEUE, {}).get("DEFAULT_TIMEOUT", 3600))
         for start in range(0, len(items), 500):
             with queue.connection.pipeline() as pipe:
                 queue.enqueue_many([
@@ -346,17 +349,18 @@ def run_llm_backoff(*, run: GenerationRun, rec: RunRecorder, claim: str, delay_s
     now = timezone.now()
     return bool(GenerationRun.objects.filter(pk=run.pk, status=GenerationRun.Status.RUNNING, job_id=claim).update(
         status=GenerationRun.Status.QUEUED, stage=GenerationRun.Stage.QUEUED, job_id="",
-        not_before=now + timezone.timedelta(seconds=delay_s), llm_wait_since=since,
+        not_before=now + timedelta(seconds=delay_s), llm_wait_since=since,
         requeues=F("requeues") + 1, heartbeat_at=now, stage_seconds=rec.finish_stages(), **rec.pending()))
 
 
 def run_to_materialise(*, run_id: int, from_status: str = GenerationRun.Status.RUNNING, note: str = "",
-                       rec: RunRecorder | None = None, **still: str) -> bool:
+                       rec: RunRecorder | None = None, **still: Any) -> bool:
     """Move a run whose kit is saved to the sandbox queue (parked, no job, while its campaign is paused).
 
     With `rec` (the LLM stage), its buffered log and stage timings go in the same update.
     """
-    row = GenerationRun.objects.filter(pk=run_id).values("campaign__status", "requeues").first() or {}
+    row: Mapping[str, Any] = (
+        GenerationRun.objects.filter(pk=run_id).values("campaign__status", "requeues").first() or {})
     status = row.get("campaign__status")
     if status == Campaign.Status.CANCELLED:
         if rec is not None:
@@ -381,7 +385,7 @@ def run_to_materialise(*, run_id: int, from_status: str = GenerationRun.Status.R
     return bool(moved)
 
 
-def run_requeue_dead(*, run_id: int, reason: str, from_status: str, **still: str) -> bool:
+def run_requeue_dead(*, run_id: int, reason: str, from_status: str, **still: Any) -> bool:
     """A campaign run whose worker died goes back to its queue (the sweep); its saved kit is kept."""
     run_account_calls(run_id=run_id)  # calls made before the crash still count
     row = GenerationRun.objects.filter(pk=run_id, status=from_status, **still).values("kit_id", "requeues").first()
@@ -466,7 +470,7 @@ def stale_runs_sweep(*, batch: int = SWEEP_BATCH) -> int:
     worker_died. The previous active suite is untouched: only a BUILDING suite is failed.
     """
     now = timezone.now()
-    stale_before = now - timezone.timedelta(seconds=stale_after_s())
+    stale_before = now - timedelta(seconds=stale_after_s())
     swept = 0
     running = list(GenerationRun.objects.filter(status=GenerationRun.Status.RUNNING).order_by("heartbeat_at")
                    .values_list("pk", "job_id", "heartbeat_at", "started_at", "campaign_id")[:batch])
@@ -483,7 +487,7 @@ def stale_runs_sweep(*, batch: int = SWEEP_BATCH) -> int:
         ):
             swept += 1
     # A queued run whose RQ job vanished (Redis flushed or restarted) would wait forever.
-    lost_before = now - timezone.timedelta(seconds=LOST_QUEUED_S)
+    lost_before = now - timedelta(seconds=LOST_QUEUED_S)
     queued = GenerationRun.objects.filter(status=GenerationRun.Status.QUEUED).exclude(job_id="")
     rows = list(queued.filter(heartbeat_at__lt=lost_before).order_by("heartbeat_at")
                 .values_list("pk", "job_id", "campaign_id")[:batch])

@@ -50,11 +50,11 @@ def _duration_s(run: GenerationRun) -> float | None:
 def _kept(run: GenerationRun) -> int | None:
     counts = run.counts or {}
     total = counts.get("total")
-    if isinstance(total, dict) and isinstance(total.get("kept"), int):
-        return total["kept"]
+    if isinstance(total, dict) and isinstance(total_kept := total.get("kept"), int):
+        return total_kept
     # Older runs have per-kind rows only; the "total" row must never be added to them.
-    kept = [c.get("kept") for kind, c in counts.items()
-            if kind != "total" and isinstance(c, dict) and isinstance(c.get("kept"), int)]
+    kept = [n for kind, c in counts.items()
+            if kind != "total" and isinstance(c, dict) and isinstance(n := c.get("kept"), int)]
     return sum(kept) if kept else None
 
 

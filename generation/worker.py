@@ -31,7 +31,8 @@ def _run_id_of(job: Job) -> int | None:
 
 class GenerationWorker(Worker):
     def handle_work_horse_killed(self, job: Job, retpid: int, ret_val: int, rusage: Any) -> None:
-        super().handle_work_horse_killed(job, retpid, ret_val, rusage)
+        # rq leaves this hook unannotated
+        super().handle_work_horse_killed(job, retpid, ret_val, rusage)  # type: ignore[no-untyped-call]
         run_id = _run_id_of(job)
         if run_id is None:
             return

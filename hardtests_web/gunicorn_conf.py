@@ -17,7 +17,7 @@ from core.env import env_int, env_str
 from hardtests_web.log_redact import PathTokenFilter, gunicorn_atoms_redact
 
 
-class RedactingLogger(Logger):
+class RedactingLogger(Logger):  # type: ignore[misc]  # gunicorn ships no types: Logger is Any
     """gunicorn's logger with API tokens in URL paths (``/t/<token>/``) hidden from the
     access log (request line, path, referer) and from the error log."""
 

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from django.contrib import admin
 from django.db.models import BooleanField, ExpressionWrapper, Q, QuerySet
 from django.http import HttpRequest
@@ -20,19 +22,29 @@ from problems.models import (
     Verdict,
 )
 
+# ModelAdmin and TabularInline are generic only in django-stubs (subscripting them at run time
+# needs their monkeypatch, a dev-only package). Most admins here only configure: any model will do.
+if TYPE_CHECKING:
+    _ModelAdmin = admin.ModelAdmin[Any]
+    _TabularInline = admin.TabularInline[Any, Any]
+    _BlobAdminBase = admin.ModelAdmin[Blob]
+else:
+    _ModelAdmin = _BlobAdminBase = admin.ModelAdmin
+    _TabularInline = admin.TabularInline
 
-class DifficultyInline(admin.TabularInline):
+
+class DifficultyInline(_TabularInline):
     model = DifficultyLabel
     extra = 0
 
 
-class AliasInline(admin.TabularInline):
+class AliasInline(_TabularInline):
     model = ProblemAlias
     extra = 0
 
 
 @admin.register(Problem)
-class ProblemAdmin(admin.ModelAdmin):
+class ProblemAdmin(_ModelAdmin):
     list_display = ("pid", "title", "source", "platform", "time_limit_ms", "memory_limit_mb")
     list_filter = ("source", "platform")
     search_fields = ("pid", "title")
@@ -41,26 +53,26 @@ class ProblemAdmin(admin.ModelAdmin):
 
 
 @admin.register(Tag)
-class TagAdmin(admin.ModelAdmin):
+class TagAdmin(_ModelAdmin):
     search_fields = ("name",)
 
 
 @admin.register(ProblemAlias)
-class ProblemAliasAdmin(admin.ModelAdmin):
+class ProblemAliasAdmin(_ModelAdmin):
     list_display = ("source", "pid", "problem")
     search_fields = ("pid", "problem__pid")
     raw_id_fields = ("problem",)
 
 
 @admin.register(DifficultyLabel)
-class DifficultyLabelAdmin(admin.ModelAdmin):
+class DifficultyLabelAdmin(_ModelAdmin):
     list_display = ("problem", "source", "level", "score")
     list_filter = ("source", "level")
     raw_id_fields = ("problem",)
 
 
 @admin.register(Solution)
-class SolutionAdmin(admin.ModelAdmin):
+class SolutionAdmin(_ModelAdmin):
     list_display = ("__str__", "problem", "role", "language", "source", "reliability", "gold_verdict", "origin")
     list_filter = ("role", "language", "gold_verdict")
     search_fields = ("problem__pid", "name", "source")
@@ -69,7 +81,7 @@ class SolutionAdmin(admin.ModelAdmin):
 
 
 @admin.register(InputValidator, OutputJudge)
-class VersionedCodeAdmin(admin.ModelAdmin):
+class VersionedCodeAdmin(_ModelAdmin):
     list_display = ("problem", "version", "origin", "model_name", "edited_by", "created_at")
     list_filter = ("origin",)
     search_fields = ("problem__pid",)
@@ -77,7 +89,7 @@ class VersionedCodeAdmin(admin.ModelAdmin):
 
 
 @admin.register(TestKit)
-class TestKitAdmin(admin.ModelAdmin):
+class TestKitAdmin(_ModelAdmin):
     list_display = ("problem", "version", "origin", "model_name", "needs_output_judge", "created_at")
     list_filter = ("origin",)
     search_fields = ("problem__pid",)
@@ -85,7 +97,7 @@ class TestKitAdmin(admin.ModelAdmin):
 
 
 @admin.register(TestSuite)
-class TestSuiteAdmin(admin.ModelAdmin):
+class TestSuiteAdmin(_ModelAdmin):
     list_display = ("problem", "version", "origin", "status", "test_count", "total_bytes", "created_at")
     list_filter = ("status", "origin")
     search_fields = ("problem__pid",)
@@ -93,7 +105,7 @@ class TestSuiteAdmin(admin.ModelAdmin):
 
 
 @admin.register(TestCase)
-class TestCaseAdmin(admin.ModelAdmin):
+class TestCaseAdmin(_ModelAdmin):
     list_display = ("suite", "ordinal", "kind", "generator", "call_number", "input_size", "output_size")
     list_filter = ("kind",)
     raw_id_fields = ("suite", "oracle")
@@ -103,7 +115,7 @@ class TestCaseAdmin(admin.ModelAdmin):
 
 
 @admin.register(Blob)
-class BlobAdmin(admin.ModelAdmin):
+class BlobAdmin(_BlobAdminBase):
     list_display = ("sha256", "size", "stored_size", "inline", "created_at")
     search_fields = ("sha256",)
     show_full_result_count = False
@@ -115,18 +127,19 @@ class BlobAdmin(admin.ModelAdmin):
 
     @admin.display(boolean=True, description="inline")
     def inline(self, obj: Blob) -> bool:
-        return obj.is_inline  # type: ignore[attr-defined]
+        inline: bool = obj.is_inline  # type: ignore[attr-defined]  # annotated by get_queryset
+        return inline
 
 
 @admin.register(Verdict)
-class VerdictAdmin(admin.ModelAdmin):
+class VerdictAdmin(_ModelAdmin):
     list_display = ("solution", "suite", "verdict", "passed", "total", "complete", "judged_at")
     list_filter = ("verdict",)
     raw_id_fields = ("solution", "suite")
 
 
 @admin.register(JudgingTask)
-class JudgingTaskAdmin(admin.ModelAdmin):
+class JudgingTaskAdmin(_ModelAdmin):
     list_display = ("solution", "suite", "mode", "status", "created_at", "finished_at")
     list_filter = ("status",)
     raw_id_fields = ("solution", "suite")

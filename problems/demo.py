@@ -139,7 +139,7 @@ def demo_build_status(*, cached: bool = True) -> DemoBuild | None:
         # Only the first build: runs on demo problems that have no active generated suite yet.
         # A later regeneration of a built problem is an ordinary run, not "the first run".
         built = Problem.objects.filter(source=DEMO_SOURCE, suites__origin="generated", suites__status="active")
-        runs = (Problem._meta.get_field("generation_runs").related_model.objects
+        runs = (Problem._meta.get_field("generation_runs").related_model._default_manager
                 .filter(problem__source=DEMO_SOURCE).exclude(problem__in=built))
         busy = runs.aggregate(running=Count("pk", filter=Q(status="running")),
                               queued=Count("pk", filter=Q(status="queued")))

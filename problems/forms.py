@@ -16,6 +16,13 @@ SEARCH_MAX_CHARS = 200
 JUDGE_CHOICES = [("", "Any checker"), ("yes", "Has a judging function"), ("no", "Exact-match output")]
 
 
+def _choice_field(form: forms.Form, name: str) -> forms.ChoiceField:
+    """A field the form declares as a ChoiceField (`form.fields` is typed as any field)."""
+    field = form.fields[name]
+    assert isinstance(field, forms.ChoiceField)
+    return field
+
+
 class ProblemFilterForm(forms.Form):
     """The list's filter state; every field is optional and lives in the URL."""
 
@@ -37,13 +44,14 @@ class ProblemFilterForm(forms.Form):
 
     def __init__(self, *args: Any, facets: dict[str, Any], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["platform"].choices = [("", "Any platform")] + [(p, p) for p in facets["platforms"]]
+        _choice_field(self, "platform").choices = (
+            [("", "Any platform")] + [(p, p) for p in facets["platforms"]])
         difficulty: list[Any] = [("", "Any difficulty")]
         for source, levels in facets["difficulty"].items():
             difficulty.append((source, [(f"{source}:", f"{source}: any")] + [(f"{source}:{lv}", f"{source}: {lv}")
                                                                             for lv in levels]))
-        self.fields["difficulty"].choices = difficulty
-        self.fields["tag"].choices = [("", "Any tag")] + [(t, t) for t in facets["tags"]]
+        _choice_field(self, "difficulty").choices = difficulty
+        _choice_field(self, "tag").choices = [("", "Any tag")] + [(t, t) for t in facets["tags"]]
         # Filters of apps above problems (review status), placed before the sort selector.
         for extension in list_extensions():
             self.fields[extension.name] = forms.ChoiceField(required=False, choices=extension.choices,
@@ -92,13 +100,14 @@ class KitEditForm(forms.Form):
     # Browsers submit textareas with CRLF line ends; code is stored with LF so an unchanged
     # field compares equal to the stored version and does not make a new one.
     def clean_validator_code(self) -> str:
-        code = self.cleaned_data["validator_code"].replace("\r\n", "\n")
+        code: str = self.cleaned_data["validator_code"].replace("\r\n", "\n")
         if not code.strip():
             raise forms.ValidationError("The validator cannot be empty.")
         return code
 
     def clean_judge_code(self) -> str:
-        return self.cleaned_data["judge_code"].replace("\r\n", "\n")
+        code: str = self.cleaned_data["judge_code"].replace("\r\n", "\n")
+        return code
 
 
 class JudgeAllForm(forms.Form):
@@ -123,13 +132,14 @@ class RegenerateForm(forms.Form):
                                          "outputs of small edge inputs, plus one max-size time-only test"))
             modes.append(("acecoder", "AceCoder baseline (oracle-free): 20 model-written input/output pairs "
                                       "filtered by a model-written solution"))
-        self.fields["mode"].choices = modes
-        self.fields["model_name"].choices = [(m, m) for m in settings.HARDTESTS_LLM_MODELS]
+        _choice_field(self, "mode").choices = modes
+        _choice_field(self, "model_name").choices = [(m, m) for m in settings.HARDTESTS_LLM_MODELS]
         if modes:
             self.fields["mode"].initial = modes[0][0]
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
+        assert data is not None  # Form.clean returns cleaned_data
         if data.get("mode") in ("from_scratch", "oracle_free", "acecoder") and not data.get("model_name"):
             self.add_error("model_name", "Choose a model.")
         return data

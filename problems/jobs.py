@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
-from datetime import UTC
+from datetime import UTC, timedelta
 from typing import Any
 
 from django.db import transaction
@@ -54,7 +54,8 @@ def judge_code_job(problem_id: int, suite_id: int, language: str, code: str, mod
     picked_up = time.time()
     if resolved is None:
         resolved = snapshot_of_job()
-    names_this_suite = bool(resolved) and (resolved.get("suite_id"), resolved.get("problem_id")) == (suite_id, problem_id)
+    names_this_suite = bool(
+        resolved and (resolved.get("suite_id"), resolved.get("problem_id")) == (suite_id, problem_id))
     hit = suite_from_snapshot(resolved, subset) if resolved and names_this_suite else None
     if hit is not None:
         suite, loaded = hit
@@ -109,7 +110,7 @@ def judging_sweep_dead(*, older_than_s: int = 120) -> int:
 
     stale = JudgingTask.objects.filter(
         status__in=[JudgingTask.Status.QUEUED, JudgingTask.Status.RUNNING],
-        created_at__lt=timezone.now() - timezone.timedelta(seconds=older_than_s),
+        created_at__lt=timezone.now() - timedelta(seconds=older_than_s),
     ).exclude(job_id="")
     connection = redis_connection()
     marked = 0

@@ -27,6 +27,7 @@ from django.conf import settings
 from problems.blobs import blob_pairs, blobs_put
 from problems.kill_order import KIND_ORDER, TIME_ONLY, known_wrong_ids, suite_kill_order_refresh
 from problems.models import SUPPORTED_LANGUAGES, OutputJudge, Problem, Solution, TestSuite
+from problems.models import Verdict as VerdictRecord  # not sandbox.Verdict, a run's verdict
 from problems.services import verdict_record
 from sandbox import Limits, RunResult, Sandbox, Verdict, cache, call_python, compare_outputs, get_sandbox
 from sandbox.base import Batch
@@ -542,8 +543,12 @@ def _run_lane(
     index = 0
     while index < len(items) and not (fail_fast and items[index][0] > first.position):
         part = items[index : index + chunk]
+
+        def later(i: int, part: list[tuple[int, LoadedTest]] = part) -> bool:
+            return part[i][0] > first.position
+
         runs = sb.run(program, [t.input for _, t in part], limits, stop_on_failure=fail_fast,
-                      stop_before=(lambda i, part=part: part[i][0] > first.position) if fail_fast else None)
+                      stop_before=later if fail_fast else None)
         ok_pairs = [(t, r) for (_, t), r in zip(part, runs, strict=False)
                     if r.verdict == Verdict.OK and t.kind != TIME_ONLY]
         accepted = iter(_accepts(sb, loaded.judge_code, [t for t, _ in ok_pairs], [r for _, r in ok_pairs],
@@ -578,7 +583,9 @@ def _failure_fields(result: JudgeResult, outputs: dict[int, tuple[str, int]], or
     return {"output_sha256": sha, "output_size": size, "note": result.failures[ordinal][1][-2000:]}
 
 
-def solution_judge(*, solution: Solution, suite: TestSuite, mode: str = "all", sandbox: Sandbox | None = None):
+def solution_judge(
+    *, solution: Solution, suite: TestSuite, mode: str = "all", sandbox: Sandbox | None = None
+) -> VerdictRecord:
     """Judge a stored solution and record its Verdict (one per solution and suite)."""
     result = judge_code(
         problem=solution.problem, suite=suite, language=solution.language, code=solution.code, mode=mode, sandbox=sandbox

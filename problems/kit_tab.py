@@ -25,7 +25,7 @@ def kit_versions_with_runs(problem: Problem) -> list[TestKit]:
     (a kit whose run failed is marked on the page)."""
     # The run model belongs to generation, above problems; reach it through the relation.
     run_model = TestKit._meta.get_field("runs").related_model
-    latest = run_model.objects.filter(kit=OuterRef("pk")).order_by("-id")
+    latest = run_model._default_manager.filter(kit=OuterRef("pk")).order_by("-id")
     return list(
         problem.kits.select_related("validator__edited_by", "output_judge__edited_by", "created_by")
         .annotate(last_run_id=Subquery(latest.values("id")[:1]),

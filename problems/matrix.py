@@ -112,8 +112,8 @@ def verdict_matrix(suite: TestSuite, solutions: list[Solution], *, test_page: in
                         failing.add(r["ordinal"])
                         if expected is True:
                             contradicting.add(r["ordinal"])
-            times = [r.get("time_ms") for r in results.values() if isinstance(r.get("time_ms"), int)]
-            mems = [r.get("memory_kb") for r in results.values() if isinstance(r.get("memory_kb"), int)]
+            times: list[int] = [r["time_ms"] for r in results.values() if isinstance(r.get("time_ms"), int)]
+            mems: list[int] = [r["memory_kb"] for r in results.values() if isinstance(r.get("memory_kb"), int)]
             column.max_ms = max(times) if times else None
             column.max_kb = max(mems) if mems else None
             # A known-wrong program that passes every test is a hole in the suite.
@@ -142,10 +142,10 @@ def verdict_matrix(suite: TestSuite, solutions: list[Solution], *, test_page: in
             if r is None:
                 cells.append(None)
             else:
-                verdict = str(r.get("verdict", ""))
-                css, glyph = verdict_style(verdict)
-                cells.append((css, glyph, verdict, r.get("time_ms"), r.get("memory_kb"),
-                              expected is True and verdict != "AC"))
+                code = str(r.get("verdict", ""))
+                css, glyph = verdict_style(code)
+                cells.append((css, glyph, code, r.get("time_ms"), r.get("memory_kb"),
+                              expected is True and code != "AC"))
         rows.append((ordinal, kind, labels.get(kind, kind), cells, ordinal in contradicting))
     return Matrix(suite=suite, columns=columns, rows=rows, pending=pending, test_page=test_page,
                   test_pages=test_pages, show=show, shown_tests=shown)

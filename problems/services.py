@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from django.db import IntegrityError, transaction
 from django.db.models import Max
@@ -22,6 +22,9 @@ from problems.models import (
     TestSuite,
     Verdict,
 )
+
+# The models numbered by version per problem.
+_Versioned = TypeVar("_Versioned", InputValidator, OutputJudge, TestKit, TestSuite)
 
 
 class SuiteStateError(RuntimeError):
@@ -46,12 +49,12 @@ def code_sha256(code: str) -> str:
     return hashlib.sha256(code.encode("utf-8")).hexdigest()
 
 
-def _next_version(model: type, problem: Problem) -> int:
+def _next_version(model: type[_Versioned], problem: Problem) -> int:
     current = model.objects.filter(problem=problem).aggregate(v=Max("version"))["v"]
     return (current or 0) + 1
 
 
-def _create_versioned(model: type, *, problem: Problem, **fields: Any) -> Any:
+def _create_versioned(model: type[_Versioned], *, problem: Problem, **fields: Any) -> _Versioned:
     # Two workers may allocate the same version; the unique constraint catches it and we retry.
     for _ in range(5):
         try:

@@ -20,10 +20,11 @@ import json
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 import redis
 from redis import Redis
+from redis.typing import KeyT, StreamIdT
 from rq import Queue, get_current_job
 from rq.results import Result
 from rq.utils import as_text
@@ -141,6 +142,12 @@ def _early(entry_id: bytes, payload: dict[bytes, bytes]) -> EarlyResult:
     return EarlyResult(json.loads(payload[b"value"]), datetime.fromtimestamp(millis / 1000, tz=UTC))
 
 
+def _rq_result_key(job_id: str) -> str:
+    """The stream RQ writes a job's results to."""
+    key: str = Result.get_key(job_id)  # type: ignore[no-untyped-call]  # rq has no annotations
+    return key
+
+
 def results_wait(connection: Redis, job_ids: list[str], timeout_s: float) -> dict[str, AnyResult]:
     """Block until every job has a result or the timeout passes; the results that arrived."""
     pending = set(job_ids)
@@ -152,11 +159,12 @@ def results_wait(connection: Redis, job_ids: list[str], timeout_s: float) -> dic
             break
         # One XREAD on every pending job's result streams returns as soon as any is written:
         # the job's own early one (its return value, before RQ's bookkeeping) or RQ's.
-        streams = {}
+        streams: dict[KeyT, StreamIdT] = {}
         for job_id in pending:
             streams[RESULT_KEY.format(job_id=job_id)] = "0-0"
-            streams[Result.get_key(job_id)] = "0-0"
-        response = connection.xread(streams, block=remaining_ms)
+            streams[_rq_result_key(job_id)] = "0-0"
+        # a synchronous client: the reply itself, never an awaitable
+        response = cast("list[Any] | None", connection.xread(streams, block=remaining_ms))
         for key, entries in response or []:
             name = as_text(key)
             job_id = name.rsplit(":", 1)[-1]
@@ -180,7 +188,7 @@ def results_read(connection: Redis, job_ids: list[str]) -> dict[str, AnyResult]:
     with connection.pipeline(transaction=False) as pipe:
         for job_id in job_ids:
             pipe.xrevrange(RESULT_KEY.format(job_id=job_id), "+", "-", count=1)
-            pipe.xrevrange(Result.get_key(job_id), "+", "-", count=1)
+            pipe.xrevrange(_rq_result_key(job_id), "+", "-", count=1)
         answers = pipe.execute()
     for index, job_id in enumerate(job_ids):
         early, done = answers[2 * index], answers[2 * index + 1]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from django.db.models import Count, Max, Min, Q, Sum
@@ -42,11 +43,11 @@ def campaign_summary(*, campaign: Campaign, examples: int = 5) -> dict[str, Any]
                         "percent": round(100 * n / ended, 2) if ended else 0.0,
                         "examples": [{"run": pk, "pid": pid} for pk, pid in ids]})
     now = timezone.now()
-    window = runs.filter(finished_at__gte=now - timezone.timedelta(seconds=THROUGHPUT_WINDOW_S))
+    window = runs.filter(finished_at__gte=now - timedelta(seconds=THROUGHPUT_WINDOW_S))
     span = runs.filter(finished_at__isnull=False).aggregate(first=Min("started_at"), last=Max("finished_at"))
     recent = window.count()
     first = span["first"] or campaign.created_at
-    elapsed = max(1.0, min(THROUGHPUT_WINDOW_S, (now - max(first, now - timezone.timedelta(
+    elapsed = max(1.0, min(THROUGHPUT_WINDOW_S, (now - max(first, now - timedelta(
         seconds=THROUGHPUT_WINDOW_S))).total_seconds()))
     per_hour = recent * 3600 / elapsed if recent else 0.0
     remaining = counts["queued"] + counts["running"]

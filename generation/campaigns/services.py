@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from decimal import Decimal
+from functools import partial
 from typing import Any
 
 from django.conf import settings
@@ -141,7 +142,7 @@ def _enqueue_oracle_free(campaign_id: int) -> int:
         job_id = f"generation-run-{run_id}"
         if GenerationRun.objects.filter(pk=run_id, status=GenerationRun.Status.QUEUED, job_id="").update(
                 job_id=job_id, heartbeat_at=timezone.now()):
-            transaction.on_commit(lambda run_id=run_id, job_id=job_id: enqueue_run(run_id, job_id))
+            transaction.on_commit(partial(enqueue_run, run_id, job_id))
             count += 1
     return count
 

@@ -13,7 +13,9 @@ and a generator that is not reproducible is named and its inputs dropped.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.conf import settings
 
@@ -30,10 +32,9 @@ from generation.materialise.oracles import (
     JudgeLenient,
     JudgeRejects,
     agree,
-    is_standard_judge,
     lenient_judge,
 )
-from generation.materialise.tolerance import answer_tolerance
+from generation.materialise.tolerance import answer_tolerance, is_standard_judge
 from generation.materialise.types import (
     Cancelled,
     MaterialiseError,
@@ -43,7 +44,7 @@ from generation.materialise.types import (
     Tally,
 )
 from generation.models import FailureReason, GenerationRun
-from problems.models import Solution, TestKit
+from problems.models import Problem, Solution, TestKit
 from problems.services import NewTest
 from sandbox import Sandbox, get_sandbox
 
@@ -59,7 +60,7 @@ class Materialised:
     second_oracle_id: int | None
     agreement: float
     unverified: bool = False
-    validator_errors: list[dict] = field(default_factory=list)
+    validator_errors: list[dict[str, Any]] = field(default_factory=list)
     sandbox_ms: int = 0
     sandbox_runs: int = 0
     wall_ms: int = 0
@@ -72,13 +73,13 @@ def _str(data: str | bytes) -> str:
     return data if isinstance(data, str) else data.decode("utf-8", "replace")
 
 
-def sample_pairs(problem) -> list[tuple[str, str]]:
+def sample_pairs(problem: Problem) -> list[tuple[str, str]]:
     return [(s["input"], s["output"]) for s in problem.samples or []
             if isinstance(s, dict) and isinstance(s.get("input"), str) and isinstance(s.get("output"), str)]
 
 
 def judge_sample_check(sb: Sandbox, checker: Checker, samples: list[tuple[str, str]],
-                       oracle_outputs: list[tuple[int, bytes]] = ()) -> list[JudgeCase]:
+                       oracle_outputs: Sequence[tuple[int, bytes]] = ()) -> list[JudgeCase]:
     """Cases a judging function must accept but does not: each sample's expected output against
     itself, and (sample index, an oracle's output) against the expected output."""
     if checker.judge_code is None:

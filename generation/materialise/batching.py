@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any
 
 from generation.materialise.reproducible import call_python_fixed as call_python
 from generation.materialise.types import SandboxClock
@@ -86,7 +87,7 @@ SEEDED_ENTRY = "_hardtests_seeded_call"
 BATCH_CAP_S = 120.0
 
 
-def _per_call(sb: Sandbox, code: str, function: str, args_list: Sequence[tuple], limits: Limits,
+def _per_call(sb: Sandbox, code: str, function: str, args_list: Sequence[tuple[Any, ...]], limits: Limits,
               clock: SandboxClock, probe: int, shift_clock: bool = False) -> list[CallResult]:
     if probe and len(args_list) > probe:
         first = call_python(sb, code, function, args_list[:probe], limits, shift_clock=shift_clock)
@@ -103,7 +104,7 @@ def _per_call(sb: Sandbox, code: str, function: str, args_list: Sequence[tuple],
     return results
 
 
-def call_many(sb: Sandbox, code: str, function: str, args_list: Sequence[tuple], limits: Limits,
+def call_many(sb: Sandbox, code: str, function: str, args_list: Sequence[tuple[Any, ...]], limits: Limits,
               clock: SandboxClock, *, probe: int = 0, seeds: Sequence[int] | None = None,
               shift_clock: bool = False) -> list[CallResult]:
     """`function(*args)` for each args, in the sandbox, each call within `limits.time_s` of CPU.

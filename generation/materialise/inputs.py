@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from django.conf import settings
 
@@ -37,6 +38,7 @@ from generation.parsing import (
 from problems.models import TestCase, TestKit
 from sandbox import CallResult, Limits, Sandbox, Verdict
 
+T = TypeVar("T")
 PROBE_CALLS = 2
 MAX_INPUT_BYTES = 32 * 1024 * 1024
 
@@ -256,7 +258,7 @@ def drop_duplicates(candidates: list[Candidate], tally: Tally) -> list[Candidate
     return unique
 
 
-def _chunks(items: list, parts: int) -> list[list]:
+def _chunks(items: list[T], parts: int) -> list[list[T]]:
     size = max(1, -(-len(items) // parts))
     return [items[i:i + size] for i in range(0, len(items), size)]
 
@@ -270,7 +272,7 @@ def machine_failure_check(verdicts: list[Verdict], what: str, detail: str = "") 
                                f"the sandbox failed while running {what} (SE){': ' + detail[-300:] if detail else ''}")
 
 
-def run_checker_calls(sb: Sandbox, code: str, function: str, args: list[tuple], clock: SandboxClock,
+def run_checker_calls(sb: Sandbox, code: str, function: str, args: list[tuple[Any, ...]], clock: SandboxClock,
                       limits: Limits | None = None) -> list[CallResult]:
     """`function(*a)` for each a in args (validators, judging functions), split across threads."""
     if not args:
@@ -287,7 +289,7 @@ class Validated:
     kept: list[Candidate]
     # Inputs the validator crashed or timed out on, for the run page:
     # {"kind", "generator", "call_number", "error", "input"} (input cut to a preview).
-    errors: list[dict] = field(default_factory=list)
+    errors: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _validator_error(result: CallResult) -> str | None:
@@ -349,7 +351,7 @@ def validate_candidates(
             f", which are valid by definition (#{i}: {why}): {samples[i - 1][:300]!r}",
         )
     kept: list[Candidate] = []
-    errors: list[dict] = []
+    errors: list[dict[str, Any]] = []
     for cand, result in zip(candidates, verdicts, strict=True):
         error = _validator_error(result)
         if error is not None:
@@ -378,6 +380,6 @@ def validate_candidates(
 
 
 class ValidatorErrors(MaterialiseError):
-    def __init__(self, message: str, errors: list[dict]) -> None:
+    def __init__(self, message: str, errors: list[dict[str, Any]]) -> None:
         super().__init__(FailureReason.VALIDATOR_ERROR, message)
         self.errors = errors

@@ -17,6 +17,7 @@ clock moved on (CLOCK_SHIFT), so that even a seed from the date or the whole sec
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from problems.models import Solution
 from sandbox import CallResult, CompiledProgram, Limits, Sandbox
@@ -103,7 +104,7 @@ def compile_oracle(sb: Sandbox, solution: Solution) -> CompiledProgram:
     return sb.compile("python3", oracle_source(solution.code))
 
 
-def call_python_fixed(sb: Sandbox, code: str, function: str, args_list: Sequence[tuple | list],
+def call_python_fixed(sb: Sandbox, code: str, function: str, args_list: Sequence[tuple[Any, ...] | list[Any]],
                       limits: Limits, *, shift_clock: bool = False) -> list[CallResult]:
     """sandbox.call_python with the fixed hash seed: a fresh sandboxed process per args tuple; with
     `shift_clock`, the clock of the twice-run check (CLOCK_SHIFT)."""

@@ -10,12 +10,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from generation.models import GenerationRun
+
 
 def _pct(value: object) -> str:
     return "n/a" if not isinstance(value, (int, float)) else f"{value:.0%}"
 
 
-def round_rows(run) -> list[dict[str, object]]:
+def round_rows(run: GenerationRun) -> list[dict[str, object]]:
     """The run page's view of its refinement rounds (scores as percentages, tokens summed)."""
     rows = []
     for r in run.rounds.select_related("suite", "kit"):

@@ -16,15 +16,17 @@ only after passing the same self-checks as call 1.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Sum
 
-from generation.asking import Conversation, RunFailed, ask
+from generation.asking import Conversation, Review, ask
 from generation.materialise import Materialised, MaterialiseError, materialise_kit
+from generation.materialise.types import RunFailed
 from generation.models import FailureReason, GenerationRun, LLMCall, RefinementRound
 from generation.parsing import ReplyInvalid, ValidatorReply, extract_json
 from generation.preflight import Preflight
@@ -33,6 +35,7 @@ from generation.refine.repair import (
     DIRECT_KEY,
     HACKING_KEY,
     REGULAR_KEY,
+    KitChanges,
     kit_unchanged,
     parse_repair_reply,
     prompt_messages,
@@ -137,13 +140,14 @@ def _feedback(sb: Sandbox, suite: TestSuite, misses: list[Miss]) -> tuple[str, l
     negatives = [m for m in misses if m.kind == "false_negative"][:MAX_SHOWN]
     positives = [m for m in misses if m.kind == "false_positive"][:MAX_SHOWN]
     for i, miss in enumerate(negatives, 1):
-        test = loaded.get(miss.ordinal)
+        test = loaded.get(miss.ordinal) if miss.ordinal is not None else None
         actual = ""
         if test is not None:
             prog = sb.compile(miss.solution.language, miss.solution.code)
             if prog.ok:
                 actual = _text(sb.run(prog, [test.input], limits_for(suite.problem))[0].stdout)
-        row = suite.tests.filter(ordinal=miss.ordinal).values("kind", "generator").first() or {}
+        row: Mapping[str, Any] = (suite.tests.filter(ordinal=miss.ordinal).values("kind", "generator").first()
+                                  if miss.ordinal is not None else None) or {}
         parts.append(
             f"## False negative {i}: a correct program got {miss.verdict} on test #{miss.ordinal} "
             f"({row.get('kind', '?')}, from {row.get('generator') or '?'})\n"
@@ -169,10 +173,10 @@ def _percent(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.0%}"
 
 
-def parse_refine_reply(reply: str) -> dict[str, object]:
+def parse_refine_reply(reply: str) -> KitChanges:
     """The kit keys of calls 1 and 2, each optional (null or absent = unchanged)."""
     data = extract_json(reply, KIT_KEYS)
-    changed: dict[str, object] = {}
+    changed: KitChanges = {}
     validator = data.get("input_validator")
     if validator is not None:
         if not isinstance(validator, str) or "validate_input" not in validator:
@@ -194,7 +198,7 @@ def parse_refine_reply(reply: str) -> dict[str, object]:
     return changed
 
 
-def _revised_kit(run: GenerationRun, kit: TestKit, changed: dict[str, object], number: int,
+def _revised_kit(run: GenerationRun, kit: TestKit, changed: KitChanges, number: int,
                  misses: list[Miss]) -> TestKit:
     model = run.model_name or settings.HARDTESTS_LLM_MODEL
     note = f"generation run #{run.pk}, refinement round {number}"
@@ -222,12 +226,13 @@ def _revised_kit(run: GenerationRun, kit: TestKit, changed: dict[str, object], n
     return TestKit.objects.select_related("problem", "validator", "output_judge").get(pk=new.pk)
 
 
-def _self_check(session: Conversation | None, kit: TestKit):
+def _self_check(session: Conversation | None, kit: TestKit) -> Review[KitChanges] | None:
     """The call-1 self-checks for a revised validator or judge, fed back through ask()."""
     if session is None or session.review is None:
         return None
+    check = session.review
 
-    def review(changed: dict[str, object]):
+    def review(changed: KitChanges) -> tuple[str, str] | None:
         if "input_validator" not in changed and "output_judging_function" not in changed:
             return None
         proposed = ValidatorReply(
@@ -235,7 +240,7 @@ def _self_check(session: Conversation | None, kit: TestKit):
             needs_output_judge=bool(changed.get("output_judging_function")) or kit.output_judge is not None,
             output_judging_function=changed.get("output_judging_function")
             or (kit.output_judge.code if kit.output_judge else None))
-        return session.review(proposed)
+        return check(proposed)
 
     return review
 

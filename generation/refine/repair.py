@@ -15,12 +15,13 @@ from __future__ import annotations
 import ast
 import json
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
 
 from generation import prompting
-from generation.asking import Conversation, RunFailed, ask
+from generation.asking import Conversation, ask
 from generation.materialise.batching import call_many
 from generation.materialise.inputs import (
     GeneratorJob,
@@ -30,7 +31,7 @@ from generation.materialise.inputs import (
     run_checker_calls,
     usable_input,
 )
-from generation.materialise.types import SandboxClock, generator_limits
+from generation.materialise.types import RunFailed, SandboxClock, generator_limits
 from generation.models import FailureReason, GenerationRun
 from generation.parsing import (
     INPUTS_KEYS,
@@ -48,6 +49,9 @@ from sandbox import CallResult, Sandbox
 REPAIR_PROMPT = "repair_v1"
 DIRECT_KEY, REGULAR_KEY, HACKING_KEY = "LLMGen_input", "RPGen_SPGen_input_generator", "HackGen_input_generator"
 MAX_REJECTED_SHOWN = 3
+# A reply's replaced kit keys -> their new values (parse_repair_reply, feedback.parse_refine_reply have
+# checked them): a list of strings for DIRECT_KEY, Python source for the others.
+KitChanges = dict[str, Any]
 
 
 @dataclass
@@ -137,10 +141,10 @@ def probe(*, sb: Sandbox, kit: TestKit, keys: set[str] | None = None) -> list[Br
     return broken
 
 
-def parse_repair_reply(reply: str) -> dict[str, object]:
+def parse_repair_reply(reply: str) -> KitChanges:
     """Call 2's keys, each optional; null or absent = unchanged. Returns only the replaced keys."""
     data = extract_json(reply, INPUTS_KEYS)
-    changed: dict[str, object] = {}
+    changed: KitChanges = {}
     direct = data.get(DIRECT_KEY)
     if direct is not None:
         if not isinstance(direct, list) or not all(isinstance(x, str) for x in direct):
@@ -170,7 +174,7 @@ def _same_code(value: object) -> object:
         return value.strip()
 
 
-def kit_unchanged(kit: TestKit, changed: dict[str, object]) -> bool:
+def kit_unchanged(kit: TestKit, changed: KitChanges) -> bool:
     """Whether every key the reply gives equals what the kit already holds: code compared as Python
     reads it, so the same code with a comment added ("# fixed") or reformatted is unchanged."""
     current: dict[str, object] = {
@@ -185,7 +189,7 @@ def kit_unchanged(kit: TestKit, changed: dict[str, object]) -> bool:
     return all(key in current and norm(key, value) == norm(key, current[key]) for key, value in changed.items())
 
 
-def _kit_from(run: GenerationRun, kit: TestKit, changed: dict[str, object], round_number: int,
+def _kit_from(run: GenerationRun, kit: TestKit, changed: KitChanges, round_number: int,
               stage: str, fixed: list[str]) -> TestKit:
     with transaction.atomic():
         new = kit_create(

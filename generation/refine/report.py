@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from generation.models import GenerationRun, RefinementRound
 from generation.refine.split import HELD_OUT, TUNING, UNSPLIT, candidate_sides
+from problems.models import Problem
 
 KEYS = ("tp", "fn", "tn", "fp")
 
@@ -15,7 +17,7 @@ def _rates(totals: dict[str, int]) -> dict[str, Any]:
     return {**totals, "tpr": totals["tp"] / pos if pos else None, "tnr": totals["tn"] / neg if neg else None}
 
 
-def split_section(problems, split: str) -> dict[str, Any]:
+def split_section(problems: Iterable[Problem], split: str) -> dict[str, Any]:
     """Which candidates the report counts and which problems could not be split."""
     sides = candidate_sides(problems)
     unsplit = sorted({p.pid for p in problems if any(
@@ -30,7 +32,7 @@ def split_section(problems, split: str) -> dict[str, Any]:
     return {"name": split, "note": note, "candidates": counts, "problems_unsplit": unsplit}
 
 
-def refinement_section(problems) -> dict[str, Any]:
+def refinement_section(problems: Iterable[Problem]) -> dict[str, Any]:
     """Per problem, the latest run with refinement rounds: each round's TPR/TNR on tuning and
     held-out; totals of round 0 against the chosen (final) round."""
     rows = []

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.db import transaction
 
-from generation.asking import Conversation, RunFailed, ask
+from generation.asking import Conversation, ask
 from generation.materialise import sample_pairs
 from generation.materialise.inputs import run_checker_calls
-from generation.materialise.types import SandboxClock
+from generation.materialise.types import RunFailed, SandboxClock
 from generation.models import FailureReason, GenerationRun
 from generation.parsing import ReplyInvalid, ValidatorReply, extract_json
 from generation.preflight import Preflight
@@ -72,7 +72,8 @@ def _cases(sb: Sandbox, kit: TestKit, flight: Preflight) -> str:
     samples = sample_pairs(problem)
     parts = []
     for i, (text, expected) in enumerate(samples[:MAX_CASES], 1):
-        outs = [outs[i - 1] for outs in flight.sample_outputs.values() if len(outs) >= i and outs[i - 1] is not None]
+        outs = [out for outs in flight.sample_outputs.values() if len(outs) >= i
+                for out in (outs[i - 1],) if out is not None]
         oracle = outs[0].decode("utf-8", "replace")[:PREVIEW] if outs else "(none)"
         parts.append(f"Sample {i} (valid by definition): input\n```\n{text[:PREVIEW]}\n```\nexpected output\n```\n"
                      f"{expected[:PREVIEW]}\n```\na trusted correct program's output\n```\n{oracle}\n```")
@@ -116,8 +117,9 @@ def checkers_review(run: GenerationRun, rec: RunRecorder, sb: Sandbox, flight: P
                     session: Conversation | None, kit: TestKit) -> TestKit:
     if not settings.HARDTESTS_CHECKER_REVIEW or session is None or session.review is None:
         return kit
+    check = session.review
 
-    def self_check(verdict: Verdict):
+    def self_check(verdict: Verdict) -> tuple[str, str] | None:
         if verdict.input_validator is None and verdict.output_judging_function is None:
             return None
         proposed = ValidatorReply(
@@ -125,7 +127,7 @@ def checkers_review(run: GenerationRun, rec: RunRecorder, sb: Sandbox, flight: P
             needs_output_judge=kit.needs_output_judge or bool(verdict.output_judging_function),
             output_judging_function=verdict.output_judging_function
             or (kit.output_judge.code if kit.output_judge else None))
-        found = session.review(proposed)
+        found = check(proposed)
         return None if found is None else (found[0], "your revision fails a check: " + found[1])
 
     rec.stage(GenerationRun.Stage.LLM_VALIDATOR)

@@ -11,6 +11,7 @@ HARDTESTS_SPLIT_MIN_CANDIDATES labelled candidates uses them all for tuning and 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -70,7 +71,7 @@ UNSPLIT = "unsplit"
 SPLITS = (HELD_OUT, TUNING, "all", "both")
 
 
-def candidate_sides(problems) -> dict[int, str]:
+def candidate_sides(problems: Iterable[Problem]) -> dict[int, str]:
     """solution pk -> tuning, held_out, or unsplit (its problem has too few labelled candidates)."""
     sides: dict[int, str] = {}
     for problem in problems:

@@ -29,6 +29,6 @@ class ChunkedBodyMiddleware:
                 return JsonResponse({"code": "too_large", "detail": f"request body over {limit} bytes"}, status=413)
             meta["CONTENT_LENGTH"] = str(len(body))
             # What WSGIRequest built from an absent length (an empty stream), rebuilt with it.
-            request._stream = io.BytesIO(body)  # type: ignore[attr-defined]
+            request._stream = io.BytesIO(body)
             request._read_started = False  # type: ignore[attr-defined]
         return self.get_response(request)

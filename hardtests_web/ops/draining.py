@@ -25,7 +25,7 @@ from concurrent import futures
 from functools import partial
 from typing import Any
 
-from gunicorn.workers.gthread import TConn, ThreadWorker  # type: ignore[import-untyped]
+from gunicorn.workers.gthread import TConn, ThreadWorker
 
 # A connection taken while draining whose client sends nothing holds a thread this long at most.
 DRAIN_READ_TIMEOUT_S = 5.0

@@ -11,7 +11,7 @@ import json
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 
@@ -117,5 +117,5 @@ def janitor_pass() -> dict[str, Any]:
 def janitor_last_run() -> dict[str, Any] | None:
     from core.queues import redis_connection
 
-    raw = redis_connection().get(LAST_RUN_KEY)
+    raw = cast(bytes | None, redis_connection().get(LAST_RUN_KEY))
     return json.loads(raw) if raw else None

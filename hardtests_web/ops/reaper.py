@@ -15,6 +15,7 @@ exits, and by a worker starting under a name a dead one still holds.
 from __future__ import annotations
 
 import logging
+from typing import cast
 
 from redis import Redis
 from rq.job import Job, JobStatus
@@ -43,7 +44,7 @@ def _job_recover(connection: Redis, job_id: str, *, worker_name: str, reason: st
     registry = StartedJobRegistry(job.origin, connection=connection)
     with connection.pipeline() as pipe:
         registry.remove_executions(job, pipeline=pipe)
-        for entry in connection.zrange(registry.key, 0, -1):
+        for entry in cast(list[bytes], connection.zrange(registry.key, 0, -1)):
             if as_text(entry).split(":", 1)[0] == job.id:
                 pipe.zrem(registry.key, entry)
         if int(job.meta.get(REQUEUED_META, 0)) >= MAX_REQUEUES:
@@ -54,7 +55,7 @@ def _job_recover(connection: Redis, job_id: str, *, worker_name: str, reason: st
             return "failed"
         pipe.execute()
     job.meta[REQUEUED_META] = int(job.meta.get(REQUEUED_META, 0)) + 1
-    job.save_meta()
+    job.save_meta()  # type: ignore[no-untyped-call]  # rq leaves save_meta unannotated
     Queue(job.origin, connection=connection).enqueue_job(job, at_front=True)
     return "requeued"
 
@@ -62,7 +63,7 @@ def _job_recover(connection: Redis, job_id: str, *, worker_name: str, reason: st
 def worker_reap(connection: Redis, name: str, *, reason: str) -> str | None:
     """Forget the dead worker `name` and recover its job; what became of the job (None: it held none)."""
     key = Worker.redis_worker_namespace_prefix + name
-    job_id, queues = connection.hmget(key, ["current_job", "queues"])
+    job_id, queues = cast(list[bytes | None], connection.hmget(key, ["current_job", "queues"]))
     with connection.pipeline() as pipe:
         for queue in as_text(queues or b"").split(","):
             if queue:

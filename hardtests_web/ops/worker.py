@@ -19,7 +19,7 @@ import logging
 import os
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import redis
 from django.conf import settings
@@ -39,6 +39,13 @@ from hardtests_web.ops.checks import worker_checks
 from hardtests_web.ops.reaper import worker_reap
 from sandbox import SandboxUnavailable, get_sandbox
 
+if TYPE_CHECKING:
+    from rq.job import Job
+    from rq.queue import Queue
+    from rq.worker import BaseWorker as _WorkerBase
+else:
+    _WorkerBase = object  # a mixin: the RQ worker class comes second in the bases
+
 log = logging.getLogger(__name__)
 
 
@@ -46,7 +53,7 @@ class WorkerRefused(SystemExit):
     pass
 
 
-class InfrastructureChecks:
+class InfrastructureChecks(_WorkerBase):
     """Mixed into an RQ worker class: the checks at start and between jobs."""
 
     _checked_at = 0.0
@@ -83,7 +90,7 @@ class InfrastructureChecks:
         while not stop.wait(period):
             try:
                 self._publish()
-                registration_add(self)  # type: ignore[arg-type]
+                registration_add(self)
             except Exception:
                 pass  # Redis away: RQ's loop reports it and reconnects
 
@@ -92,7 +99,7 @@ class InfrastructureChecks:
         expires (a systemd unit restarts a killed worker under the same --name). Before this
         worker publishes anything under the name, so the dead holder's record is still there."""
         key = self.key
-        host, pid, death = self.connection.hmget(key, ["hostname", "pid", "death"])
+        host, pid, death = cast(list[bytes | None], self.connection.hmget(key, ["hostname", "pid", "death"]))
         if host is not None and death is None:
             # (a restarted container may give the new process the dead one's pid)
             same_host_gone = host.decode() == self.hostname and pid and (
@@ -132,7 +139,7 @@ class InfrastructureChecks:
         wait_s = 1.0
         while True:
             try:
-                return super().work(*args, **kwargs)  # type: ignore[misc]
+                return super().work(*args, **kwargs)
             except redis.exceptions.ConnectionError as exc:
                 if getattr(self, "_stop_requested", False):
                     raise
@@ -165,7 +172,8 @@ class InfrastructureChecks:
             self.heartbeat()
             time.sleep(min(1.0, self.check_period))
 
-    def dequeue_job_and_maintain_ttl(self, timeout: int | None, max_idle_time: int | None = None) -> Any:
+    def dequeue_job_and_maintain_ttl(self, timeout: int | None,
+                                     max_idle_time: int | None = None) -> tuple[Job, Queue] | None:
         if timeout is None:  # burst mode: one non-blocking look at the queues
             self._wait_until_healthy()
             return super().dequeue_job_and_maintain_ttl(timeout, max_idle_time)

@@ -65,8 +65,8 @@ TESTS_SCHEMA = pa.schema([
     ("test_cases", pa.string()),
 ])
 
-_LANGUAGE_LABELS = {Language.PYTHON3: "python", Language.PYTHON2: "python2", Language.CPP: "cpp",
-                    Language.JAVA: "java"}
+_LANGUAGE_LABELS: dict[str, str] = {Language.PYTHON3: "python", Language.PYTHON2: "python2",
+                                    Language.CPP: "cpp", Language.JAVA: "java"}
 
 
 def _seconds(ms: int) -> str:

@@ -38,9 +38,9 @@ from problems.exporters.bundles import Bundle, bundles, test_bodies
 from problems.models import Language, Solution
 
 SECRET_ORIGINS = ("generated", "official", "imported")
-_EXTENSIONS = {Language.PYTHON3: "py", Language.CPP: "cpp", Language.JAVA: "java"}
+_EXTENSIONS: dict[str, str] = {Language.PYTHON3: "py", Language.CPP: "cpp", Language.JAVA: "java"}
 # Gold verdict -> the submissions folder whose verdict a judging system expects.
-VERDICT_FOLDERS = {
+VERDICT_FOLDERS: dict[str, str] = {
     Solution.GoldVerdict.WA: "wrong_answer",
     Solution.GoldVerdict.TLE: "time_limit_exceeded",
     Solution.GoldVerdict.RE: "run_time_error",
@@ -210,18 +210,18 @@ def package_write(bundle: Bundle, root: Path) -> dict[str, int]:
     numbers: dict[str, int] = {}
     for sol in bundle.solutions:
         if sol.role == Solution.Role.ORACLE or sol.gold_verdict == Solution.GoldVerdict.AC:
-            folder = "accepted"
+            verdict_folder = "accepted"
         elif sol.gold_verdict in VERDICT_FOLDERS:
-            folder = VERDICT_FOLDERS[sol.gold_verdict]
+            verdict_folder = VERDICT_FOLDERS[sol.gold_verdict]
         else:
             continue
-        if folder == "time_limit_exceeded" and sol.language == Language.PYTHON3:
+        if verdict_folder == "time_limit_exceeded" and sol.language == Language.PYTHON3:
             counts["python_tle_left_out"] = counts.get("python_tle_left_out", 0) + 1
             continue
-        numbers[folder] = numbers.get(folder, 0) + 1
-        if _submission(root / "submissions" / folder, sol, numbers[folder]):
-            counts["accepted" if folder == "accepted" else "rejected"] += 1
-            counts[f"submissions_{folder}"] = counts.get(f"submissions_{folder}", 0) + 1
+        numbers[verdict_folder] = numbers.get(verdict_folder, 0) + 1
+        if _submission(root / "submissions" / verdict_folder, sol, numbers[verdict_folder]):
+            counts["accepted" if verdict_folder == "accepted" else "rejected"] += 1
+            counts[f"submissions_{verdict_folder}"] = counts.get(f"submissions_{verdict_folder}", 0) + 1
         else:
             counts["unsupported_submissions"] += 1
     return counts

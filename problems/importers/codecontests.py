@@ -42,13 +42,15 @@ def _enum(value: Any, names: dict[str, int] | tuple[str, ...], size: int, key: s
             value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < size:
         raise RowError(f"field {key!r}: unknown value {value!r}")
-    return value
+    index: int = value
+    return index
 
 
 def _tests(row: dict[str, Any], key: str) -> list[dict[str, str]]:
     group = row.get(key)
     if group is None:
         return []
+    pairs: list[tuple[Any, Any]]
     if isinstance(group, list):  # some copies store a list of {input, output}
         pairs = [(t.get("input"), t.get("output")) if isinstance(t, dict) else (None, None) for t in group]
     elif isinstance(group, dict):
@@ -113,7 +115,10 @@ def codecontests_map(row: dict[str, Any], counters: FormatCounters) -> dict[str,
     name = text(row, "name", required=True)
     platform = SOURCES[_enum(row.get("source"), _SOURCE_NAMES, len(SOURCES), "source")]
     difficulty_index = _enum(row.get("difficulty"), DIFFICULTIES, len(DIFFICULTIES), "difficulty")
-    labels = [{"source": SOURCE, "level": DIFFICULTIES[difficulty_index], "score": None}] if difficulty_index else []
+    labels: list[dict[str, Any]] = (
+        [{"source": SOURCE, "level": DIFFICULTIES[difficulty_index], "score": None}]
+        if difficulty_index else []
+    )
     rating = row.get("cf_rating")
     if isinstance(rating, int) and not isinstance(rating, bool) and rating > 0:
         labels.append({"source": "codeforces", "level": str(rating), "score": rating})

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from django.db import connection, models
 from django.utils import timezone
@@ -37,14 +37,14 @@ def fast_insert(model: type[models.Model], rows: Sequence[dict[str, Any] | model
     stamps = [i for i, f in enumerate(fields) if getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False)]
     converted = [(i, f.get_db_prep_save) for i, f in enumerate(fields)
                  if i not in stamps and (not isinstance(f, _PLAIN) or isinstance(f, models.DateTimeField))]
-    columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
+    # concrete fields all have a column
+    columns = ", ".join(connection.ops.quote_name(cast(str, f.column)) for f in fields)
     sql = (f"INSERT INTO {connection.ops.quote_name(model._meta.db_table)} ({columns}) "
            f"VALUES ({', '.join(['%s'] * len(fields))})")
 
     def row(item: dict[str, Any] | models.Model) -> tuple[Any, ...]:
-        values = pick({**defaults, **(item if isinstance(item, dict) else item.__dict__)})
-        if len(names) == 1:
-            values = (values,)
+        picked = pick({**defaults, **(item if isinstance(item, dict) else item.__dict__)})
+        values: tuple[Any, ...] = (picked,) if len(names) == 1 else picked
         if not (stamps or converted):
             return values
         out = list(values)

@@ -191,8 +191,8 @@ def _suite(row: dict[str, Any], names: dict[str, list[str]], codes: dict[str, st
                 kinds[index] = kinds[index] or (group_kind, generator[:200], position + 1)
     out = []
     for test, info in zip(tests, kinds, strict=True):
-        kind, generator, call = info or (TestCase.Kind.IMPORTED, "", None)
-        out.append({**test, "kind": kind, "generator": generator, "call_number": call})
+        test_kind, generator, call = info or (TestCase.Kind.IMPORTED, "", None)
+        out.append({**test, "kind": test_kind, "generator": generator, "call_number": call})
     return {"origin": "generated", "tests": out}
 
 

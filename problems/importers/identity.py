@@ -101,7 +101,7 @@ def platform_id_from_url(url: str) -> str:
 
 
 def platform_id_codeforces(contest_id: int | str | None, index: str | None) -> str:
-    if contest_id in (None, "", 0, "0") or not index:
+    if contest_id is None or contest_id in ("", 0, "0") or not index:
         return ""
     return f"codeforces:{int(contest_id)}{str(index).strip().upper()}"
 

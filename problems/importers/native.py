@@ -13,7 +13,7 @@ import base64
 import binascii
 import datetime as dt
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
 
 from pydantic import (
     BaseModel,
@@ -87,17 +87,40 @@ def _number(value: Any) -> Any:
 
 
 def Choice(values: Any) -> Any:  # noqa: N802 (a type factory)
-    return Literal.__getitem__(tuple(c.value for c in values)) | None
+    literal: Any = Literal.__getitem__(tuple(c.value for c in values))
+    return literal | None
 
 
-def Text(limit: int | None = None) -> Any:  # noqa: N802
-    return Annotated[StrictStr, StringConstraints(max_length=limit)] | None
+# Strings of at most N characters (Text: no limit), or None.
+Text = Annotated[StrictStr, StringConstraints(max_length=None)] | None
+Text50 = Annotated[StrictStr, StringConstraints(max_length=50)] | None
+Text100 = Annotated[StrictStr, StringConstraints(max_length=100)] | None
+Text200 = Annotated[StrictStr, StringConstraints(max_length=200)] | None
+Text500 = Annotated[StrictStr, StringConstraints(max_length=500)] | None
+# pattern: at least one non-blank character (pydantic searches, it does not anchor)
+Required = Annotated[StrictStr, StringConstraints(max_length=None, pattern=r"\S")]
+Required200 = Annotated[StrictStr, StringConstraints(max_length=200, pattern=r"\S")]
+Required500 = Annotated[StrictStr, StringConstraints(max_length=500, pattern=r"\S")]
 
-
-def Required(limit: int | None = None) -> Any:  # noqa: N802
-    # pattern: at least one non-blank character (pydantic searches, it does not anchor)
-    return Annotated[StrictStr, StringConstraints(max_length=limit, pattern=r"\S")]
-
+# The models' choices, as Literals of their values (built at run time, so mypy sees plain strings).
+if TYPE_CHECKING:
+    TestKindChoice: TypeAlias = str | None
+    OutputOriginChoice: TypeAlias = str | None
+    GoldVerdictChoice: TypeAlias = str | None
+    CodeOriginChoice: TypeAlias = str | None
+    ComparisonChoice: TypeAlias = str | None
+    SuiteOriginValue: TypeAlias = str
+    RoleValue: TypeAlias = str
+    LanguageValue: TypeAlias = str
+else:
+    TestKindChoice = Choice(TestCase.Kind)
+    OutputOriginChoice = Choice(TestCase.OutputOrigin)
+    GoldVerdictChoice = Choice(Solution.GoldVerdict)
+    CodeOriginChoice = Choice(CodeOrigin)
+    ComparisonChoice = Choice(Comparison)
+    SuiteOriginValue = Literal.__getitem__(tuple(c.value for c in TestSuite.Origin))
+    RoleValue = Literal.__getitem__(tuple(c.value for c in Solution.Role))
+    LanguageValue = Literal.__getitem__(tuple(c.value for c in Language))
 
 Count = Annotated[StrictInt, Field(ge=0)] | None
 
@@ -114,15 +137,15 @@ class BodiesIn(_Model):
 
 
 class TestIn(BodiesIn):
-    kind: Choice(TestCase.Kind) = None
-    generator: Text(200) = None
+    kind: TestKindChoice = None
+    generator: Text200 = None
     call_number: Count = None
     # oracle-free suites: who made the output ("" an oracle or the dataset); a time_only test has none
-    output_origin: Choice(TestCase.OutputOrigin) = None
+    output_origin: OutputOriginChoice = None
 
 
 class SuiteIn(_Model):
-    origin: Literal.__getitem__(tuple(c.value for c in TestSuite.Origin))
+    origin: SuiteOriginValue
     tests: list[TestIn] | None = None
     # a suite built with fewer oracles than HARDTESTS_MIN_ORACLES normally demands
     unverified: StrictBool | None = None
@@ -138,33 +161,33 @@ class LabelIn(_Model):
 
 
 class SolutionIn(_Model):
-    role: Literal.__getitem__(tuple(c.value for c in Solution.Role))
-    language: Literal.__getitem__(tuple(c.value for c in Language))
-    code: Required()
-    source: Text(100) = None
+    role: RoleValue
+    language: LanguageValue
+    code: Required
+    source: Text100 = None
     reliability: Count = None
-    verdict: Choice(Solution.GoldVerdict) = None
-    origin: Text(100) = None
-    name: Text(200) = None
-    note: Text(500) = None
+    verdict: GoldVerdictChoice = None
+    origin: Text100 = None
+    name: Text200 = None
+    note: Text500 = None
 
 
 class AliasIn(_Model):
-    source: Required()
-    pid: Required()
-    url: Text(500) = None
+    source: Required
+    pid: Required
+    url: Text500 = None
 
 
 class KitIn(_Model):
-    input_validator: Text() = None
-    output_judging_function: Text() = None
-    RPGen_SPGen_input_generator: Text() = None
-    HackGen_input_generator: Text() = None
-    batch_generator: Text() = None
+    input_validator: Text = None
+    output_judging_function: Text = None
+    RPGen_SPGen_input_generator: Text = None
+    HackGen_input_generator: Text = None
+    batch_generator: Text = None
     needs_custom_output_judging_function: StrictBool | None = None
     LLMGen_input: list[StrictStr] | None = None
-    model: Text(100) = None
-    origin: Choice(CodeOrigin) = None
+    model: Text100 = None
+    origin: CodeOriginChoice = None
     extra: dict[str, Any] | None = None
 
     @model_validator(mode="after")
@@ -177,14 +200,14 @@ class KitIn(_Model):
 
 
 class RowIn(_Model):
-    source: Text(50) = None
-    pid: Required(200)
-    title: Required(500)
-    statement: Text() = None
-    platform: Text(50) = None
-    platform_id: Text(200) = None
-    url: Text(500) = None
-    comparison: Choice(Comparison) = None
+    source: Text50 = None
+    pid: Required200
+    title: Required500
+    statement: Text = None
+    platform: Text50 = None
+    platform_id: Text200 = None
+    url: Text500 = None
+    comparison: ComparisonChoice = None
     time_limit_ms: Annotated[int | None, BeforeValidator(_integral), Field(ge=1, le=600_000)] = None
     memory_limit_mb: Annotated[int | None, BeforeValidator(_integral), Field(ge=1, le=65_536)] = None
     contest_date: Any = None
@@ -206,7 +229,7 @@ def _body(item: BodiesIn, key: str, where: str) -> str | bytes:
             return base64.b64decode(encoded, validate=True)
         except (binascii.Error, ValueError):
             raise RowError(f"{where}: {key}_b64 is not valid base64") from None
-    value = getattr(item, key)
+    value: str | None = getattr(item, key)
     if value is None:
         raise RowError(f"{where}: {key} must be a string")
     return value
@@ -299,7 +322,7 @@ def native_row_parse(row: Any) -> NativeRow:
         ],
         "extra": parsed.extra or {},
     }
-    suites = []
+    suites: list[dict[str, Any]] = []
     for i, suite in enumerate(parsed.suites or []):
         if any(suite.origin == seen["origin"] for seen in suites):
             raise RowError(f"suites[{i}]: a second suite of origin {suite.origin!r} (one per origin)")

@@ -100,7 +100,8 @@ class JsonlFile(RowFile):
     def get(self, locator: Any) -> dict[str, Any]:
         with self.path.open("rb") as handle:
             handle.seek(locator)
-            return json.loads(handle.readline())
+            row: dict[str, Any] = json.loads(handle.readline())
+            return row
 
 
 class ParquetFile(RowFile):
@@ -128,7 +129,8 @@ class ParquetFile(RowFile):
         return set(self._file.schema_arrow.names)
 
     def count(self) -> int | None:
-        return self._file.metadata.num_rows
+        rows: int = self._file.metadata.num_rows
+        return rows
 
     def index(self, key: str) -> dict[Any, Any]:
         found: dict[Any, Any] = {}
@@ -145,7 +147,8 @@ class ParquetFile(RowFile):
         # the row asked for becomes Python objects.
         if self._group is None or self._group[0] != group:
             self._group = (group, self._file.read_row_group(group))
-        return self._group[1].slice(i, 1).to_pylist()[0]
+        row: dict[str, Any] = self._group[1].slice(i, 1).to_pylist()[0]
+        return row
 
 
 class HFDataset(RowFile):
@@ -177,7 +180,8 @@ class HFDataset(RowFile):
         return found
 
     def get(self, locator: Any) -> dict[str, Any]:
-        return self.dataset[locator]
+        row: dict[str, Any] = self.dataset[locator]
+        return row
 
 
 def files_open(paths: list[str]) -> list[RowFile]:

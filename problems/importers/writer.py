@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, TypeVar
 
 from django.db import transaction
 
@@ -38,6 +38,8 @@ from problems.importers.writer_children import (
     tags_write,
 )
 from problems.models import Problem, ProblemAlias
+
+_Keyed = TypeVar("_Keyed", Problem, ProblemAlias)
 
 _FIELDS = ("title", "statement", "platform", "platform_id", "url", "comparison", "time_limit_ms",
            "memory_limit_mb", "contest_date", "samples", "extra")
@@ -89,7 +91,8 @@ def rows_write(rows: list[NativeRow]) -> list[RowOutcome]:
     return outcomes
 
 
-def _by_keys(model: type, keys: list[tuple[str, str]], fields: tuple[str, ...] | None = None) -> dict:
+def _by_keys(model: type[_Keyed], keys: list[tuple[str, str]],
+             fields: tuple[str, ...] | None = None) -> dict[tuple[str, str], _Keyed]:
     if not keys:
         return {}
     qs = model.objects.filter(source__in={s for s, _ in keys}, pid__in={p for _, p in keys})
@@ -135,9 +138,10 @@ def _segment_write(rows: list[NativeRow]) -> list[RowOutcome]:
                 targets.append(Target(index=i, problem=known, parsed=parsed, merge=True, status="merged"))
         else:
             # A plain namespace, not a model instance: at 50,000 rows Model.__init__ alone is seconds.
-            problem = SimpleNamespace(pk=None, source=data["source"], pid=data["pid"], **{f: data[f] for f in _FIELDS})
-            new.append((i, problem))
-            targets.append(Target(index=i, problem=problem, parsed=parsed, merge=False, status="created"))
+            fresh = SimpleNamespace(pk=None, source=data["source"], pid=data["pid"],
+                                    **{f: data[f] for f in _FIELDS})
+            new.append((i, fresh))
+            targets.append(Target(index=i, problem=fresh, parsed=parsed, merge=False, status="created"))
 
     if new:
         fast_insert(Problem, [p for _, p in new])

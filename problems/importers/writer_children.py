@@ -73,14 +73,15 @@ def aliases_write(targets: list[Target]) -> None:
         (a.source, a.pid): a
         for a in ProblemAlias.objects.filter(source__in={s for s, _ in wanted}, pid__in={p for _, p in wanted})
     }
-    create, update = [], []
+    create: list[ProblemAlias] = []
+    update: list[ProblemAlias] = []
     for (source, pid), (t, url) in wanted.items():
-        alias = existing.get((source, pid))
-        if alias is None:
+        current = existing.get((source, pid))
+        if current is None:
             create.append(ProblemAlias(problem_id=t.problem.pk, source=source, pid=pid, url=url))
-        elif alias.problem_id != t.problem.pk or alias.url != url:
-            alias.problem_id, alias.url = t.problem.pk, url
-            update.append(alias)
+        elif current.problem_id != t.problem.pk or current.url != url:
+            current.problem_id, current.url = t.problem.pk, url
+            update.append(current)
         else:
             continue
         t.changed("aliases")
@@ -107,7 +108,7 @@ def tags_write(targets: list[Target]) -> None:
         if missing:
             Tag.objects.bulk_create([Tag(name=n) for n in sorted(missing)], ignore_conflicts=True)
             tag_ids.update(Tag.objects.filter(name__in=missing).values_list("name", "id"))
-    add = []
+    add: list[dict[str, Any]] = []
     for t in targets:
         wanted = {tag_ids[n] for n in t.parsed.data["tags"]}
         current = have[t.problem.pk]
@@ -150,7 +151,7 @@ def solutions_write(targets: list[Target]) -> None:
     if ids:
         for sol in Solution.objects.filter(problem_id__in=ids).defer("code"):
             existing[(sol.problem_id, sol.role, sol.code_sha256)] = sol
-    create: list[Solution] = []
+    create: list[dict[str, Any]] = []
     update: dict[int, Solution] = {}
     for t in targets:
         for sol in t.parsed.data["solutions"]:
@@ -192,7 +193,8 @@ def _note_merge(incoming: str, current: str) -> str:
     return "; ".join(p for p in (incoming, *marks) if p)[:500]
 
 
-def _max_versions(model: type, ids: set[int]) -> dict[int, int]:
+def _max_versions(model: type[InputValidator | OutputJudge | TestKit | TestSuite],
+                  ids: set[int]) -> dict[int, int]:
     if not ids:
         return {}
     rows = model.objects.filter(problem_id__in=ids).values("problem_id").annotate(m=Max("version"))
@@ -227,10 +229,10 @@ def kits_write(targets: list[Target]) -> None:
     latest: dict[int, TestKit] = {}
     regression: dict[int, list[Any]] = {}
     if ids:
-        for kit in TestKit.objects.filter(problem_id__in=ids).select_related("validator", "output_judge").order_by(
-            "problem_id", "-version"
-        ):
-            latest.setdefault(kit.problem_id, kit)
+        for test_kit in TestKit.objects.filter(problem_id__in=ids).select_related(
+            "validator", "output_judge"
+        ).order_by("problem_id", "-version"):
+            latest.setdefault(test_kit.problem_id, test_kit)
         for v in InputValidator.objects.filter(problem_id__in=ids).order_by("problem_id", "-version").only(
             "problem_id", "regression_inputs"
         ):
@@ -243,9 +245,10 @@ def kits_write(targets: list[Target]) -> None:
         current = latest.get(pk)
         if pk in done or (t.merge and current is not None):
             continue
-        if _kit_signature(current) == _parsed_kit_signature(t.parsed.kit):
-            continue
         kit = t.parsed.kit
+        assert kit is not None  # with_kit holds only targets with a kit
+        if _kit_signature(current) == _parsed_kit_signature(kit):
+            continue
         common = {"problem_id": pk, "origin": kit["origin"], "model_name": kit["model"]}
         validator = judge = None
         if kit["input_validator"]:

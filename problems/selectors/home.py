@@ -36,7 +36,7 @@ def test_kind_distribution() -> list[dict[str, Any]]:
 
     Cached for five minutes: it reads counts_by_kind of every active suite.
     """
-    data = cache.get("problems:kind-distribution")
+    data: list[dict[str, Any]] | None = cache.get("problems:kind-distribution")
     if data is not None:
         return data
     kinds = list(TestCase.Kind.values)

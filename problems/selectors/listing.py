@@ -141,27 +141,27 @@ def problem_page(params: dict[str, Any], page: int) -> ProblemPage:
         has_next = True
     ids = [p[0] for p in problems]
     tags: dict[int, list[str]] = {}
-    for pid, name in (
+    for problem_id, name in (
         Problem.tags.through.objects.filter(problem_id__in=ids).order_by("tag__name").values_list("problem_id", "tag__name")
     ):
-        tags.setdefault(pid, []).append(name)
+        tags.setdefault(problem_id, []).append(name)
     labels: dict[int, list[tuple[str, str]]] = {}
-    for pid, source, level in (
+    for problem_id, source, level in (
         DifficultyLabel.objects.filter(problem_id__in=ids).order_by("source").values_list("problem_id", "source", "level")
     ):
-        labels.setdefault(pid, []).append((source, level))
+        labels.setdefault(problem_id, []).append((source, level))
     suites: dict[int, list[tuple[str, int]]] = {}
-    for pid, status, count in (
+    for problem_id, status, count in (
         _generated_suites()
         .filter(problem_id__in=ids, status__in=[TestSuite.Status.ACTIVE, TestSuite.Status.FAILED,
                                                TestSuite.Status.BUILDING])
         .order_by("problem_id", "-version")
         .values_list("problem_id", "status", "test_count")
     ):
-        suites.setdefault(pid, []).append((status, count))
+        suites.setdefault(problem_id, []).append((status, count))
     judged = set(OutputJudge.objects.filter(problem_id__in=ids).values_list("problem_id", flat=True))
-    columns = [e for e in list_extensions() if e.column and e.cells]
-    extra = [e.cells(ids) if ids else {} for e in columns]  # type: ignore[misc]
+    columns = [(e.column, e.cells) for e in list_extensions() if e.column and e.cells]
+    extra = [column_cells(ids) if ids else {} for _, column_cells in columns]
     blank = Cell("—")
     detail = reverse("problem_detail", args=[0])[: -len("0/")]
     rows = []
@@ -179,12 +179,13 @@ def problem_page(params: dict[str, Any], page: int) -> ProblemPage:
             row.suite_status = mine[0][0]
         rows.append(row)
     return ProblemPage(rows=rows, number=page, total=min(total, COUNT_CAP) if capped else total,
-                       has_next=has_next, capped=capped, page_size=size, extra_columns=[e.column for e in columns])
+                       has_next=has_next, capped=capped, page_size=size,
+                       extra_columns=[heading for heading, _ in columns])
 
 
 def problem_facets() -> dict[str, Any]:
     """Choices for the filter form; cached because they scan indexes of the whole catalogue."""
-    facets = cache.get("problems:facets")
+    facets: dict[str, Any] | None = cache.get("problems:facets")
     if facets is None:
         platforms = sorted(
             p for p in Problem.objects.order_by().values_list("platform", flat=True).distinct() if p

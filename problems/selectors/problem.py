@@ -136,7 +136,7 @@ def _flipped_on_unchanged_tests(va: Verdict, vb: Verdict, ordinal_a: dict[int, s
                                 ordinal_b: dict[int, str]) -> list[dict[str, Any]]:
     """Unchanged tests (same input, same expected output) on which the program's verdict differs
     between the two versions: [{"ordinal_a", "ordinal_b", "a", "b"}] (at most 20)."""
-    def by_input(results: Any, ordinals: dict[int, str]) -> dict[str, tuple[int, str]]:
+    def by_input(results: Any, ordinals: dict[Any, str]) -> dict[str, tuple[int, str]]:
         out: dict[str, tuple[int, str]] = {}
         for r in results or []:
             key = ordinals.get(r.get("ordinal")) if isinstance(r, dict) else None
@@ -145,8 +145,9 @@ def _flipped_on_unchanged_tests(va: Verdict, vb: Verdict, ordinal_a: dict[int, s
         return out
 
     left, right = by_input(va.results, ordinal_a), by_input(vb.results, ordinal_b)
-    flips = [{"ordinal_a": left[k][0], "ordinal_b": right[k][0], "a": left[k][1], "b": right[k][1]}
-             for k in left.keys() & right.keys() if left[k][1] != right[k][1]]
+    flips: list[dict[str, Any]] = [
+        {"ordinal_a": left[k][0], "ordinal_b": right[k][0], "a": left[k][1], "b": right[k][1]}
+        for k in left.keys() & right.keys() if left[k][1] != right[k][1]]
     return sorted(flips, key=lambda f: f["ordinal_b"])[:20]
 
 

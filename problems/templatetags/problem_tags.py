@@ -31,7 +31,8 @@ MAX_HIGHLIGHT_CHARS = 300_000
 @lru_cache(maxsize=512)
 def _highlighted(digest: str, code: str, language: str) -> str:
     lexer = _LEXERS.get(language, TextLexer)()
-    return pygments_highlight(code, lexer, _FORMATTER)
+    html: str = pygments_highlight(code, lexer, _FORMATTER)
+    return html
 
 
 @register.filter
@@ -71,7 +72,7 @@ def kb(value: int | None) -> str:
 
 
 @register.filter
-def get_item(mapping: dict, key: object) -> object:
+def get_item(mapping: dict[Any, Any], key: object) -> object:
     return mapping.get(key) if isinstance(mapping, dict) else None
 
 

@@ -48,7 +48,7 @@ def bar_chart(
     bars = []
     for i, item in enumerate(items):
         label, value = item[0], item[1]
-        css = item[2] if len(item) > 2 else ""  # type: ignore[misc]
+        css = item[2] if len(item) > 2 else ""
         w = plot_width * value / top
         bars.append(Bar(label=label, value=value, y=i * (bar_height + gap), width=round(w, 1),
                         text_x=round(label_width + w + 6, 1), css=css))

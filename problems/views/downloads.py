@@ -48,12 +48,19 @@ class _ZipSink:
     def flush(self) -> None:
         pass
 
+    def close(self) -> None:
+        pass  # never called (zipfile leaves a file it was given open); zipfile's type asks for it
+
     def drain(self) -> Iterator[bytes]:
         chunks, self.chunks = self.chunks, []
         yield from chunks
 
 
-def _suite_zip(suite: TestSuite, rows: list[tuple]) -> Iterator[bytes]:
+# (ordinal, kind, generator, call_number, input_sha256, output_sha256, output_origin)
+_TestRow = tuple[int, str, str, int | None, str, str, str]
+
+
+def _suite_zip(suite: TestSuite, rows: list[_TestRow]) -> Iterator[bytes]:
     sink = _ZipSink()
     manifest = []
     bodies = blob_pairs(row[4:6] for row in rows)

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -27,7 +29,7 @@ def problem_matrix(request: HttpRequest, pk: int) -> HttpResponse:
     problem = problem_get(pk)
     suites = problem_suites(problem)
     suite = suite_pick(suites, request.GET.get("suite"))
-    context: dict = {"suites": suites, "suite": suite, "matrix": None}
+    context: dict[str, Any] = {"suites": suites, "suite": suite, "matrix": None}
     if suite is not None:
         try:
             test_page = int(request.GET.get("tests", "1"))

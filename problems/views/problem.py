@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from problems.kit_tab import kit_tab_render
-from problems.models import Solution, TestCase, TestSuite, Verdict
+from problems.models import Problem, Solution, TestCase, TestSuite, Verdict
 from problems.selectors import (
     problem_get,
     problem_solutions,
@@ -25,8 +27,8 @@ def problem_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return problem_suite(request, pk)
 
 
-def _suite_context(request: HttpRequest, suites: list[TestSuite], suite: TestSuite | None) -> dict:
-    context: dict = {"suites": suites, "suite": suite, "kind": ""}
+def _suite_context(request: HttpRequest, suites: list[TestSuite], suite: TestSuite | None) -> dict[str, Any]:
+    context: dict[str, Any] = {"suites": suites, "suite": suite, "kind": ""}
     if suite is None:
         return context
     kind = request.GET.get("kind", "")
@@ -88,7 +90,7 @@ def problem_kit(request: HttpRequest, pk: int) -> HttpResponse:
     return kit_tab_render(request, problem_get(pk), version=request.GET.get("version"))
 
 
-def _solutions_context(problem, suites: list[TestSuite]) -> dict:
+def _solutions_context(problem: Problem, suites: list[TestSuite]) -> dict[str, Any]:
     solutions = problem_solutions(problem)
     suite = suite_pick(suites, None)
     verdicts = {}

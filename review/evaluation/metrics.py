@@ -179,6 +179,10 @@ def platform_keys(outcome: Outcome) -> Sequence[str]:
     return (outcome.platform or "unknown",)
 
 
+def _passes_with(kinds: frozenset[str] | None) -> Predict:
+    return lambda o: o.passes(kinds)
+
+
 def kind_ablation(outcomes: Sequence[Outcome]) -> dict[str, dict[str, dict[str, Any]]]:
     """{origin: {level: metrics}} with a suite's tests restricted to the level's kinds.
 
@@ -188,7 +192,7 @@ def kind_ablation(outcomes: Sequence[Outcome]) -> dict[str, dict[str, dict[str, 
     result: dict[str, dict[str, dict[str, Any]]] = {}
     for origin, group in group_by(outcomes, lambda o: [o.origin]).items():
         result[origin] = {
-            level: summarise(group, lambda o, kinds=kinds: o.passes(kinds)) for level, kinds in KIND_LEVELS
+            level: summarise(group, _passes_with(kinds)) for level, kinds in KIND_LEVELS
         }
     return result
 

@@ -36,7 +36,8 @@ class Kernels:
         i64, ptr = ctypes.c_int64, ctypes.c_void_p
         self.qgram_chain_bound = library.qgram_chain_bound
         self.qgram_chain_bound.restype = i64
-        self.qgram_chain_bound.argtypes = [ptr, ptr, ptr, i64, i64] * 2 + [i64] * 4
+        one_input: list[type[ctypes.c_void_p] | type[ctypes.c_int64]] = [ptr, ptr, ptr, i64, i64]
+        self.qgram_chain_bound.argtypes = one_input * 2 + [i64] * 4
         self.lcs_at_least = library.lcs_at_least
         self.lcs_at_least.restype = i64
         self.lcs_at_least.argtypes = [ctypes.c_char_p, i64, ctypes.c_char_p, i64, i64]

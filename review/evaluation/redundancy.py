@@ -258,7 +258,7 @@ def _anchored_lower_bound(a: bytes, b: bytes, cutoff: int) -> int:
 def _lcs_at_least(x: bytes, y: bytes, cutoff: int, kernels: native.Kernels | None) -> bool:
     """Step 7: exact; the pruned C DP, or rapidfuzz's banded one without a compiler."""
     if kernels is not None:
-        found = kernels.lcs_at_least(x, len(x), y, len(y), cutoff)
+        found: int = kernels.lcs_at_least(x, len(x), y, len(y), cutoff)
         if found >= 0:
             return found >= cutoff
     return LCSseq.similarity(x, y, score_cutoff=cutoff) >= cutoff
@@ -315,8 +315,8 @@ def near_duplicates(
     order = sorted(range(len(unique)), key=lambda i: len(unique[i]))
     lengths = np.array([len(unique[i]) for i in order], dtype=np.int64)
     histograms = np.zeros((len(order), 256), dtype=np.int64)
-    for row, i in enumerate(order):
-        histograms[row] = _histogram(unique[i])
+    for position, i in enumerate(order):
+        histograms[position] = _histogram(unique[i])
     prepared = [_Input(unique[i]) for i in order]
     kernels = native.kernels()
     pool = ThreadPoolExecutor(threads) if threads > 1 and kernels is not None else None
@@ -339,6 +339,7 @@ def near_duplicates(
                     if not (flagged[order[a]] and flagged[order[b]])
                 }
                 ready = {b: plan for b, plan in plans.items() if plan is not None}
+                assert kernels is not None  # the pool exists only with the kernels
                 found = pool.map(lambda plan: _qgram_bound_rejects(plan, kernels), ready.values())
                 rejected = {b: False for b in plans} | dict(zip(ready, found, strict=True))
             for b in row:

@@ -153,7 +153,7 @@ def evaluation_wait(
     """Wait until the judging tasks are done or failed (read from the database)."""
     deadline = time.monotonic() + timeout_s
     while True:
-        counts = defaultdict(int)
+        counts: defaultdict[str, int] = defaultdict(int)
         for status in JudgingTask.objects.filter(pk__in=list(task_ids)).values_list("status", flat=True):
             counts[status] += 1
         finished = counts[JudgingTask.Status.DONE] + counts[JudgingTask.Status.FAILED]
@@ -179,7 +179,7 @@ def _near_duplicates_section(suites: list[TestSuite], budget_s: float, processes
         for suite in suites:
             bodies = blobs_get(suite.tests.order_by("ordinal").values_list("input_sha256", flat=True))
             size = sum(len(b) for b in bodies)
-            options = {"budget_s": budget_s, "threads": threads}
+            options: dict[str, Any] = {"budget_s": budget_s, "threads": threads}
             work = pool.submit(near_duplicates, bodies, **options) if pool else near_duplicates(bodies, **options)
             pending.append((suite, size, work))
         results = [(suite, size, work.result() if isinstance(work, Future) else work) for suite, size, work in pending]

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 from rq.exceptions import NoSuchJobError
 from rq.job import Job
 
+from core.htmx import HtmxHttpRequest
 from core.permissions import is_annotator, is_maintainer
 from core.queues import redis_connection
 from review.evaluation.export import plain_table, table_csv, table_latex
@@ -42,6 +43,13 @@ def job_lost(report: EvaluationReport) -> bool:
     return job.get_status(refresh=False) in ("failed", "stopped", "canceled")
 
 
+def _done_report(report: EvaluationReport) -> dict[str, Any]:
+    """The data of a done report (stored together with the status, so never None)."""
+    data: dict[str, Any] | None = report.report
+    assert data is not None
+    return data
+
+
 def _running() -> tuple[EvaluationReport | None, bool]:
     report = report_in_progress()
     return report, bool(report is not None and job_lost(report))
@@ -57,8 +65,8 @@ def evaluation_page(request: HttpRequest) -> HttpResponse:
         "latest": latest,
         "running": running,
         "running_lost": lost,
-        "tables": page_tables(latest.report) if latest else None,
-        "charts": chart_data(latest.report) if latest else None,
+        "tables": page_tables(_done_report(latest)) if latest else None,
+        "charts": chart_data(_done_report(latest)) if latest else None,
         "can_run": is_maintainer(request.user),
         # from the stored verdicts, so always current (no report run needed); bounded, as a page
         # computes it (leave-one-out is quadratic in a suite's known programs)
@@ -86,7 +94,7 @@ def evaluation_run(request: HttpRequest) -> HttpResponse:
 
 
 @require_GET
-def evaluation_status(request: HttpRequest, pk: int) -> HttpResponse:
+def evaluation_status(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     """The progress partial, polled by htmx; 286 stops the polling once the run ends."""
     if not is_annotator(request.user):
         raise PermissionDenied
@@ -107,7 +115,7 @@ def evaluation_table_export(request: HttpRequest, pk: int, name: str, fmt: str) 
     if not is_annotator(request.user):
         raise PermissionDenied
     report = get_object_or_404(EvaluationReport, pk=pk, status=EvaluationReport.Status.DONE)
-    table = plain_table(report.report, name)
+    table = plain_table(_done_report(report), name)
     if table is None or fmt not in EXPORTS:
         raise Http404("no such table")
     content_type, render_table = EXPORTS[fmt]

@@ -12,15 +12,18 @@ from __future__ import annotations
 import math
 import warnings
 from collections import Counter
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
+from typing import Any
 
 # numpy, statsmodels (with pandas and scipy) and krippendorff are imported where they are used:
 # importing them here cost every process that loads the URLconf (each web worker, each
 # management command's checks) about 1.2 s of CPU, for pages few requests open.
 
-Ratings = Mapping[Hashable, Mapping[Hashable, str]]
+# Items and annotators are any hashable keys; Any, since Mapping is invariant in its key type
+# (Mapping[Hashable, ...] would refuse a dict[int, ...]).
+Ratings = Mapping[Any, Mapping[Any, str]]
 
 
 @dataclass(frozen=True)
@@ -50,8 +53,8 @@ class Rate:
 
 @dataclass(frozen=True)
 class PairKappa:
-    first: Hashable
-    second: Hashable
+    first: Any  # an annotator key of the Ratings
+    second: Any
     items: int
     kappa: float | None
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from django import forms
 from django.contrib.auth import get_user_model
@@ -11,6 +11,9 @@ from core.permissions import ANNOTATORS
 from problems.models import Problem
 from problems.selectors import problem_facets
 from review.models import Study, SuiteLabel, ValidatorLabel, ValidatorReason
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 FILTER_KEYS = ("source", "platform", "tag", "difficulty", "search", "limit")
 
@@ -29,6 +32,18 @@ ACTION_KEYS = {
     "submit": "n", "skip": "s", "try": "i", "counterexample": "x", "check": "k", "comment": "c", "help": "?",
     "missing": "m", "suggest": "g",
 }
+
+
+def choice_field(form: forms.BaseForm, name: str) -> forms.ChoiceField:
+    """One of the form's ChoiceFields (`form.fields` is typed as holding any Field)."""
+    field = form.fields[name]
+    assert isinstance(field, forms.ChoiceField)
+    return field
+
+
+def choice_pairs(form: forms.BaseForm, name: str) -> list[tuple[Any, Any]]:
+    """The (value, label) pairs of one of the form's ChoiceFields, which keeps them as a list."""
+    return cast(list[tuple[Any, Any]], choice_field(form, name).choices)
 
 
 def annotator_choices() -> Any:
@@ -58,8 +73,16 @@ def _with_current(choices: list[Any], current: Any) -> list[Any]:
     return choices if not current or str(current) in flat else [*choices, (current, current)]
 
 
-class StudyForm(forms.ModelForm):
-    annotators = forms.ModelMultipleChoiceField(
+# ModelForm is generic only in django-stubs (subscripting it at run time needs their
+# monkeypatch, a dev-only package)
+if TYPE_CHECKING:
+    _StudyFormBase = forms.ModelForm[Study]
+else:
+    _StudyFormBase = forms.ModelForm
+
+
+class StudyForm(_StudyFormBase):
+    annotators: forms.ModelMultipleChoiceField[User] = forms.ModelMultipleChoiceField(
         queryset=None, required=False, widget=forms.CheckboxSelectMultiple  # set in __init__
     )
     filter_source = forms.ChoiceField(required=False, label="Source (dataset)")
@@ -83,14 +106,19 @@ class StudyForm(forms.ModelForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["annotators"].queryset = annotator_choices()
-        self.fields["overlap"].min_value = 1
+        annotators = self.fields["annotators"]
+        assert isinstance(annotators, forms.ModelMultipleChoiceField)
+        annotators.queryset = annotator_choices()
+        overlap = self.fields["overlap"]
+        assert isinstance(overlap, forms.IntegerField)
+        overlap.min_value = 1
         self.fields["overlap"].widget.attrs["min"] = 1
         self.fields["overlap"].help_text = "how many annotators label each item; at most the number of annotators chosen"
         stored = (self.instance.problem_filter or {}) if self.instance.pk else {}
         for key, choices in _filter_choices().items():
-            self.fields[f"filter_{key}"].choices = _with_current(choices, self.data.get(f"filter_{key}")
-                                                                 or stored.get(key))
+            choice_field(self, f"filter_{key}").choices = _with_current(
+                choices, self.data.get(f"filter_{key}") or stored.get(key)
+            )
         self.fields["seed"].required = False
         self.fields["seed"].help_text = "fixes the item order; left empty, a random seed is drawn"
         if not self.instance.pk:
@@ -125,6 +153,7 @@ class StudyForm(forms.ModelForm):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
+        assert data is not None  # the base clean() returns cleaned_data
         if data.get("selection") == Study.Selection.LIST and not data.get("problem_list") and not self.fields[
             "problem_list"
         ].disabled:
@@ -188,6 +217,7 @@ class LabelForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
+        assert data is not None  # the base clean() returns cleaned_data
         if self.study.asks_validator:
             if not data.get("validator_label"):
                 self.add_error("validator_label", "label the validator")
@@ -215,6 +245,7 @@ class AdjudicationForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
+        assert data is not None  # the base clean() returns cleaned_data
         if data.get("validator_label") == ValidatorLabel.INCORRECT and not data.get("validator_reason"):
             self.add_error("validator_reason", "say why the validator is incorrect")
         if not data.get("validator_label") and not data.get("suite_label"):

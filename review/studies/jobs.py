@@ -4,6 +4,7 @@ conditional update, call one function, and record the outcome (or failure) on th
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 import django_rq
 from django.db import transaction
@@ -56,7 +57,9 @@ def suite_addition_job(addition_id: int) -> str:
     return "added"
 
 
-def _enqueue(model: type, pk: int, func: object, timeout: int) -> None:
+def _enqueue(
+    model: type[ValidatorTrial] | type[SuiteAddition], pk: int, func: Callable[[int], str], timeout: int
+) -> None:
     ensure_redis()
 
     def enqueue() -> None:

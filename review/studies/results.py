@@ -93,7 +93,7 @@ def _pair_matrix(table: dict[int, dict[int, str]], first: Any, second: Any,
                  categories: tuple[str, ...]) -> dict[str, Any]:
     """How two annotators' labels cross on the items both labelled: rows are the first one's
     label, columns the second one's; the diagonal is where they agree."""
-    counts = {(a, b): 0 for a in categories for b in categories}
+    counts: dict[tuple[str | None, str | None], int] = {(a, b): 0 for a in categories for b in categories}
     for by in table.values():
         a, b = by.get(first), by.get(second)
         if (a, b) in counts:

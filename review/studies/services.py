@@ -359,6 +359,7 @@ def validator_edit(*, item: StudyItem, user: Any, code: str, note: str = "") -> 
                 problem=problem, code=code, origin=CodeOrigin.EDITED, edited_by=user, change_note=note
             )
             kit = kit_create(problem=problem, origin=CodeOrigin.EDITED, validator=validator, created_by=user)
+    assert kit.validator is not None  # both branches make the kit with the edited validator
     validator = kit.validator
     run, message = _rematerialise(problem=problem, user=user)
     return ValidatorEdit(kit=kit, validator=validator, run=run, message=message)

@@ -3,6 +3,7 @@ study or item the user may see, and which page of each kind's tests to show."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
@@ -17,7 +18,7 @@ from review.studies import selectors
 STOP_POLLING = 286
 
 
-def maintainer_required(view: Any) -> Any:
+def maintainer_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
     @wraps(view)
     def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if not is_maintainer(request.user):
@@ -41,4 +42,4 @@ def _item(study: Study, item_pk: int) -> StudyItem:
 
 def _kind_pages(request: HttpRequest) -> dict[str, str]:
     """?page_hacking=3 and the like: which page of each kind's tests to show."""
-    return {key[5:]: value for key, value in request.GET.items() if key.startswith("page_")}
+    return {key[5:]: request.GET[key] for key in request.GET if key.startswith("page_")}

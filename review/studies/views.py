@@ -17,6 +17,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from core.forms import form_refused_pop, form_refused_redirect
+from core.htmx import HtmxHttpRequest
 from core.permissions import is_maintainer
 from review.models import Annotation, Study, StudyItem, ValidatorTrial
 from review.studies import assignment, selectors, services
@@ -28,25 +29,16 @@ from review.studies.forms import (
     DraftForm,
     LabelForm,
     StudyForm,
+    choice_pairs,
 )
 from review.studies.view_helpers import STOP_POLLING, _item, _kind_pages, _study, maintainer_required
-
-# Results, review, adjudication and export live in views_review.py; urls.py reaches them here.
-from review.studies.views_review import (  # noqa: F401
-    adjudicate,
-    export_csv,
-    export_jsonl,
-    review_item,
-    study_results,
-    suite_addition_start,
-    suite_addition_status,
-    validator_edit,
-)
 
 IDLE_HOURS = 24
 
 
 def _own_annotation(request: HttpRequest, item: StudyItem) -> Annotation | None:
+    # Reached only past _study (404 for a non-member) or on a POST (login required).
+    assert request.user.is_authenticated
     return Annotation.objects.filter(item=item, annotator=request.user).first()
 
 
@@ -241,16 +233,18 @@ def _annotate_context(study: Study, item: StudyItem, annotation: Annotation, for
         "suite_keys": SUITE_KEYS,
         "reason_keys": REASON_KEYS,
         "keys": ACTION_KEYS,
-        "validator_choices": [(v, label, VALIDATOR_KEYS[v]) for v, label in form.fields["validator_label"].choices],
-        "reason_choices": [(v, label, REASON_KEYS[v]) for v, label in form.fields["validator_reason"].choices],
-        "suite_choices": [(v, label, SUITE_KEYS[v]) for v, label in form.fields["suite_label"].choices],
+        "validator_choices": [
+            (v, label, VALIDATOR_KEYS[v]) for v, label in choice_pairs(form, "validator_label")
+        ],
+        "reason_choices": [(v, label, REASON_KEYS[v]) for v, label in choice_pairs(form, "validator_reason")],
+        "suite_choices": [(v, label, SUITE_KEYS[v]) for v, label in choice_pairs(form, "suite_label")],
         "position": item.position + 1,
         "item_count": study.items.count(),
     }
 
 
 @require_POST
-def label(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
+def label(request: HtmxHttpRequest, pk: int, item_pk: int) -> HttpResponse:
     study = _study(request, pk)
     if not selectors.can_label(study, request.user):
         raise PermissionDenied("you are not labelling in this study")
@@ -303,7 +297,9 @@ def draft(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
         raise PermissionDenied("this item is not assigned to you")
     form = DraftForm(request.POST)
     if not form.is_valid():
-        return HttpResponse("; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()), status=400)
+        return HttpResponse(
+            "; ".join(f"{k}: {' '.join(str(e) for e in v)}" for k, v in form.errors.items()), status=400
+        )
     if not services.annotation_draft_save(annotation=annotation, fields=form.cleaned_data):
         return HttpResponse("not saved: the item is submitted, skipped or released", status=409)
     return HttpResponse(status=204)

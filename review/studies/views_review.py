@@ -15,6 +15,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from core.forms import form_refused_pop, form_refused_redirect
+from core.htmx import HtmxHttpRequest
 from problems.kit_check import kit_code_errors
 from review.models import Study, StudyItem, SuiteAddition
 from review.studies import results, selectors, services
@@ -60,7 +61,7 @@ def review_item(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
     return render(request, "review/studies/review_item.html", _review_context(request, study, item, **forms))
 
 
-def _refused(request: HttpRequest, study: Study, item: StudyItem, name: str, form: Any) -> HttpResponse:
+def _refused(request: HtmxHttpRequest, study: Study, item: StudyItem, name: str, form: Any) -> HttpResponse:
     """A refused form: the re-rendered page for htmx, else back to the item's page with what was
     typed and why (post/redirect/get), so the address bar never holds a POST-only address."""
     if request.htmx:
@@ -98,7 +99,7 @@ def _review_context(request: HttpRequest, study: Study, item: StudyItem, **forms
 
 @require_POST
 @maintainer_required
-def adjudicate(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
+def adjudicate(request: HtmxHttpRequest, pk: int, item_pk: int) -> HttpResponse:
     study = get_object_or_404(Study, pk=pk)
     item = _item(study, item_pk)
     form = AdjudicationForm(request.POST)
@@ -112,7 +113,7 @@ def adjudicate(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
 
 @require_POST
 @maintainer_required
-def validator_edit(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
+def validator_edit(request: HtmxHttpRequest, pk: int, item_pk: int) -> HttpResponse:
     study = get_object_or_404(Study, pk=pk)
     item = _item(study, item_pk)
     form = ValidatorEditForm(request.POST)
@@ -133,7 +134,7 @@ def validator_edit(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
 
 @require_POST
 @maintainer_required
-def suite_addition_start(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
+def suite_addition_start(request: HtmxHttpRequest, pk: int, item_pk: int) -> HttpResponse:
     study = get_object_or_404(Study, pk=pk)
     item = _item(study, item_pk)
     form = InputForm(request.POST)

@@ -57,7 +57,7 @@ def problems_by_pid(pids: list[str], source: str | None = None) -> list[Problem]
 
 def run_summary(run: GenerationRun) -> dict[str, Any]:
     succeeded = run.status == GenerationRun.Status.SUCCEEDED
-    version = run.suite.version if run.suite_id and succeeded else None
+    version = run.suite.version if succeeded and run.suite is not None else None
     # A run that found nothing changed made no suite: the one that stays active is the answer.
     unchanged = succeeded and version is None
     if unchanged:

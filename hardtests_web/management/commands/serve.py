@@ -236,7 +236,7 @@ class Command(BaseCommand):
 
     @staticmethod
     def _backoff(failures: int) -> float:
-        return min(BACKOFF_MAX_S, BACKOFF_FIRST_S * 2 ** max(0, failures - 1))
+        return min(BACKOFF_MAX_S, BACKOFF_FIRST_S * 2.0 ** max(0, failures - 1))
 
     def _quietly(self, read: Any) -> Any:
         try:
