@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import statistics
 import sys
 import tempfile
@@ -45,7 +46,12 @@ def main() -> int:
     parser.add_argument("--klear", action="store_true", help="the Klear record's gold solutions instead")
     parser.add_argument("--klear-gold", type=int, default=24,
                         help="judge only this many gold solutions, cheapest first (tests/klear.py's order)")
-    parser.add_argument("--dump", help="write the held-out records (tests, programs' failing tests) to this JSON file")
+    parser.add_argument("--mutants", type=int, metavar="N",
+                        help="instead of the demo's candidates: up to N single-point mutants per problem of its "
+                             "known-correct Python programs (bench/mutants.py), judged in mode all, then kind "
+                             "order against kill order in-sample and held out (2 folds)")
+    parser.add_argument("--dump", help="write the held-out records (tests, programs' failing tests; with --mutants the "
+                                       "mutants') to this JSON file")
     parser.add_argument("--distribution", metavar="DUMP",
                         help="read a --dump file and print, per known-wrong program, the tests it runs until its "
                              "first failure: kind order, kill order learnt from all, and held out (no judging)")
@@ -55,6 +61,7 @@ def main() -> int:
     os.environ.pop("DATABASE_URL", None)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hardtests_web.settings")
     sys.path.insert(0, str(REPO))
+    sys.path.insert(0, str(REPO / "bench"))
     import django
 
     django.setup()
@@ -99,6 +106,8 @@ def main() -> int:
         suites.append(suite)
     print(f"materialised and judged {len(suites)} suites in {time.monotonic() - started:.0f} s "
           f"({'paper' if args.paper_counts else 'small'} generator counts)\n")
+    if args.mutants:
+        return mutant_study(suites, args.mutants, started, Path(args.dump) if args.dump else None)
 
     records = fast_suite_records(suite_ids=[s.pk for s in suites])
     if args.dump:
@@ -164,6 +173,120 @@ def main() -> int:
           f"({', '.join(f'{a}/{b}' for a, b in fast_sizes)})")
     print(f"\n{time.monotonic() - started:.0f} s")
     return 0
+
+
+def mutant_study(suites: list, count: int, started: float, dump: Path | None = None) -> int:
+    """Kind order against kill order on a population of wrong programs nobody chose: up to
+    `count` single-point mutants per problem of its known-correct Python programs (oracle and
+    gold-AC candidates), each judged in mode all; the ones the suite fails are the known-wrong
+    programs. In-sample: the order learnt from all of them; held out: mutants split in two folds
+    by their place in the seeded sample, each measured against the order learnt from the other;
+    stored: the order the suite already has (learnt from the demo's own candidates)."""
+    from django.conf import settings
+    from mutants import mutants
+
+    from problems.judging import judge_code
+    from problems.kill_order import (
+        TestFacts,
+        fast_subset,
+        first_failure,
+        kill_order,
+        kind_order,
+        suite_test_facts,
+    )
+    from problems.matrix import gold_expectation
+
+    need = settings.HARDTESTS_KILL_ORDER_MIN_KILLS
+    columns = ("kind", "stored", "in", "out")
+    pooled: dict[str, list[int]] = {c: [] for c in columns}
+    caught_out = caught_total = hangs = survived = judged = 0
+    records: list[dict] = []
+    print(f"MUTANTS (up to {count} a problem, mode all; {need} kills move a test ahead)")
+    print(f"  {'problem':<26} {'judged':>6} {'wrong':>5} {'hang':>4} " + " ".join(f"{c + ' med/mean':>15}" for c in columns)
+          + "  out-fast caught")
+    for suite in suites:
+        problem = suite.problem
+        suite.refresh_from_db()
+        sources = [s for s in problem.solutions.filter(language="python3").order_by("id") if gold_expectation(s)]
+        pool = [(f"{s.name}: {label}", code) for s in sources for label, code in mutants(s.code, 10**6)]
+        random.Random(problem.pid).shuffle(pool)
+        tests: list[TestFacts] = suite_test_facts(suite)
+        by_kind = kind_order(tests)
+        stored = list(suite.judge_order) or by_kind
+        failing: list[set[int]] = []
+        row_hangs = 0
+        for _label, code in pool[:count]:
+            judged += 1
+            quick = judge_code(problem=problem, suite=suite, language="python3", code=code)
+            if quick.verdict == "TLE":
+                row_hangs += 1  # its every test would run to the time limit: left out, counted
+                continue
+            if quick.verdict == "AC":
+                survived += 1  # passes the whole suite: equivalent, or a fault the suite misses
+                continue
+            full = judge_code(problem=problem, suite=suite, language="python3", code=code, mode="all")
+            failing.append({t.ordinal for t in full.tests if t.verdict not in ("AC", "SE")})
+        hangs += row_hangs
+        wrong = [f for f in failing if f]
+        records.append({"problem": problem.pid, "tests": [t.__dict__ for t in tests], "stored": stored,
+                        "wrong": [sorted(f) for f in wrong]})
+        runs: dict[str, list[int]] = {c: [] for c in columns}
+        kills_all = _kills(wrong, range(len(wrong)))
+        order_in = kill_order(tests, kills_all, need) if kills_all else by_kind
+        caught = 0
+        for i, fails in enumerate(wrong):
+            other = [j for j in range(len(wrong)) if j % 2 != i % 2]
+            kills_out = _kills(wrong, other)
+            order_out = kill_order(tests, kills_out, need) if kills_out else by_kind
+            fast_out = set(fast_subset(tests, kills_out, order_out)) if kills_out else set(by_kind)
+            caught += bool(fails & fast_out)
+            for c, order in (("kind", by_kind), ("stored", stored), ("in", order_in), ("out", order_out)):
+                runs[c].append(first_failure(order, fails) or len(tests))
+        caught_out += caught
+        caught_total += len(wrong)
+        for c in columns:
+            pooled[c] += runs[c]
+
+        def cell(values: list[int]) -> str:
+            return f"{statistics.median(values):>5g} / {statistics.fmean(values):5.2f}" if values else f"{'-':>15}"
+
+        print(f"  {problem.pid[:26]:<26} {min(count, len(pool)):>6} {len(wrong):>5} {row_hangs:>4} "
+              + " ".join(f"{cell(runs[c]):>15}" for c in columns) + f"  {caught}/{len(wrong)}")
+    if dump is not None:
+        import json
+
+        dump.write_text(json.dumps(records))
+    print(f"\n  {judged} mutants judged, {survived} pass the whole suite, {hangs} time out at once (left out), "
+          f"{len(pooled['kind'])} known-wrong")
+    for c, what in (("kind", "kind order (hacking first)"),
+                    ("stored", "the suite's stored order (learnt from the demo's candidates)"),
+                    ("in", "kill order learnt from every mutant (in-sample)"),
+                    ("out", "kill order learnt from the other fold (held out)")):
+        values = pooled[c]
+        if values:
+            print(f"  {c:<6} median {statistics.median(values):>4g}  mean {statistics.fmean(values):5.2f}  first test "
+                  f"{sum(v == 1 for v in values)}/{len(values)}  max {max(values):>3}  {what}")
+    if pooled["kind"]:
+        kind, inside, out = (statistics.median(pooled[c]) for c in ("kind", "in", "out"))
+        print(f"  median ratio kind/kill: in-sample {kind / inside:.1f}x, held out {kind / out:.1f}x; mean ratio "
+              f"in-sample {statistics.fmean(pooled['kind']) / statistics.fmean(pooled['in']):.2f}x, held out "
+              f"{statistics.fmean(pooled['kind']) / statistics.fmean(pooled['out']):.2f}x")
+        late = [i for i, v in enumerate(pooled["kind"]) if v > 1]
+        if late:
+            print(f"  the {len(late)} that pass kind order's first test: "
+                  + ", ".join(f"{c} median {statistics.median([pooled[c][i] for i in late]):g} mean "
+                              f"{statistics.fmean([pooled[c][i] for i in late]):.2f}" for c in columns))
+        print(f"  held-out mutants the other fold's fast subset fails: {caught_out}/{caught_total}")
+    print(f"\n{time.monotonic() - started:.0f} s")
+    return 0
+
+
+def _kills(wrong: list[set[int]], members: range | list[int]) -> dict[int, set[int]]:
+    found: dict[int, set[int]] = {}
+    for j in members:
+        for ordinal in wrong[j]:
+            found.setdefault(ordinal, set()).add(j)
+    return found
 
 
 def distribution(dump: Path) -> int:
