@@ -119,20 +119,21 @@ def sandbox_worker(
     with django_db_blocker.unblock():
         env = worker_env()
     queue = verification_queue()
-    before = Worker.count(queue=queue, connection=queue.connection)
     # A file, not a pipe: a worker logging into a full pipe nobody reads would block.
     log = tmp_path_factory.mktemp("worker") / "rqworker.log"
     child = subprocess.Popen(
         [sys.executable, str(REPO / "manage.py"), "rqworker", "api", "sandbox"],
         env=env, cwd=REPO, stdout=log.open("wb"), stderr=subprocess.STDOUT,
     )
-    deadline = time.monotonic() + 30
-    while Worker.count(queue=queue, connection=queue.connection) <= before:
+    deadline = time.monotonic() + 60
+    # This worker's own registration, by its pid: a count of the queue's workers also moves when
+    # the new worker's start-up cleans away a dead worker an earlier test left registered.
+    while not any(w.pid == child.pid for w in Worker.all(queue=queue, connection=queue.connection)):
         if child.poll() is not None:
             raise RuntimeError(f"rqworker exited: {log.read_text()[-2000:]}")
         if time.monotonic() > deadline:
             child.kill()
-            raise RuntimeError("rqworker did not register within 30 s")
+            raise RuntimeError(f"rqworker did not register within 60 s: {log.read_text()[-2000:]}")
         time.sleep(0.05)
     yield child
     child.terminate()
