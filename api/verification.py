@@ -55,7 +55,7 @@ class BatchRecord(TypedDict):
 
     owner: int  # the user id of its token (api.headerless.NETWORK_OWNER for an allow-listed network)
     created: float  # epoch seconds
-    jobs: list[str]  # RQ job ids, one per item, in order
+    jobs: list[str]  # RQ job ids, one per item, in order (items asking the same thing share one)
     suites: list[SuiteInfo]
 
 
@@ -234,12 +234,19 @@ def server_timing(outcome: Outcome, *, prepare_ms: float) -> str:
 def batch_start(items: list[Verification], *, owner_id: int) -> tuple[str, list[Outcome], list[SuiteInfo]]:
     """Enqueue every item, record the batch for GET /jobs/{id}, wait up to the sync timeout."""
     keep_s = api_setting("HARDTESTS_API_RESULT_TTL_S")
-    jobs = _enqueue(items, queued_ttl=keep_s, result_ttl=keep_s)
+    # Items asking the same thing (an RL group's repeated samples) share one job: the program runs
+    # once and every one of them gets its result.
+    first: dict[tuple[int, int, str, str, str, str], int] = {}
+    keys = [(v.problem.pk, v.suite.pk, v.language, v.code, v.mode, v.subset) for v in items]
+    for index, key in enumerate(keys):
+        first.setdefault(key, index)
+    jobs = _enqueue([items[index] for index in first.values()], queued_ttl=keep_s, result_ttl=keep_s)
+    job_of = {key: job.id for key, job in zip(first, jobs, strict=True)}
     batch_id = uuid.uuid4().hex
     record: BatchRecord = {
         "owner": owner_id,
         "created": time.time(),
-        "jobs": [job.id for job in jobs],
+        "jobs": [job_of[key] for key in keys],
         "suites": [suite_info(v.suite) for v in items],
     }
     try:
@@ -268,7 +275,7 @@ def batch_load(batch_id: str, *, owner_id: int) -> BatchRecord:
 
 def batch_poll(record: BatchRecord, *, wait_s: float = 0) -> list[Outcome]:
     connection = redis_connection(blocking=True)
-    job_ids = record["jobs"]
+    job_ids = list(dict.fromkeys(record["jobs"]))  # items that asked the same thing share a job
     try:
         results = results_wait(connection, job_ids, wait_s) if wait_s > 0 else results_read(connection, job_ids)
         missing = [job_id for job_id in job_ids if job_id not in results]
@@ -281,4 +288,4 @@ def batch_poll(record: BatchRecord, *, wait_s: float = 0) -> list[Outcome]:
             results.update(results_read(connection, ended))
     except RedisError as exc:
         raise Unavailable("the job queue (Redis) is unavailable", code="redis_unavailable") from exc
-    return [_outcome(results.get(job_id), jobs.get(job_id)) for job_id in job_ids]
+    return [_outcome(results.get(job_id), jobs.get(job_id)) for job_id in record["jobs"]]

@@ -29,6 +29,8 @@ def job_progress(job: CurationJob) -> dict[str, Any]:
         errors=Count("id", filter=Q(status=Completion.Status.ERROR)),
         running=Count("id", filter=Q(status=Completion.Status.RUNNING)),
         tests=Sum("tests_run"), cpu_ms=Sum("cpu_ms"),
+        # completions whose program was verified before in the job: its verdict copied, nothing run
+        reused=Count("id", filter=Q(results__has_key="same_as")),
     )
     tests, wall_s = row["tests"] or 0, job.wall_ms / 1000
     finished = row["done"] + row["errors"]

@@ -219,6 +219,36 @@ def _verified_fields(job: CurationJob, completion: Completion, cache: dict[int, 
             "cpu_ms": sum(o.cpu_ms for o in (main, *others)), "message": ""}
 
 
+# What a completion copies from an earlier one with the same program: the verdicts, not the cost
+# (no program ran for it), and which completion was verified ("same_as" in its results).
+_COPIED = ("verdict", "passed", "total", "pass_fraction", "results")
+
+
+def _same_program(job: CurationJob, completion: Completion,
+                  in_chunk: tuple[int, dict[str, Any]] | None) -> dict[str, Any] | None:
+    """The fields of a completion whose program (problem, language, code) was already verified
+    in this job, in this chunk or an earlier one, copied; None when it must be verified.
+    Sampled completions repeat (the same short program from several samples or models), and a
+    program judged again on the same suites gets the same per-test verdicts."""
+    if not settings.HARDTESTS_CURATION_DEDUP or not completion.code.strip():
+        return None
+    if in_chunk is not None:
+        source, fields = in_chunk
+        copied = {name: fields[name] for name in _COPIED}
+    else:
+        row = (Completion.objects.filter(job=job, problem_id=completion.problem_id, language=completion.language,
+                                         code=completion.code, status=Completion.Status.DONE)
+               .exclude(pk=completion.pk).order_by("id").values("pk", *_COPIED).first())
+        if row is None:
+            return None
+        source = row.pop("pk")
+        copied = row
+    results = dict(copied["results"])
+    results["same_as"] = results.get("same_as", source)
+    return {**copied, "results": results, "status": Completion.Status.DONE, "tests_run": 0, "cpu_ms": 0,
+            "message": ""}
+
+
 def curation_chunk_verify(*, job_id: int, chunk: int | None = None, sandbox: Sandbox | None = None) -> int:
     """Verify up to `chunk` pending completions of a job; returns how many were claimed.
     Marks the job verified when nothing is pending or running any more."""
@@ -233,9 +263,16 @@ def curation_chunk_verify(*, job_id: int, chunk: int | None = None, sandbox: San
     # Lanes per program: as the API's unless HARDTESTS_CURATION_JUDGE_PARALLEL says otherwise (1 saves
     # a sandbox start-up per program when the chains alone keep every core busy).
     lanes = settings.HARDTESTS_CURATION_JUDGE_PARALLEL or settings.HARDTESTS_JUDGE_PARALLEL
+    seen: dict[tuple[int, str, str], tuple[int, dict[str, Any]]] = {}
     with override_settings(HARDTESTS_JUDGE_PARALLEL=lanes):
         for completion in Completion.objects.filter(pk__in=ids).order_by("problem_id", "id"):
-            written.append((completion.pk, _verified_fields(job, completion, cache, sb)))
+            key = (completion.problem_id, completion.language, completion.code)
+            fields = _same_program(job, completion, seen.get(key))
+            if fields is None:
+                fields = _verified_fields(job, completion, cache, sb)
+                if fields["status"] == Completion.Status.DONE:
+                    seen[key] = (completion.pk, fields)
+            written.append((completion.pk, fields))
     # One commit for the chunk; only rows still carrying this chunk's claim are written.
     with transaction.atomic():
         for pk, fields in written:

@@ -381,6 +381,9 @@ HARDTESTS_CURATION_STALE_S = env_float("HARDTESTS_CURATION_STALE_S", 900.0)
 # Sandbox batches per program in a curation job; 0: HARDTESTS_JUDGE_PARALLEL, as the API judges. 1 saves
 # a sandbox start-up per program where the chains alone keep every core busy (a dedicated machine).
 HARDTESTS_CURATION_JUDGE_PARALLEL = env_int("HARDTESTS_CURATION_JUDGE_PARALLEL", 0)
+# A completion whose program (problem, language, code) was already verified in its job copies
+# that verdict instead of running again; 0 verifies every completion.
+HARDTESTS_CURATION_DEDUP = env_bool("HARDTESTS_CURATION_DEDUP", True)
 
 LOGGING = {
     "version": 1,

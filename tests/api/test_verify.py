@@ -69,6 +69,29 @@ def test_batch_returns_every_result_when_done_in_time(api, ab_problem, sandbox_w
     assert [i["result"]["verdict"] for i in again["items"]] == ["AC", "WA", "WA"]
 
 
+def test_batch_items_asking_the_same_thing_share_one_job(api, ab_problem, sandbox_worker):
+    """An RL group's repeated samples: the program runs once, every item gets its result; the same
+    code in another mode is another job."""
+    import json
+
+    from api.verification import BATCH_KEY
+    from core.queues import redis_connection
+
+    codes = [GOOD, WRONG, GOOD, GOOD, WRONG, GOOD]
+    items = [{"problem": "ab/sum", "language": "python3", "code": code} for code in codes]
+    items[-1]["mode"] = "all"
+    data = api.post("/api/v1/verify/batch", {"items": items}).json()
+    assert data["status"] == "finished" and data["done"] == data["total"] == 6
+    assert [i["result"]["reward"] for i in data["items"]] == [1, 0, 1, 1, 0, 1]
+    assert [i["result"]["passed"] for i in data["items"]] == [4, 0, 4, 4, 0, 4]
+    record = json.loads(redis_connection().get(BATCH_KEY.format(id=data["job_id"])))
+    jobs = record["jobs"]
+    assert len(jobs) == 6 and len(set(jobs)) == 3
+    assert jobs[0] == jobs[2] == jobs[3] != jobs[5] and jobs[1] == jobs[4] != jobs[0]
+    again = api.get(f"/api/v1/jobs/{data['job_id']}").json()
+    assert [i["result"]["verdict"] for i in again["items"]] == ["AC", "WA", "AC", "AC", "WA", "AC"]
+
+
 @override_settings(HARDTESTS_API_SYNC_TIMEOUT_S=0)
 def test_batch_not_done_in_time_is_202_with_a_job_to_poll(api, make_api, ab_problem, sandbox_worker):
     items = [{"problem": "ab/sum", "language": "python3", "code": code} for code in (GOOD, WRONG)]

@@ -14,6 +14,7 @@ from django.utils import timezone
 from curation.importing import CurationImportError
 from curation.models import Completion, CurationJob, Selection
 from curation.rules import TAU_GRID, RuleError, rule_parse
+from curation.selectors import job_progress
 from curation.services import (
     CurationRefused,
     curation_chunk_verify,
@@ -89,9 +90,53 @@ def check_programless_and_cost(job: CurationJob, runs: dict[int, bool]) -> None:
         assert c.verdict == "CE"
     running = [pk for pk, ok in runs.items() if ok]
     rows = Completion.objects.filter(pk__in=running)
-    # every test of both suites ran for every program: 10 generated + 2 public
-    assert {c.tests_run for c in rows} == {12}
+    # every test of both suites ran for every program verified (10 generated + 2 public); a
+    # repeated program ran nothing (test_a_repeated_program_is_verified_once)
+    assert {c.tests_run for c in rows if "same_as" not in c.results} == {12}
     assert all(len(c.results["by_origin"]["generated"]["tests"]) == 10 for c in rows)
+
+
+def test_a_repeated_program_is_verified_once(verified):
+    """Completions with the same program (problem, language, code) copy the first one's verdicts,
+    in its chunk or a later one (chunks of 7 here), and run no test; with the copy switched off,
+    every one runs."""
+    job, _right, runs = verified
+    rows = list(Completion.objects.filter(job=job, pk__in=[pk for pk, ok in runs.items() if ok]).order_by("id"))
+    chunk_of = {c.pk: i // 7 for i, c in enumerate(Completion.objects.filter(job=job).order_by("id"))}
+    groups: dict[tuple[str, str], list[Completion]] = {}
+    for c in rows:
+        groups.setdefault((c.language, c.code), []).append(c)
+    repeated = [g for g in groups.values() if len(g) > 1]
+    assert len(repeated) >= 2, "the constructed set has programs that repeat"
+    across_chunks = 0
+    for first, *copies in repeated:
+        assert "same_as" not in first.results and first.tests_run == 12
+        for c in copies:
+            assert c.results["same_as"] == first.pk and (c.tests_run, c.cpu_ms) == (0, 0)
+            assert (c.verdict, c.passed, c.total, c.pass_fraction) == (
+                first.verdict, first.passed, first.total, first.pass_fraction)
+            assert c.results["by_origin"] == first.results["by_origin"]
+            across_chunks += chunk_of[c.pk] != chunk_of[first.pk]
+    assert across_chunks >= 1
+    assert sum(c.tests_run for c in rows) == 12 * len(groups)
+    # and the ones that cannot run (a compile error, no language) repeat too, copied the same way
+    every: dict[tuple[str, str], int] = {}
+    for c in Completion.objects.filter(job=job):
+        if c.code.strip():
+            every[(c.language, c.code)] = every.get((c.language, c.code), 0) + 1
+    assert job_progress(job)["reused"] == sum(n - 1 for n in every.values()) > sum(len(g) - 1 for g in repeated)
+
+
+def test_with_the_copy_off_every_completion_runs(tmp_path: Path, settings):
+    settings.HARDTESTS_CURATION_DEDUP = False
+    world = build_world()
+    known = [k for k in known_completions(world.problem.pid, 24) if k.runs]
+    job = curation_job_import(path=write_jsonl(tmp_path / "c.jsonl", [k.row for k in known]),
+                              suite_origin="generated")
+    job = curation_job_verify_here(job=job, chunk=7)
+    rows = Completion.objects.filter(job=job)
+    assert len({(c.language, c.code) for c in rows}) < rows.count()  # repeats are there
+    assert {c.tests_run for c in rows} == {10} and not any("same_as" in c.results for c in rows)
 
 
 def test_rules_are_read_strictly():
