@@ -18,7 +18,7 @@ from tests.conftest import DEMO_COUNTS
 
 @pytest.mark.slow
 @pytest.mark.django_db
-@pytest.mark.heavy(seconds=160)
+@pytest.mark.heavy(seconds=90)
 def test_curate_demo_runs_end_to_end_and_the_datasets_load(tmp_path: Path, fake_judge):
     from datasets import load_dataset
 
