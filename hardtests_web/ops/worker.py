@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, cast
 import redis
 from django.conf import settings
 from django.db import connections
+from rq.exceptions import StopRequested
 from rq.worker import SimpleWorker
 from rq.worker_registration import register as registration_add
 
@@ -77,6 +78,11 @@ class InfrastructureChecks(_WorkerBase):
             connections.close_all()
         try:
             self._publish()
+        except StopRequested:
+            # RQ's SIGTERM handler raises this in whatever the idle worker runs: not Redis
+            # trouble. Swallowed, it left a worker waiting out a failing check (a full disk)
+            # running past its stop, to be killed.
+            raise
         except Exception:  # Redis trouble is RQ's own to report
             log.warning("could not publish the worker's health", exc_info=True)
         return self._problems
@@ -154,12 +160,16 @@ class InfrastructureChecks(_WorkerBase):
             wait_s = 1.0
             try:
                 self._take_over_name()
+            except StopRequested:
+                raise
             except Exception:
                 log.warning("could not clear this worker's earlier registration", exc_info=True)
 
     def _wait_until_healthy(self) -> None:
         """Take no job while a check fails; keep heartbeating so the worker stays visible."""
         while True:
+            if getattr(self, "_stop_requested", False):
+                raise StopRequested()  # asked to stop while it waited: stop, as an idle RQ worker does
             if time.monotonic() - self._checked_at >= self.check_period:
                 was_ok = not self._problems
                 problems = self._check()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from typing import Any
 
 import pytest
@@ -89,3 +90,49 @@ def test_the_storage_check_reads_the_first_body_stored_as_a_file(settings: Any) 
     default_storage.delete(blob_path(sha))  # this node cannot see it (another machine's disk)
     problem = checks.storage_read_check()
     assert problem is not None and "storage" in problem
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("where", ["publishing its health", "between checks"])
+def test_a_worker_waiting_out_a_failing_check_stops_when_asked(monkeypatch: Any, where: str) -> None:
+    """RQ's SIGTERM handler raises StopRequested in whatever an idle worker runs. A worker that
+    takes no job while a check fails (a full disk) must stop then, not wait on: it swallowed the
+    stop when it came while the worker published its health, and was killed at shutdown."""
+    import threading
+
+    from rq.exceptions import StopRequested
+
+    from core.queues import redis_connection, verification_queue
+    from hardtests_web.ops import worker as worker_module
+
+    monkeypatch.setattr(worker_module, "worker_checks", lambda: ["the disk is full"])
+    worker = worker_module.CheckedWorker([verification_queue()], connection=redis_connection())
+    published: list[float] = []
+
+    def publish() -> None:
+        published.append(time.monotonic())
+        if where == "publishing its health" and len(published) == 2:
+            worker._stop_requested = True
+            raise StopRequested()
+
+    monkeypatch.setattr(worker, "_publish", publish)
+    monkeypatch.setattr(settings, "HARDTESTS_WORKER_CHECK_S", 0.5)
+    outcome: list[BaseException | None] = []
+
+    def wait() -> None:
+        try:
+            worker._wait_until_healthy()
+            outcome.append(None)
+        except BaseException as exc:  # noqa: BLE001 - what ended the wait is the test's subject
+            outcome.append(exc)
+
+    thread = threading.Thread(target=wait, daemon=True)
+    thread.start()
+    if where == "between checks":
+        while len(published) < 2:
+            time.sleep(0.05)
+        worker._stop_requested = True
+    thread.join(timeout=20)
+    assert not thread.is_alive(), "the worker went on waiting for its checks after it was asked to stop"
+    assert len(outcome) == 1 and isinstance(outcome[0], StopRequested)
+    assert len(published) <= 3
