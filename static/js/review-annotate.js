@@ -114,20 +114,30 @@
     const status = document.getElementById("draft-status");
     let timer = null;
     let dirty = false;
+    // the draft save on its way, if any: the form's submit cancels it (the label is the newer
+    // word; a draft the server took after the label would be refused as "already submitted")
+    let inflight = null;
     function show(text) { if (status) status.textContent = text; }
     function save() {
       timer = null;
       if (!dirty) return;
       dirty = false;
-      fetch(url, { method: "POST", body: new FormData(form), credentials: "same-origin" })
+      const controller = new AbortController();
+      inflight = controller;
+      fetch(url, { method: "POST", body: new FormData(form), credentials: "same-origin", signal: controller.signal })
         .then(function (response) {
+          if (inflight === controller) inflight = null;
           if (response.status === 204) {
             show("Draft saved at " + new Date().toLocaleTimeString() + ".");
           } else {
             return response.text().then(function (text) { show("Draft not saved: " + text); });
           }
         })
-        .catch(function () { dirty = true; show("Draft not saved: the server did not answer; retrying."); schedule(); });
+        .catch(function (error) {
+          if (inflight === controller) inflight = null;
+          if (error && error.name === "AbortError") return;  // the form was submitted meanwhile
+          dirty = true; show("Draft not saved: the server did not answer; retrying."); schedule();
+        });
     }
     function schedule() {
       if (timer !== null) clearTimeout(timer);
@@ -142,7 +152,11 @@
         navigator.sendBeacon(url, new FormData(form));
       }
     });
-    form.addEventListener("submit", function () { dirty = false; if (timer !== null) clearTimeout(timer); });
+    form.addEventListener("submit", function () {
+      dirty = false;
+      if (timer !== null) clearTimeout(timer);
+      if (inflight !== null) inflight.abort();
+    });
   }
 
   function init() {
