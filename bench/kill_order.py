@@ -304,21 +304,13 @@ def distribution(dump: Path) -> int:
     for record in records:
         tests = [TestFacts(**t) for t in record["tests"]]
         wrong = [p for p in record["programs"] if not p["correct"] and p["compiled"] and p["failing"]]
+        fails = [{int(o) for o in p["failing"]} for p in wrong]
         by_kind = kind_order(tests)
-
-        def kills(skip: int | None, wrong: list = wrong) -> dict[int, set[int]]:
-            found: dict[int, set[int]] = {}
-            for p in wrong:
-                if p["solution_id"] != skip:
-                    for ordinal in p["failing"]:
-                        found.setdefault(int(ordinal), set()).add(p["solution_id"])
-            return found
-
-        for p in wrong:
-            failing = {int(o) for o in p["failing"]}
+        for i, p in enumerate(wrong):
+            failing = fails[i]
             orders = {"kind": by_kind}
-            for label, skip in (("in", None), ("out", p["solution_id"])):
-                known = kills(skip)
+            for label, members in (("in", range(len(wrong))), ("out", [j for j in range(len(wrong)) if j != i])):
+                known = _kills(fails, members)
                 for need in (2, 1):
                     orders[f"{label}{need}"] = kill_order(tests, known, need) if known else by_kind
             runs = {c: first_failure(orders[c], failing) or len(tests) for c in columns}
