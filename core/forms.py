@@ -1,4 +1,5 @@
-"""Post/redirect/get for refused forms.
+"""Form helpers every app's views share: post/redirect/get for refused forms, and a typed
+look-up of a form's ChoiceField.
 
 A form posted the plain way (no htmx) that is refused must not leave the browser on the
 POST-only address: reloading or pressing Enter there would ask for a page that does not exist.
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.http import HttpRequest, HttpResponseRedirect, QueryDict
 
 _KEY = "refused-form:"
@@ -34,3 +36,10 @@ def form_refused_pop(request: HttpRequest, *, key: str) -> tuple[QueryDict | Non
     for name, values in kept.get("data", {}).items():
         data.setlist(name, [str(v) for v in values])
     return data, [str(e) for e in kept.get("errors", [])]
+
+
+def choice_field(form: forms.BaseForm, name: str) -> forms.ChoiceField:
+    """One of the form's ChoiceFields (`form.fields` is typed as holding any Field)."""
+    field = form.fields[name]
+    assert isinstance(field, forms.ChoiceField)
+    return field

@@ -7,6 +7,7 @@ from typing import Any
 from django import forms
 from django.conf import settings
 
+from core.forms import choice_field
 from problems.list_extensions import list_extensions
 from problems.selectors import SORT_LABELS
 
@@ -14,13 +15,6 @@ SUITE_STATUS_CHOICES = [("", "Any suite"), ("active", "Active suite"), ("failed"
                         ("none", "No suite")]
 SEARCH_MAX_CHARS = 200
 JUDGE_CHOICES = [("", "Any checker"), ("yes", "Has a judging function"), ("no", "Exact-match output")]
-
-
-def _choice_field(form: forms.Form, name: str) -> forms.ChoiceField:
-    """A field the form declares as a ChoiceField (`form.fields` is typed as any field)."""
-    field = form.fields[name]
-    assert isinstance(field, forms.ChoiceField)
-    return field
 
 
 class ProblemFilterForm(forms.Form):
@@ -44,14 +38,14 @@ class ProblemFilterForm(forms.Form):
 
     def __init__(self, *args: Any, facets: dict[str, Any], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        _choice_field(self, "platform").choices = (
+        choice_field(self, "platform").choices = (
             [("", "Any platform")] + [(p, p) for p in facets["platforms"]])
         difficulty: list[Any] = [("", "Any difficulty")]
         for source, levels in facets["difficulty"].items():
             difficulty.append((source, [(f"{source}:", f"{source}: any")] + [(f"{source}:{lv}", f"{source}: {lv}")
                                                                             for lv in levels]))
-        _choice_field(self, "difficulty").choices = difficulty
-        _choice_field(self, "tag").choices = [("", "Any tag")] + [(t, t) for t in facets["tags"]]
+        choice_field(self, "difficulty").choices = difficulty
+        choice_field(self, "tag").choices = [("", "Any tag")] + [(t, t) for t in facets["tags"]]
         # Filters of apps above problems (review status), placed before the sort selector.
         for extension in list_extensions():
             self.fields[extension.name] = forms.ChoiceField(required=False, choices=extension.choices,
@@ -132,8 +126,8 @@ class RegenerateForm(forms.Form):
                                          "outputs of small edge inputs, plus one max-size time-only test"))
             modes.append(("acecoder", "AceCoder baseline (oracle-free): 20 model-written input/output pairs "
                                       "filtered by a model-written solution"))
-        _choice_field(self, "mode").choices = modes
-        _choice_field(self, "model_name").choices = [(m, m) for m in settings.HARDTESTS_LLM_MODELS]
+        choice_field(self, "mode").choices = modes
+        choice_field(self, "model_name").choices = [(m, m) for m in settings.HARDTESTS_LLM_MODELS]
         if modes:
             self.fields["mode"].initial = modes[0][0]
 

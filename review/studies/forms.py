@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, cast
 from django import forms
 from django.contrib.auth import get_user_model
 
+from core.forms import choice_field
 from core.permissions import ANNOTATORS
 from problems.models import Problem
 from problems.selectors import problem_facets
@@ -32,13 +33,6 @@ ACTION_KEYS = {
     "submit": "n", "skip": "s", "try": "i", "counterexample": "x", "check": "k", "comment": "c", "help": "?",
     "missing": "m", "suggest": "g",
 }
-
-
-def choice_field(form: forms.BaseForm, name: str) -> forms.ChoiceField:
-    """One of the form's ChoiceFields (`form.fields` is typed as holding any Field)."""
-    field = form.fields[name]
-    assert isinstance(field, forms.ChoiceField)
-    return field
 
 
 def choice_pairs(form: forms.BaseForm, name: str) -> list[tuple[Any, Any]]:
