@@ -29,6 +29,8 @@ DEFAULTS: dict[str, int] = {
     "HARDTESTS_API_JOB_TIMEOUT_S": 600,
     # How long batch results stay available at GET /api/v1/jobs/{id}.
     "HARDTESTS_API_RESULT_TTL_S": 3600,
+    # How long a verdict is kept to answer the same question again without running it (0: off).
+    "HARDTESTS_API_VERDICT_CACHE_S": 300,
 }
 
 

@@ -62,18 +62,19 @@ def _verify_out(outcome: Outcome, suite: SuiteInfo, elapsed_ms: int) -> dict[str
         "message": (result.get("message") or "")[-4000:],
         "judge_ms": result["elapsed_ms"],
         "elapsed_ms": elapsed_ms,
+        "cached": outcome.cached,
     }
 
 
 @router.post("/verify", response={200: s.VerifyOut, **VERIFY_ERRORS}, tags=["verify"])
-def verify(request: HttpRequest, body: s.VerifyIn, response: HttpResponse) -> dict[str, Any]:
+def verify(request: TokenRequest, body: s.VerifyIn, response: HttpResponse) -> dict[str, Any]:
     """Judge one program against a problem's suite on the sandbox workers; reward 1 iff every test passes."""
     started = time.monotonic()
     item = verification_prepare(
         problem=body.problem, language=body.language, code=body.code, mode=body.mode, suite=body.suite
     )
     prepare_ms = (time.monotonic() - started) * 1000
-    outcome = verify_one(item)
+    outcome = verify_one(item, owner_id=request.auth.user_id)
     response["Server-Timing"] = server_timing(outcome, prepare_ms=prepare_ms)
     return _verify_out(outcome, suite_info(item.suite), int((time.monotonic() - started) * 1000))
 

@@ -26,7 +26,7 @@ from ninja import Field, NinjaAPI, Router, Schema, Status
 from api.coderun import code_run
 from api.conf import api_setting
 from api.errors import BadRequest, PayloadTooLarge, Unavailable, install_error_handlers
-from api.headerless import HeaderlessAuth
+from api.headerless import HeaderlessAuth, HeaderlessRequest
 from api.schemas import CleanStr, Error, ValidationErrorOut
 from api.verification import verification_prepare, verify_one
 from hardtests_client.extract import (
@@ -165,7 +165,7 @@ def _exec_info(test: dict[str, Any], message: str) -> dict[str, Any]:
 
 
 @router.post("/submit", response={200: EvalResult, 503: Error, **ERRORS})
-def submit(request: HttpRequest, body: SubmitIn) -> dict[str, Any]:
+def submit(request: HeaderlessRequest, body: SubmitIn) -> dict[str, Any]:
     """Extract the program from a completion and judge it against problem `id` (SandboxFusion's /submit)."""
     wanted = _language(body.config.language) if body.config.language else None
     found = extract_code(body.completion, language=wanted, default_language="python3")
@@ -180,7 +180,7 @@ def submit(request: HttpRequest, body: SubmitIn) -> dict[str, Any]:
         return {**base, "accepted": False, "tests": [], "extra": {"verdict": "CE", "language": found.language,
                                                                   "message": f"no code: {found.reason}",
                                                                   "reason": found.reason}}
-    outcome = verify_one(item)
+    outcome = verify_one(item, owner_id=request.auth.user_id)
     result = outcome.result
     if result is None or result["verdict"] == "SE":
         # (verify_one answers a result or raises: an outcome in error has no result here)
@@ -214,7 +214,7 @@ def run_code_token(request: HttpRequest, token: str, body: RunCodeIn) -> Status[
 
 
 @router.post("/t/{token}/submit", response={200: EvalResult, 503: Error, **ERRORS}, include_in_schema=False)
-def submit_token(request: HttpRequest, token: str, body: SubmitIn) -> dict[str, Any]:
+def submit_token(request: HeaderlessRequest, token: str, body: SubmitIn) -> dict[str, Any]:
     return submit(request, body)
 
 

@@ -100,6 +100,9 @@ class VerifyOut(Built):
     message: str = Field(description="compiler output or stderr of the first failure, truncated")
     judge_ms: int = Field(description="time spent judging on the worker")
     elapsed_ms: int = Field(description="time the API spent on the request, queueing included")
+    cached: bool = Field(False, description="the same question (owner, suite, limits, subset, language, mode, "
+                                           "program) was judged within HARDTESTS_API_VERDICT_CACHE_S: its result, "
+                                           "the program not run again")
 
 
 class BatchIn(Schema):

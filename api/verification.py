@@ -5,6 +5,11 @@ contract (problems/verify_contract.py: the job, the suite snapshot in its meta, 
 streams), the same judging the rest of the app uses (kill order, compile cache, cached suite
 bodies), and blocks on the jobs' result streams with one XREAD, so a result is returned the
 moment a worker writes it, without polling.
+
+The verdict cache (HARDTESTS_API_VERDICT_CACHE_S): a question asked again (the same token
+owner, suite, limits, subset, language, mode and program: an RL group's repeated samples sent
+one call each) within that time is answered with the kept result, marked `cached`, read in
+the round trip that checks capacity; the program does not run again.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ import json
 import time
 import uuid
 from dataclasses import dataclass, replace
-from typing import Any, Literal, TypedDict, cast
+from typing import Any, Literal, NotRequired, TypedDict, cast
 
 from redis.exceptions import RedisError
 from rq.job import Job, JobStatus
@@ -33,7 +38,15 @@ from core.queues import (
     workers_alive,
 )
 from problems.models import Problem, TestSuite
-from problems.verify_contract import RESULT_KEY, AnyResult, judge_job_data, results_read, results_wait
+from problems.verify_contract import (
+    RESULT_KEY,
+    AnyResult,
+    judge_job_data,
+    results_read,
+    results_wait,
+    verdict_cache_key,
+    verdict_cache_parse,
+)
 
 BATCH_KEY = "hardtests:api:batch:{id}"
 # A finished single verification is read once, at once, from the job's early result (deleted
@@ -57,6 +70,8 @@ class BatchRecord(TypedDict):
     created: float  # epoch seconds
     jobs: list[str]  # RQ job ids, one per item, in order (items asking the same thing share one)
     suites: list[SuiteInfo]
+    # results the verdict cache answered, by the id in `jobs` that stands for them ("cached:N")
+    cached: NotRequired[dict[str, dict[str, Any]]]
 
 
 def suite_info(suite: TestSuite) -> SuiteInfo:
@@ -85,6 +100,7 @@ class Outcome:
     finished_at: float | None = None  # when the worker stored the result (epoch seconds)
     # the web side's steps (ms) of a single verification, for Server-Timing
     steps: dict[str, float] | None = None
+    cached: bool = False  # the verdict cache answered: the program did not run for this call
 
 
 def verification_prepare(*, problem: str, language: str, code: str, mode: str,
@@ -100,44 +116,57 @@ def verification_prepare(*, problem: str, language: str, code: str, mode: str,
     return Verification(found, target, language, code, mode, subset)
 
 
-def _enqueue(items: list[Verification], *, queued_ttl: int, result_ttl: int,
-             failure_ttl: int | None = None) -> list[Job]:
-    """Refuse with 503 when no worker listens or the queue is full; else enqueue all in one round trip."""
+def _enqueue(items: list[Verification], *, owner_id: int, queued_ttl: int, result_ttl: int,
+             failure_ttl: int | None = None) -> list[Job | dict[str, Any]]:
+    """Refuse with 503 when no worker listens or the queue is full; else, per item, the result the
+    verdict cache kept for it or its job, every job enqueued in one round trip."""
     queue = verification_queue()
+    keep_s = api_setting("HARDTESTS_API_VERDICT_CACHE_S")
+    cache_keys = [verdict_cache_key(v.suite, owner_id=owner_id, language=v.language, code=v.code, mode=v.mode,
+                                    subset=v.subset) for v in items] if keep_s > 0 else []
     try:
         # the queue's workers (RQ's registration set, as Worker.all_keys reads it), its
-        # backlog and the workers' health in one round trip
+        # backlog, the workers' health and the verdict cache's answers in one round trip
         with queue.connection.pipeline(transaction=False) as pipe:
             pipe.smembers(WORKERS_BY_QUEUE_KEY % queue.name)
             pipe.llen(queue.key)
             pipe.hgetall(WORKER_HEALTH_HASH)
             pipe.time()
-            keys, backlog, health, now = pipe.execute()
+            if cache_keys:
+                pipe.mget(cache_keys)
+            keys, backlog, health, now, *found = pipe.execute()
         # a worker whose beat has stopped (killed) is listed by RQ for minutes: not counted
         alive = workers_alive(health, [as_text(key).split(":", 2)[-1] for key in keys], redis_now(now))
         if not alive:
             raise Unavailable("no sandbox worker is running; try again later", code="no_workers", retry_after_s=30)
+        # A question the cache can answer still needs a service that could judge it: the same
+        # refusals as any other, so an answer never depends on what was asked before.
         _refuse_if_no_worker_can_judge(alive, health, redis_now(now))
+        kept: list[dict[str, Any] | None] = [verdict_cache_parse(v) for v in found[0]] if found else [None] * len(items)
+        to_run = [index for index, hit in enumerate(kept) if hit is None]
         limit = api_setting("HARDTESTS_API_QUEUE_MAX")
-        if backlog + len(items) > limit:
+        if to_run and backlog + len(to_run) > limit:
             raise Unavailable(
                 f"the sandbox queue is full ({backlog} jobs waiting); try again later", code="queue_full"
             )
         job_timeout = api_setting("HARDTESTS_API_JOB_TIMEOUT_S")
-        return queue.enqueue_many(
+        jobs = queue.enqueue_many(
             [
                 judge_job_data(
                     problem_id=v.problem.pk, suite=v.suite, language=v.language, code=v.code, mode=v.mode,
                     subset=v.subset, timeout_s=job_timeout, queued_ttl_s=queued_ttl, result_ttl_s=result_ttl,
-                    failure_ttl_s=failure_ttl,
+                    failure_ttl_s=failure_ttl, keep_as=(cache_keys[index], keep_s) if cache_keys else None,
                     description=f"api verify {v.language} on {v.problem.source}:{v.problem.pid} v{v.suite.version}"
                                 f"{' fast' if v.subset == 'fast' else ''}",
                 )
-                for v in items
+                for index in to_run
+                for v in (items[index],)
             ]
-        )
+        ) if to_run else []
     except RedisError as exc:
         raise Unavailable("the job queue (Redis) is unavailable", code="redis_unavailable") from exc
+    job_of = dict(zip(to_run, jobs, strict=True))
+    return [job_of[index] if hit is None else hit for index, hit in enumerate(kept)]
 
 
 def _refuse_if_no_worker_can_judge(names: list[str], published: dict[bytes, bytes], now: float) -> None:
@@ -172,13 +201,17 @@ def _outcome(result: AnyResult | None, job: Job | None) -> Outcome:
     return Outcome("error", error=f"the job ended as {status}")
 
 
-def verify_one(item: Verification) -> Outcome:
+def verify_one(item: Verification, *, owner_id: int) -> Outcome:
     """Run one verification and wait for it (503 when no worker answers within the timeout,
-    or when the worker could not judge it)."""
+    or when the worker could not judge it); or answer it from the verdict cache."""
     timeout_s = api_setting("HARDTESTS_API_SYNC_TIMEOUT_S")
     started = time.perf_counter()
-    [job] = _enqueue([item], queued_ttl=max(1, timeout_s), result_ttl=0, failure_ttl=SYNC_RESULT_TTL_S)
+    [job] = _enqueue([item], owner_id=owner_id, queued_ttl=max(1, timeout_s), result_ttl=0,
+                     failure_ttl=SYNC_RESULT_TTL_S)
     enqueued = time.perf_counter()
+    if isinstance(job, dict):
+        return Outcome("finished", result=job, finished_at=time.time(), cached=True,
+                       steps={"enqueue": (enqueued - started) * 1000, "wait": 0.0, "answered_at": time.time()})
     try:
         results = results_wait(job.connection, [job.id], timeout_s)
         answered = time.perf_counter()
@@ -213,7 +246,8 @@ def server_timing(outcome: Outcome, *, prepare_ms: float) -> str:
     on the worker (queue: enqueued to picked up; load, compile, tests; job: picked up to
     returned) and the result's way back (returned to read by the web side)."""
     steps = outcome.steps or {}
-    result = outcome.result or {}
+    # A cached answer's phases are those of the job that judged it first: not this call's.
+    result = outcome.result if outcome.result is not None and not outcome.cached else {}
     phases = result.get("phases") or {}
     timings = result.get("timings") or {}
     parts = {"prepare": prepare_ms, "enqueue": steps.get("enqueue"), "wait": steps.get("wait")}
@@ -240,8 +274,16 @@ def batch_start(items: list[Verification], *, owner_id: int) -> tuple[str, list[
     keys = [(v.problem.pk, v.suite.pk, v.language, v.code, v.mode, v.subset) for v in items]
     for index, key in enumerate(keys):
         first.setdefault(key, index)
-    jobs = _enqueue([items[index] for index in first.values()], queued_ttl=keep_s, result_ttl=keep_s)
-    job_of = {key: job.id for key, job in zip(first, jobs, strict=True)}
+    jobs = _enqueue([items[index] for index in first.values()], owner_id=owner_id, queued_ttl=keep_s,
+                    result_ttl=keep_s)
+    cached: dict[str, dict[str, Any]] = {}
+    job_of: dict[tuple[int, int, str, str, str, str], str] = {}
+    for key, job in zip(first, jobs, strict=True):
+        if isinstance(job, dict):
+            job_of[key] = f"cached:{len(cached)}"
+            cached[job_of[key]] = job
+        else:
+            job_of[key] = job.id
     batch_id = uuid.uuid4().hex
     record: BatchRecord = {
         "owner": owner_id,
@@ -249,6 +291,8 @@ def batch_start(items: list[Verification], *, owner_id: int) -> tuple[str, list[
         "jobs": [job_of[key] for key in keys],
         "suites": [suite_info(v.suite) for v in items],
     }
+    if cached:
+        record["cached"] = cached
     try:
         connection = redis_connection(blocking=True)
         connection.set(BATCH_KEY.format(id=batch_id), json.dumps(record), ex=keep_s)
@@ -275,7 +319,9 @@ def batch_load(batch_id: str, *, owner_id: int) -> BatchRecord:
 
 def batch_poll(record: BatchRecord, *, wait_s: float = 0) -> list[Outcome]:
     connection = redis_connection(blocking=True)
-    job_ids = list(dict.fromkeys(record["jobs"]))  # items that asked the same thing share a job
+    cached = record.get("cached") or {}
+    # items that asked the same thing share a job; the cache's answers are in the record
+    job_ids = [job_id for job_id in dict.fromkeys(record["jobs"]) if job_id not in cached]
     try:
         results = results_wait(connection, job_ids, wait_s) if wait_s > 0 else results_read(connection, job_ids)
         missing = [job_id for job_id in job_ids if job_id not in results]
@@ -288,4 +334,5 @@ def batch_poll(record: BatchRecord, *, wait_s: float = 0) -> list[Outcome]:
             results.update(results_read(connection, ended))
     except RedisError as exc:
         raise Unavailable("the job queue (Redis) is unavailable", code="redis_unavailable") from exc
-    return [_outcome(results.get(job_id), jobs.get(job_id)) for job_id in record["jobs"]]
+    return [Outcome("finished", result=cached[job_id], finished_at=record["created"], cached=True)
+            if job_id in cached else _outcome(results.get(job_id), jobs.get(job_id)) for job_id in record["jobs"]]

@@ -172,7 +172,8 @@ class Stack:
 class World:
     """A throwaway installation for one benchmark run: a temporary HARDTESTS_VAR_DIR with SQLite,
     a private redis-server on a unix socket, settings as `serve --no-demo` has them (DEBUG off, no
-    rate limit) plus `env`, and a Stack for gunicorn and the workers. `populate()` (inside the
+    rate limit, no verdict cache: a bench asks the same questions again to time their judging)
+    plus `env`, and a Stack for gunicorn and the workers. `populate()` (inside the
     caller's try) makes the user, its token and the 40-test suite of `suite_tests()`; `close()`
     (in its finally) stops everything and removes the directory unless kept."""
 
@@ -182,7 +183,7 @@ class World:
         os.environ.update(
             HARDTESTS_VAR_DIR=str(self.var), REDIS_URL=f"unix://{redis_dir / 'redis.sock'}?db=0", DEBUG="0",
             SECRET_KEY=secrets.token_urlsafe(40), HARDTESTS_DEMO="0", HARDTESTS_API_RATE_LIMIT="1000000",
-            LOG_LEVEL="WARNING", **env,
+            LOG_LEVEL="WARNING", **{"HARDTESTS_API_VERDICT_CACHE_S": "0", **env},
         )
         os.environ.pop("DATABASE_URL", None)
         os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hardtests_web.settings")

@@ -83,7 +83,9 @@ class Node:
                     "HARDTESTS_SANDBOX_CACHE": str(self.root / "sandbox-cache"), "TMPDIR": str(self.root / "tmp"),
                     "DATABASE_URL": f"sqlite:///{self.root / 'db.sqlite3'}", "DEBUG": "0", "SECRET_KEY": "load",
                     "HARDTESTS_SANDBOX_WORKERS": str(workers), "HARDTESTS_GENERATION_WORKERS": "0",
-                    "HARDTESTS_LLM_WORKERS": "0", "PYTHONUNBUFFERED": "1"}
+                    "HARDTESTS_LLM_WORKERS": "0", "PYTHONUNBUFFERED": "1",
+                    # every request judged: the load is the sandbox's, not the verdict cache's
+                    "HARDTESTS_API_VERDICT_CACHE_S": "0"}
         self.proc: subprocess.Popen[bytes] | None = None
 
     def manage(self, *args: str) -> str:

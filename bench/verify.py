@@ -332,10 +332,14 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=64, help="concurrent clients of the throughput section")
     parser.add_argument("--batch", type=int, default=256, help="programs in the throughput section's batch")
     parser.add_argument("--languages", default="python3,cpp", help="languages of the throughput section")
+    parser.add_argument("--verdict-cache-s", type=int, default=0,
+                        help="HARDTESTS_API_VERDICT_CACHE_S of the server (default 0: every call is judged; "
+                             "with it on, the breakdown's repeated calls time the cache's answers)")
     args = parser.parse_args()
     sections = set(args.only.split(","))
 
-    world = bench_api.World("hardtests-bench-verify-", HARDTESTS_API_BATCH_MAX=str(max(32, args.batch)))
+    world = bench_api.World("hardtests-bench-verify-", HARDTESTS_API_BATCH_MAX=str(max(32, args.batch)),
+                            HARDTESTS_API_VERDICT_CACHE_S=str(args.verdict_cache_s))
     stack = world.stack
     from problems.judging import judge_code
     from problems.models import Problem, TestSuite

@@ -344,6 +344,7 @@ HARDTESTS_API_BATCH_MAX = env_int("HARDTESTS_API_BATCH_MAX", 32)
 HARDTESTS_API_QUEUE_MAX = env_int("HARDTESTS_API_QUEUE_MAX", 1000)
 HARDTESTS_API_JOB_TIMEOUT_S = env_int("HARDTESTS_API_JOB_TIMEOUT_S", 600)
 HARDTESTS_API_RESULT_TTL_S = env_int("HARDTESTS_API_RESULT_TTL_S", 3600)
+HARDTESTS_API_VERDICT_CACHE_S = env_int("HARDTESTS_API_VERDICT_CACHE_S", 300)
 # Clients that cannot send an Authorization header (SandboxFusion's client, verl's
 # sandbox_fusion reward, OpenRLHF's remote reward): both ways in are off by default.
 # The SandboxFusion-compatible /run_code and /submit live under this URL prefix.

@@ -7,7 +7,9 @@
   (`suite_from_snapshot`); a worker of an earlier release ignores the meta;
 - the result: the job's return value, published by the job itself as it returns
   (`result_publish`) on a stream the API waits on beside RQ's own result stream
-  (`results_wait`, `results_read`). RQ stores its result only after its bookkeeping (a
+  (`results_wait`, `results_read`); with the verdict cache on, the same pipeline keeps the
+  result under `verdict_cache_key` for a while, so the same question asked again is answered
+  without a job (`verdict_cache_key`, VERDICT_META_KEY). RQ stores its result only after its bookkeeping (a
   heartbeat, a WATCH on the dependents, the registries: four round trips, about a millisecond),
   which this takes off the caller's path; RQ's result still comes, and is what later reads and
   failures use. RQ's `Job.latest_result(timeout=...)` blocks on one job's stream only, where a
@@ -16,6 +18,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from dataclasses import dataclass
@@ -37,6 +40,12 @@ JUDGE_JOB = "problems.jobs.judge_code_job"
 SNAPSHOT_META_KEY = "resolved"
 RESULT_KEY = "hardtests:early-result:{job_id}"
 RESULT_TTL_S = 60
+# The key of a judging job's meta under which the API asks the job to keep its result:
+# [the verdict cache's key, seconds to keep it].
+VERDICT_META_KEY = "keep_as"
+VERDICT_KEY = "hardtests:api:verdict:{digest}"
+# Bumped when what a result holds, or what decides it, changes shape: older entries never match.
+VERDICT_FORMAT = 1
 _RESULT_PREFIX = RESULT_KEY.split("{", 1)[0]
 
 
@@ -45,15 +54,19 @@ _RESULT_PREFIX = RESULT_KEY.split("{", 1)[0]
 
 def judge_job_data(*, problem_id: int, suite: TestSuite, language: str, code: str, mode: str, subset: str,
                    timeout_s: int, queued_ttl_s: int, result_ttl_s: int, description: str,
-                   failure_ttl_s: int | None = None) -> Any:
+                   failure_ttl_s: int | None = None, keep_as: tuple[str, int] | None = None) -> Any:
     """RQ's enqueue_many item for one verification (problems.jobs.judge_code_job); `failure_ttl_s`
-    (default `result_ttl_s`): how long a failed job's record stays."""
+    (default `result_ttl_s`): how long a failed job's record stays; `keep_as`: (the verdict
+    cache's key, seconds) under which the job keeps its result, or None."""
+    meta: dict[str, Any] = {SNAPSHOT_META_KEY: suite_snapshot(suite)}
+    if keep_as is not None:
+        meta[VERDICT_META_KEY] = list(keep_as)
     return Queue.prepare_data(
         JUDGE_JOB,
         args=(problem_id, suite.pk, language, code, mode),
         # only when not the default, so a full-suite job stays the call an earlier worker knows
         kwargs={"subset": subset} if subset != "full" else None,
-        meta={SNAPSHOT_META_KEY: suite_snapshot(suite)},
+        meta=meta,
         timeout=timeout_s,
         # A job nobody picked up within this time is dropped by RQ: its caller gave up.
         ttl=queued_ttl_s,
@@ -104,20 +117,56 @@ def suite_from_snapshot(snapshot: dict[str, Any], subset: str = "full") -> tuple
     return (suite, loaded) if loaded is not None else None
 
 
+# -- the verdict cache ------------------------------------------------------------------------
+
+
+def verdict_cache_key(suite: TestSuite, *, owner_id: int, language: str, code: str, mode: str,
+                      subset: str) -> str:
+    """The verdict cache's key of one question: everything a result depends on. The suite as
+    suite_snapshot names it for good (id, problem, version, creation time, comparison, order
+    revision) with the problem's limits of the moment, the subset, the language, the mode and the
+    program; and the asking token's owner, so no one learns from an answer's speed what another
+    asked."""
+    snapshot = suite_snapshot(suite)
+    created = snapshot["created_at"]
+    identity = [VERDICT_FORMAT, owner_id, snapshot["suite_id"], snapshot["problem_id"], snapshot["version"],
+                created.isoformat() if isinstance(created, datetime) else str(created), snapshot["comparison"],
+                snapshot["time_limit_ms"], snapshot["memory_limit_mb"], snapshot["order_revision"], subset,
+                language, mode, hashlib.sha256(code.encode("utf-8", "surrogatepass")).hexdigest()]
+    return VERDICT_KEY.format(digest=hashlib.sha256(json.dumps(identity).encode()).hexdigest())
+
+
+def verdict_cache_parse(value: bytes | None) -> dict[str, Any] | None:
+    """A kept result as read from the cache (None for a miss or an entry of another shape)."""
+    if not value:
+        return None
+    try:
+        result = json.loads(value)
+    except ValueError:
+        return None
+    return result if isinstance(result, dict) and "verdict" in result and "tests" in result else None
+
+
 # -- the result -------------------------------------------------------------------------------
 
 
 def result_publish(value: dict[str, Any]) -> None:
     """Inside an RQ job: publish `value` (JSON) for whoever waits on the job (a no-op outside a
-    job; a Redis failure is left to RQ's own result)."""
+    job; a Redis failure is left to RQ's own result); and keep it in the verdict cache when the
+    job was asked to, unless the sandbox could not run the program (SE: no verdict to repeat)."""
     job = get_current_job()
     if job is None:
         return
     key = RESULT_KEY.format(job_id=job.id)
+    keep = job.meta.get(VERDICT_META_KEY)
     try:
         with job.connection.pipeline(transaction=False) as pipe:
             pipe.xadd(key, {"value": json.dumps(value)}, maxlen=1)
             pipe.expire(key, RESULT_TTL_S)
+            if isinstance(keep, list) and len(keep) == 2 and value.get("verdict") not in (None, "SE") \
+                    and int(keep[1]) > 0:
+                kept = {k: v for k, v in value.items() if k != "timings"}  # the timings are this job's
+                pipe.set(str(keep[0]), json.dumps(kept), ex=int(keep[1]))
             pipe.execute()
     except redis.RedisError:
         pass

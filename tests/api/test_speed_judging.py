@@ -244,7 +244,7 @@ def test_the_api_enqueues_its_snapshot_of_the_suite_and_a_worker_judges_from_it(
     with django_assert_num_queries(1):  # the problem and its active suites in one query
         item = verification_prepare(problem="ab/snap", language="python3", code=ADD, mode="fail_fast", suite=None)
     with django_assert_num_queries(0):  # everything the snapshot holds was read resolving the suite
-        [job] = _enqueue([item], queued_ttl=30, result_ttl=30)
+        [job] = _enqueue([item], owner_id=1, queued_ttl=30, result_ttl=30)
     # in the job's meta, not its arguments: a worker of an earlier release takes the job as before
     assert job.args == (problem.pk, suite.pk, "python3", ADD, "fail_fast") and job.kwargs == {}
     resolved = job.meta[JUDGE_JOB_SNAPSHOT]

@@ -118,7 +118,7 @@ def test_a_job_that_crashes_on_the_worker_is_503_never_reward_0(api, ab_problem,
 
     gone = TestSuite(pk=10**9, problem=ab_problem, version=7, origin="generated", test_count=4)
     with pytest.raises(Unavailable) as raised:
-        verify_one(Verification(ab_problem, gone, "python3", GOOD, "fail_fast"))
+        verify_one(Verification(ab_problem, gone, "python3", GOOD, "fail_fast"), owner_id=1)
     assert raised.value.status == 503 and raised.value.code == "judging_error"
     assert "DoesNotExist" in raised.value.detail
     # In a batch the crashed item is an error without a result; the good one is judged.

@@ -204,12 +204,12 @@ class Load:
     """`clients` threads verifying a right and a wrong program in turn until stopped."""
 
     def __init__(self, stack: Stack, *, clients: int = 4, programs: tuple[tuple[str, str], ...] = (
-            (GOOD_PY, "AC"), (WRONG_PY, "WA")), language: str = "python3", pause_s: float = 0.05,
-                 fresh: bool = False) -> None:
-        """`fresh`: every request sends a program never seen before (a numbered comment), so that
-        each one is compiled: the compile cache does not hide the machine's faults."""
+            (GOOD_PY, "AC"), (WRONG_PY, "WA")), language: str = "python3", pause_s: float = 0.05) -> None:
+        """Every request sends a program never seen before (a numbered comment): each one is
+        judged and compiled, so neither the verdict cache nor the compile cache hides the
+        machine's faults."""
         self.stack, self.token, self.clients, self.programs = stack, stack.token, clients, programs
-        self.language, self.pause_s, self.fresh = language, pause_s, fresh
+        self.language, self.pause_s = language, pause_s
         self.answers: list[Answer] = []
         self.stopping = threading.Event()
         self.threads: list[threading.Thread] = []
@@ -219,8 +219,7 @@ class Load:
         n = index
         while not self.stopping.is_set():
             code, expected = self.programs[n % len(self.programs)]
-            if self.fresh:
-                code += f"# fresh {id(self)} {index} {n}\n"
+            code += f"{'#' if self.language == 'python3' else '//'} fresh {id(self)} {index} {n}\n"
             n += 1
             started = time.monotonic()
             body = {"problem": "fault:ab", "language": self.language, "code": code}

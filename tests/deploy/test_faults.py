@@ -202,7 +202,7 @@ def test_a_full_disk_is_a_503_never_a_verdict_and_heals_once_freed(root: Path, d
     stack.start()
     assert any((disk / "work").glob("hardtests-sandbox-*")), "the sandbox does not work on the test's disk"
     # every request sends a program never compiled before: each one needs the disk
-    load = Load(stack, clients=3, fresh=True).start()
+    load = Load(stack, clients=3).start()
     try:
         time.sleep(1)
         filler = disk / "filler"
