@@ -28,7 +28,8 @@ from curation.importing import CurationImportError, read_rows, rows_check
 from curation.models import Completion, CurationJob, JudgeScore, Selection
 from curation.rules import Facts, RuleError, judges_of, keeps, origins_of, rule_check, rule_label
 from problems.judging import judge_code, suite_for_judging
-from problems.models import Problem, TestSuite
+from problems.kill_order import NOT_A_KILL, kill_evidence_add, suite_kill_order_refresh
+from problems.models import KillEvidence, Problem, TestSuite
 from sandbox import Sandbox, get_sandbox
 
 __all__ = ["CurationImportError", "RuleError", "curation_job_import", "curation_job_resume", "curation_job_start",
@@ -184,6 +185,11 @@ def _judge_one(completion: Completion, suite: TestSuite, sb: Sandbox) -> _Outcom
         raise SandboxFailed(f"judging of suite #{suite.pk} stopped after {len(result.tests)} of {result.total} "
                             f"tests ({result.verdict})")
     tests = [[t.ordinal, t.kind, t.verdict] for t in result.tests]
+    if settings.HARDTESTS_KILL_ORDER_FROM_CURATION and result.verdict not in ("AC", "CE"):
+        # every test ran: each one the completion failed teaches the suite's kill order
+        kill_evidence_add(suite_id=suite.pk, language=completion.language, code=completion.code,
+                          failing=[t.ordinal for t in result.tests if t.verdict not in NOT_A_KILL],
+                          source=KillEvidence.Source.CURATION, refresh=False)  # once, at the chunk's end
     return _Outcome(suite.origin, suite.pk, result.verdict, result.passed, result.total, tests,
                     sum(t.time_ms for t in result.tests))
 
@@ -278,6 +284,10 @@ def curation_chunk_verify(*, job_id: int, chunk: int | None = None, sandbox: San
         for pk, fields in written:
             Completion.objects.filter(pk=pk, claim=token, status=Completion.Status.RUNNING).update(**fields)
     CurationJob.objects.filter(pk=job.pk).update(wall_ms=F("wall_ms") + int((time.perf_counter() - started) * 1000))
+    if settings.HARDTESTS_KILL_ORDER_FROM_CURATION:
+        # what the chunk's completions failed, in each suite's order before the next chunk
+        for suite in cache.values():
+            suite_kill_order_refresh(suite=suite)
     _finish_if_done(job)
     return len(ids)
 

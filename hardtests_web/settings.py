@@ -372,6 +372,13 @@ HARDTESTS_JUDGE_PARALLEL = env_int("HARDTESTS_JUDGE_PARALLEL", os.cpu_count() or
 HARDTESTS_KILL_ORDER = env_bool("HARDTESTS_KILL_ORDER", True)
 # A test moves ahead of kind order when it fails at least this many known-wrong programs.
 HARDTESTS_KILL_ORDER_MIN_KILLS = env_int("HARDTESTS_KILL_ORDER_MIN_KILLS", 2)
+# What else teaches the kill order, beside the known-wrong candidates' verdicts: the tests a
+# verification sent to the API failed (opt-in: a row a failing call), and a curation job's;
+# from the API's a suite's order is computed again at most every HARDTESTS_KILL_ORDER_REFRESH_S
+# (a curation job's: at each chunk's end).
+HARDTESTS_KILL_ORDER_FROM_API = env_bool("HARDTESTS_KILL_ORDER_FROM_API", False)
+HARDTESTS_KILL_ORDER_FROM_CURATION = env_bool("HARDTESTS_KILL_ORDER_FROM_CURATION", True)
+HARDTESTS_KILL_ORDER_REFRESH_S = env_int("HARDTESTS_KILL_ORDER_REFRESH_S", 60)
 HARDTESTS_FAST_SUITES = env_bool("HARDTESTS_FAST_SUITES", True)
 # Curation (curation/): completions verified per RQ job (a bounded chunk, so API jobs are not
 # starved), chunk chains queued per job, the queue, and when a claimed completion counts as lost.

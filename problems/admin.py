@@ -11,6 +11,7 @@ from problems.models import (
     DifficultyLabel,
     InputValidator,
     JudgingTask,
+    KillEvidence,
     OutputJudge,
     Problem,
     ProblemAlias,
@@ -136,6 +137,13 @@ class VerdictAdmin(_ModelAdmin):
     list_display = ("solution", "suite", "verdict", "passed", "total", "complete", "judged_at")
     list_filter = ("verdict",)
     raw_id_fields = ("solution", "suite")
+
+
+@admin.register(KillEvidence)
+class KillEvidenceAdmin(_ModelAdmin):
+    list_display = ("suite", "ordinal", "program", "source", "created_at")
+    list_filter = ("source",)
+    raw_id_fields = ("suite",)
 
 
 @admin.register(JudgingTask)

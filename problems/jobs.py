@@ -7,13 +7,15 @@ import time
 from datetime import UTC, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 from rq import get_current_job
 
 from core.queues import get_queue, redis_connection
 from problems.judging import judge_code, solution_judge
-from problems.models import JudgingTask, Solution, TestSuite
+from problems.kill_order import failing_tests, kill_evidence_add
+from problems.models import JudgingTask, KillEvidence, Solution, TestSuite
 from problems.verify_contract import result_publish, snapshot_of_job, suite_from_snapshot
 
 log = logging.getLogger(__name__)
@@ -71,6 +73,11 @@ def judge_code_job(problem_id: int, suite_id: int, language: str, code: str, mod
     result["timings"] = {"enqueued": enqueued.timestamp() if enqueued else None, "picked_up": picked_up,
                          "returned": time.time()}
     result_publish(result)  # the API's answer leaves before RQ's bookkeeping
+    if settings.HARDTESTS_KILL_ORDER_FROM_API and result.get("verdict") not in ("AC", "SE", "CE"):
+        # after the answer left: a fail-fast run names its first failing test, a later one
+        # than the order's first when the program passed those before it
+        kill_evidence_add(suite_id=suite.pk, language=language, code=code, failing=failing_tests(result["tests"]),
+                          source=KillEvidence.Source.API)
     return result
 
 

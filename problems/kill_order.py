@@ -23,21 +23,36 @@ fail it; the kill matrix gathers that per test, and:
   largest tests alone (12% of the tests) kept a precision of 0.571, with the first 20% of the
   order (27% in all) 1.000, where random subsets of 20% and 40% kept 0.782 and 0.955.
 
-Pure functions here take plain values; suite_kill_order_refresh reads the verdicts and
-stores the order on the suite (a new revision, which names a new cache entry for judging).
+Beside those verdicts, programs that are no candidate teach it too (`KillEvidence`, one row
+a program and test it failed): a curation job's completions (HARDTESTS_KILL_ORDER_FROM_CURATION)
+and, opted in, the verifications sent to the API (HARDTESTS_KILL_ORDER_FROM_API). A fail-fast
+verification tells its first failing test only: a program that passed the earlier tests and
+failed a later one is what moves that test ahead; one failing the first test confirms it.
+
+Pure functions here take plain values; suite_kill_order_refresh reads the verdicts and the
+evidence and stores the order on the suite (a new revision, which names a new cache entry for
+judging); kill_evidence_add records evidence and refreshes at most every
+HARDTESTS_KILL_ORDER_REFRESH_S a suite.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from django.conf import settings
 from django.db.models import F
+from redis.exceptions import RedisError
 
-from problems.models import Solution, TestSuite, Verdict
+from core.queues import redis_connection
+from problems.models import KillEvidence, Solution, TestSuite, Verdict
+
+# A kill matrix: ordinal -> the programs the test fails (a candidate's id, or a program's digest).
+Kills = Mapping[int, AbstractSet[Hashable]]
 
 # Run order of test kinds when nothing else decides: hacking first.
 KIND_ORDER = {"hacking": 0, "time_only": 0, "stratified": 1, "regular": 2, "direct": 3, "edge": 3, "imported": 4,
@@ -71,12 +86,11 @@ def kind_order(tests: Iterable[TestFacts]) -> list[int]:
     return [t.ordinal for t in sorted(tests, key=lambda t: (KIND_ORDER.get(t.kind, 9), t.ordinal))]
 
 
-def kill_order(tests: Sequence[TestFacts], kills: Mapping[int, frozenset[int] | set[int]],
-               min_kills: int = 1) -> list[int]:
+def kill_order(tests: Sequence[TestFacts], kills: Kills, min_kills: int = 1) -> list[int]:
     """Ordinals in the order that fails known-wrong programs soonest (see the module's docstring);
     only tests failing at least `min_kills` programs move ahead of kind order."""
     kills = {o: set(k) for o, k in kills.items() if len(k) >= min_kills}
-    alive: set[int] = set().union(*kills.values()) if kills else set()
+    alive: set[Hashable] = set().union(*kills.values()) if kills else set()
     left = {t.ordinal: t for t in tests}
     total = {t.ordinal: len(kills.get(t.ordinal, ())) for t in tests}
     order: list[int] = []
@@ -93,11 +107,10 @@ def kill_order(tests: Sequence[TestFacts], kills: Mapping[int, frozenset[int] | 
     return order
 
 
-def fast_subset(tests: Sequence[TestFacts], kills: Mapping[int, frozenset[int] | set[int]],
-                order: Sequence[int]) -> list[int]:
+def fast_subset(tests: Sequence[TestFacts], kills: Kills, order: Sequence[int]) -> list[int]:
     """The greedy set cover of the kill matrix plus the largest tests, in judging order; empty
     when nothing is known (no known-wrong program fails any test), meaning "the full suite"."""
-    alive: set[int] = set().union(*kills.values()) if kills else set()
+    alive: set[Hashable] = set().union(*kills.values()) if kills else set()
     if not alive:
         return []
     cover: set[int] = set()
@@ -153,15 +166,52 @@ def suite_test_facts(suite: TestSuite) -> list[TestFacts]:
             suite.tests.values_list("ordinal", "kind", "input_size", "output_size")]
 
 
-def suite_kill_matrix(suite: TestSuite, *, exclude: Iterable[int] = ()) -> dict[int, set[int]]:
-    """ordinal -> ids of the known-wrong programs (but `exclude`) whose stored verdict on this suite fails it."""
+def suite_kill_matrix(suite: TestSuite, *, exclude: Iterable[int] = (),
+                      evidence: bool = True) -> dict[int, set[Hashable]]:
+    """ordinal -> the known-wrong candidates (ids, but `exclude`) whose stored verdict on this
+    suite fails it, and (`evidence`) the other programs (digests) recorded failing it."""
     wrong = known_wrong_ids(suite.problem.solutions.only("id", "role", "gold_verdict")) - set(exclude)
-    kills: dict[int, set[int]] = {}
+    kills: dict[int, set[Hashable]] = {}
     for solution_id, results in Verdict.objects.filter(suite=suite, solution_id__in=wrong).values_list(
             "solution_id", "results"):
         for ordinal in failing_tests(results or []):
             kills.setdefault(ordinal, set()).add(solution_id)
+    if evidence:
+        for program, ordinal in KillEvidence.objects.filter(suite=suite).values_list("program", "ordinal"):
+            kills.setdefault(ordinal, set()).add(program)
     return kills
+
+
+def program_digest(language: str, code: str) -> str:
+    return hashlib.sha256(f"{language}\0{code}".encode("utf-8", "surrogatepass")).hexdigest()
+
+
+REFRESH_KEY = "hardtests:kill-order-refresh:{suite_id}"
+
+
+def kill_evidence_add(*, suite_id: int, language: str, code: str, failing: Iterable[int], source: str,
+                      refresh: bool = True) -> bool:
+    """Record that a program (no candidate) failed these tests of a suite; with `refresh`,
+    recompute the suite's order when its last computation from evidence is
+    HARDTESTS_KILL_ORDER_REFRESH_S old (one process does it: a Redis key set if absent; a caller
+    that records many, as a curation chunk does, refreshes once at its end instead). True when
+    the order was computed again."""
+    ordinals = sorted(set(failing))
+    if not ordinals:
+        return False
+    program = program_digest(language, code)
+    KillEvidence.objects.bulk_create([KillEvidence(suite_id=suite_id, program=program, ordinal=o, source=source)
+                                      for o in ordinals], ignore_conflicts=True)
+    if not refresh:
+        return False
+    period = int(settings.HARDTESTS_KILL_ORDER_REFRESH_S)
+    try:
+        if period > 0 and not redis_connection().set(REFRESH_KEY.format(suite_id=suite_id), 1, nx=True, ex=period):
+            return False
+    except RedisError:
+        return False  # recorded: the next refresh reads it
+    suite = TestSuite.objects.select_related("problem").filter(pk=suite_id).first()
+    return suite is not None and suite_kill_order_refresh(suite=suite)
 
 
 @dataclass(frozen=True)

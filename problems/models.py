@@ -386,6 +386,30 @@ class Verdict(models.Model):
         return f"{self.verdict} {self.passed}/{self.total}"
 
 
+class KillEvidence(models.Model):
+    """A test that failed a program which is no candidate of the problem: a curation job's
+    completion, or a verification sent to the API (when HARDTESTS_KILL_ORDER_FROM_API is on).
+    Beside the known-wrong candidates' verdicts, what teaches a suite its kill order
+    (problems/kill_order.py). A program is its digest: the same one sent again adds nothing."""
+
+    class Source(models.TextChoices):
+        API = "api", "verification API"
+        CURATION = "curation", "curation job"
+
+    suite = models.ForeignKey(TestSuite, on_delete=models.CASCADE, related_name="kill_evidence")
+    program = models.CharField(max_length=64, help_text="sha256 of the language and the code")
+    ordinal = models.PositiveIntegerField()
+    source = models.CharField(max_length=10, choices=Source.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["suite", "program", "ordinal"],
+                                               name="one_kill_evidence_per_program_test")]
+
+    def __str__(self) -> str:
+        return f"suite #{self.suite_id} test {self.ordinal}: {self.program[:12]} ({self.source})"
+
+
 class QueuedJobRecord(models.Model):
     """What a row needs to follow one RQ job from the database: pages read job state here,
     never from Redis, and a crashed job stays visible as failed."""
