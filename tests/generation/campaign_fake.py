@@ -60,6 +60,24 @@ class CampaignLLM:
     _changed: float = field(default_factory=time.monotonic)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _rng: random.Random = field(default_factory=random.Random)
+    # Once this many problems have both their replies (a kit each can be saved), every further
+    # request waits until release(): a campaign held half through its LLM stage, whatever the
+    # machine's speed (0: never).
+    hold_after_kits: int = 0
+    _released: threading.Event = field(default_factory=threading.Event)
+
+    def release(self) -> None:
+        self._released.set()
+
+    def _holding(self) -> bool:
+        if not self.hold_after_kits or self._released.is_set():
+            return False
+        with self._lock:
+            kinds: dict[str, set[str]] = {}
+            for pid, kind, status, _ in self.log:
+                if status == 200:
+                    kinds.setdefault(pid, set()).add(kind)
+        return sum(1 for k in kinds.values() if k == {"validator", "inputs"}) >= self.hold_after_kits
 
     def _enter(self, delta: int) -> None:
         with self._lock:
@@ -87,6 +105,8 @@ class CampaignLLM:
         found = MARKER.search(text)
         pid = found.group(1) if found else "?"
         kind = "inputs" if "LLMGen_input" in text else "validator"
+        if self._holding():
+            self._released.wait(timeout=600)
         self._enter(1)
         try:
             if self.latency_s:

@@ -24,10 +24,12 @@ PROBLEMS = 14
 
 @pytest.fixture
 def campaign_llm() -> Iterator[CampaignLLM]:
-    fake, server = start_campaign_llm(latency_s=0.4, refuse_share=0.2)
+    # held once 3 problems have their replies: the kill comes half through the LLM stage
+    fake, server = start_campaign_llm(latency_s=0.4, refuse_share=0.2, hold_after_kits=3)
     try:
         yield fake
     finally:
+        fake.release()
         server.shutdown()
         server.server_close()
 
@@ -69,8 +71,10 @@ def test_sigkilled_workers_resume_every_problem_once_without_asking_again(
     first = workers()
 
     def some_kits_some_open() -> bool:
+        # Held (the fake LLM answers nothing more once 3 problems have their replies): kits for
+        # 3 to 7 problems (those in flight may still finish), the others claimed or queued.
         kits = runs.filter(kit__isnull=False).count()
-        return kits >= 3 and runs.filter(status="queued", kit__isnull=True).count() >= 3
+        return kits >= 3 and runs.filter(kit__isnull=True).count() >= 3
 
     wait_for(some_kits_some_open, 120, "a campaign half through its LLM stage")
     for proc in first:
@@ -78,6 +82,7 @@ def test_sigkilled_workers_resume_every_problem_once_without_asking_again(
     saved = {pid for pid, in runs.filter(kit__isnull=False).values_list("problem__pid")}
     asked_before_kill = len(campaign_llm.log)
     assert 3 <= len(saved) < PROBLEMS
+    campaign_llm.release()  # the requests the killed workers left waiting are answered to no one
 
     workers()
     wait_for(lambda: Campaign.objects.get(pk=campaign.pk).status == Campaign.Status.FINISHED, 240,
