@@ -38,6 +38,7 @@ HARDTESTS_KILL_ORDER_REFRESH_S a suite.
 from __future__ import annotations
 
 import hashlib
+import logging
 import math
 import random
 from collections.abc import Hashable, Iterable, Mapping, Sequence
@@ -45,11 +46,14 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from django.conf import settings
+from django.db import DatabaseError
 from django.db.models import F
 from redis.exceptions import RedisError
 
 from core.queues import redis_connection
 from problems.models import KillEvidence, Solution, TestSuite, Verdict
+
+log = logging.getLogger(__name__)
 
 # A kill matrix: ordinal -> the programs the test fails (a candidate's id, or a program's digest).
 Kills = Mapping[int, AbstractSet[Hashable]]
@@ -200,8 +204,13 @@ def kill_evidence_add(*, suite_id: int, language: str, code: str, failing: Itera
     if not ordinals:
         return False
     program = program_digest(language, code)
-    KillEvidence.objects.bulk_create([KillEvidence(suite_id=suite_id, program=program, ordinal=o, source=source)
-                                      for o in ordinals], ignore_conflicts=True)
+    try:
+        KillEvidence.objects.bulk_create([KillEvidence(suite_id=suite_id, program=program, ordinal=o, source=source)
+                                          for o in ordinals], ignore_conflicts=True)
+    except DatabaseError:
+        # Best effort: the order is an optimisation, and the verdict this came from stands.
+        log.warning("kill evidence of suite #%s not recorded", suite_id, exc_info=True)
+        return False
     if not refresh:
         return False
     period = int(settings.HARDTESTS_KILL_ORDER_REFRESH_S)
@@ -210,8 +219,12 @@ def kill_evidence_add(*, suite_id: int, language: str, code: str, failing: Itera
             return False
     except RedisError:
         return False  # recorded: the next refresh reads it
-    suite = TestSuite.objects.select_related("problem").filter(pk=suite_id).first()
-    return suite is not None and suite_kill_order_refresh(suite=suite)
+    try:
+        suite = TestSuite.objects.select_related("problem").filter(pk=suite_id).first()
+        return suite is not None and suite_kill_order_refresh(suite=suite)
+    except DatabaseError:
+        log.warning("kill order of suite #%s not computed again", suite_id, exc_info=True)
+        return False
 
 
 @dataclass(frozen=True)
