@@ -181,7 +181,10 @@ def mutant_study(suites: list, count: int, started: float, dump: Path | None = N
     gold-AC candidates), each judged in mode all; the ones the suite fails are the known-wrong
     programs. In-sample: the order learnt from all of them; held out: mutants split in two folds
     by their place in the seeded sample, each measured against the order learnt from the other;
-    stored: the order the suite already has (learnt from the demo's own candidates)."""
+    stored: the order the suite already has (learnt from the demo's own candidates); online: the
+    API's evidence (HARDTESTS_KILL_ORDER_FROM_API, refreshed at each row): the mutants come one
+    after another, each judged fail-fast in the order learnt so far, from kind order and nothing
+    known, and only its first failing test is recorded (all a fail-fast answer tells)."""
     from django.conf import settings
     from mutants import mutants
 
@@ -197,8 +200,9 @@ def mutant_study(suites: list, count: int, started: float, dump: Path | None = N
     from problems.matrix import gold_expectation
 
     need = settings.HARDTESTS_KILL_ORDER_MIN_KILLS
-    columns = ("kind", "stored", "in", "out")
+    columns = ("kind", "stored", "in", "out", "online")
     pooled: dict[str, list[int]] = {c: [] for c in columns}
+    online_late: list[int] = []  # the online stream's second half of each problem
     caught_out = caught_total = hangs = survived = judged = 0
     records: list[dict] = []
     print(f"MUTANTS (up to {count} a problem, mode all; {need} kills move a test ahead)")
@@ -242,6 +246,15 @@ def mutant_study(suites: list, count: int, started: float, dump: Path | None = N
             caught += bool(fails & fast_out)
             for c, order in (("kind", by_kind), ("stored", stored), ("in", order_in), ("out", order_out)):
                 runs[c].append(first_failure(order, fails) or len(tests))
+        evidence: dict[int, set[int]] = {}
+        order_online = by_kind
+        for i, fails in enumerate(wrong):
+            ran = first_failure(order_online, fails) or len(tests)
+            runs["online"].append(ran)
+            if i >= len(wrong) // 2:
+                online_late.append(ran)
+            evidence.setdefault(order_online[ran - 1], set()).add(i)
+            order_online = kill_order(tests, evidence, need)
         caught_out += caught
         caught_total += len(wrong)
         for c in columns:
@@ -261,7 +274,8 @@ def mutant_study(suites: list, count: int, started: float, dump: Path | None = N
     for c, what in (("kind", "kind order (hacking first)"),
                     ("stored", "the suite's stored order (learnt from the demo's candidates)"),
                     ("in", "kill order learnt from every mutant (in-sample)"),
-                    ("out", "kill order learnt from the other fold (held out)")):
+                    ("out", "kill order learnt from the other fold (held out)"),
+                    ("online", "learnt online from each earlier mutant's first failing test (the API's evidence)")):
         values = pooled[c]
         if values:
             print(f"  {c:<6} median {statistics.median(values):>4g}  mean {statistics.fmean(values):5.2f}  first test "
@@ -277,6 +291,9 @@ def mutant_study(suites: list, count: int, started: float, dump: Path | None = N
                   + ", ".join(f"{c} median {statistics.median([pooled[c][i] for i in late]):g} mean "
                               f"{statistics.fmean([pooled[c][i] for i in late]):.2f}" for c in columns))
         print(f"  held-out mutants the other fold's fast subset fails: {caught_out}/{caught_total}")
+        if online_late:
+            print(f"  online, second half of each problem's stream: median {statistics.median(online_late):g} mean "
+                  f"{statistics.fmean(online_late):.2f} over {len(online_late)}")
     print(f"\n{time.monotonic() - started:.0f} s")
     return 0
 
