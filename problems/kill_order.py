@@ -37,7 +37,6 @@ HARDTESTS_KILL_ORDER_REFRESH_S a suite.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import math
 import random
@@ -52,6 +51,7 @@ from redis.exceptions import RedisError
 
 from core.queues import redis_connection
 from problems.models import KillEvidence, Solution, TestSuite, Verdict
+from problems.services import code_sha256
 
 log = logging.getLogger(__name__)
 
@@ -187,7 +187,7 @@ def suite_kill_matrix(suite: TestSuite, *, exclude: Iterable[int] = (),
 
 
 def program_digest(language: str, code: str) -> str:
-    return hashlib.sha256(f"{language}\0{code}".encode("utf-8", "surrogatepass")).hexdigest()
+    return code_sha256(f"{language}\0{code}")
 
 
 REFRESH_KEY = "hardtests:kill-order-refresh:{suite_id}"

@@ -34,6 +34,7 @@ from rq.utils import as_text
 
 from problems.judging import SUBSETS, LoadedSuite, suite_cache
 from problems.models import Problem, TestSuite
+from problems.services import code_sha256
 
 JUDGE_JOB = "problems.jobs.judge_code_job"
 # The key of a judging job's meta under which the API leaves its snapshot of the suite.
@@ -132,7 +133,7 @@ def verdict_cache_key(suite: TestSuite, *, owner_id: int, language: str, code: s
     identity = [VERDICT_FORMAT, owner_id, snapshot["suite_id"], snapshot["problem_id"], snapshot["version"],
                 created.isoformat() if isinstance(created, datetime) else str(created), snapshot["comparison"],
                 snapshot["time_limit_ms"], snapshot["memory_limit_mb"], snapshot["order_revision"], subset,
-                language, mode, hashlib.sha256(code.encode("utf-8", "surrogatepass")).hexdigest()]
+                language, mode, code_sha256(code)]
     return VERDICT_KEY.format(digest=hashlib.sha256(json.dumps(identity).encode()).hexdigest())
 
 
