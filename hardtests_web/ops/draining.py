@@ -19,13 +19,68 @@ is already waiting on one.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import selectors
 import socket
+import struct
+import sys
 from concurrent import futures
 from functools import partial
 from typing import Any
 
 from gunicorn.workers.gthread import TConn, ThreadWorker
+
+# Classic BPF, run by the kernel on each TCP segment a listening socket receives (the data
+# starts at the TCP header): a segment with SYN set and ACK clear (a new connection) is dropped,
+# any other kept whole. A handshake already under way still completes and is drained.
+_SO_ATTACH_FILTER = getattr(socket, "SO_ATTACH_FILTER", 26) if sys.platform.startswith("linux") else None
+_NO_NEW_CONNECTIONS = (
+    (0x30, 0, 0, 13),          # ldb [13]        the TCP flags byte
+    (0x54, 0, 0, 0x12),        # and #SYN|ACK
+    (0x15, 0, 1, 0x02),        # jeq #SYN        a bare SYN: drop, else keep
+    (0x06, 0, 0, 0),           # ret #0          drop
+    (0x06, 0, 0, 0xFFFFFFFF),  # ret #-1         keep
+)
+
+
+def door_close(listener: socket.socket) -> bool:
+    """Make the kernel drop new connections to `listener` (their SYN) while keeping those whose
+    handshake is done or under way, so draining can take every connection the socket will ever
+    complete before it is closed. Without it, one completed between the workers' last accept and
+    the close of the socket is reset: a client cannot tell that from a crash in its request. A
+    client whose SYN is dropped sends it again after a second, and is refused (the socket is
+    closed by then) or taken by the next server on the port. False where the kernel refuses."""
+    if _SO_ATTACH_FILTER is None:
+        return False
+    code = b"".join(struct.pack("HBBI", *insn) for insn in _NO_NEW_CONNECTIONS)
+    buffer = ctypes.create_string_buffer(code)
+    program = struct.pack("HL", len(_NO_NEW_CONNECTIONS), ctypes.addressof(buffer))
+    try:
+        listener.setsockopt(socket.SOL_SOCKET, _SO_ATTACH_FILTER, program)
+    except OSError:
+        return False
+    return True
+
+
+def door_close_on_stop(server: Any) -> None:
+    """gunicorn's `on_starting` hook (hardtests_web.ops.gunicorn): as the arbiter stops (SIGTERM,
+    SIGINT, SIGQUIT), close the door of its listening sockets before it closes its own copies
+    and signals the workers, which then drain (DrainingWorker) what the sockets completed.
+
+    Not when the socket outlives this server: systemd's socket activation holds it for the next
+    start, and during a USR2 upgrade the other master shares it."""
+    stop = server.stop
+
+    def stop_with_the_door_closed(graceful: bool = True) -> None:
+        if server.reexec_pid == 0 and server.master_pid == 0 and not server.systemd:
+            for listener in server.LISTENERS:
+                with contextlib.suppress(OSError, AttributeError):
+                    if listener.sock.type == socket.SOCK_STREAM and listener.sock.family != socket.AF_UNIX:
+                        door_close(listener.sock)
+        stop(graceful)
+
+    server.stop = stop_with_the_door_closed
+
 
 # A connection taken while draining whose client sends nothing holds a thread this long at most.
 DRAIN_READ_TIMEOUT_S = 5.0

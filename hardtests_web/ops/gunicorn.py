@@ -3,8 +3,9 @@ hardtests_web.wsgi` (what `serve`, compose and the systemd unit run).
 
 Everything of hardtests_web.gunicorn_conf, plus a graceful timeout above the API's own wait
 (HARDTESTS_API_SYNC_TIMEOUT_S), so a SIGTERM never cuts a verification in flight: gunicorn
-closes its listening socket at once (new connections go to another node), each request in
-flight gets its answer, and one read after the signal is refused with 503 `shutting_down` and
+closes its listening socket at once (new connections go to another node; on Linux their SYN is
+dropped first, so none is completed by the kernel and then reset as the socket closes), each
+request in flight gets its answer, and one read after the signal is refused with 503 `shutting_down` and
 Retry-After instead of starting work the process will not finish.
 """
 
@@ -15,6 +16,7 @@ from typing import Any
 
 from core.env import env_int
 from hardtests_web.gunicorn_conf import *  # noqa: F403
+from hardtests_web.ops.draining import door_close_on_stop
 
 graceful_timeout = env_int("HARDTESTS_API_SYNC_TIMEOUT_S", 60) + 15
 # gthread, answering every connection it has taken before it exits (hardtests_web.ops.draining)
@@ -32,3 +34,8 @@ def post_worker_init(worker: Any) -> None:
             graceful(signum, frame)
 
     signal.signal(signal.SIGTERM, on_term)
+
+
+def on_starting(server: Any) -> None:
+    # new connections are dropped as the arbiter stops, so none is completed and then reset
+    door_close_on_stop(server)
