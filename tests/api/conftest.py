@@ -16,7 +16,7 @@ from django.test import Client
 from rq.worker import Worker
 
 from api.tokens import token_create
-from core.queues import get_queue, redis_connection, verification_queue
+from core.queues import redis_connection, verification_queue
 from problems.models import Problem, TestSuite
 from problems.services import NewTest, suite_activate, suite_add_tests, suite_create
 from tests.conftest import REPO, worker_env
@@ -119,10 +119,6 @@ def sandbox_worker(
     with django_db_blocker.unblock():
         env = worker_env()
     queue = verification_queue()
-    # Jobs an earlier test of this process enqueued and nobody ran (a run it judged inline, a
-    # refusal path) would be this worker's first work: gone, so the module starts idle.
-    for name in ("api", "sandbox"):
-        get_queue(name).empty()
     # A file, not a pipe: a worker logging into a full pipe nobody reads would block.
     log = tmp_path_factory.mktemp("worker") / "rqworker.log"
     child = subprocess.Popen(
