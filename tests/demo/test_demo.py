@@ -1,16 +1,22 @@
 """The bundled demo problems, end to end on one materialisation (the shared `demo_runs` fixture:
 every kit in the real sandbox, no LLM, fewer generator calls than the paper's; built once per
 file, so the tests that need it live here together): the kits materialise into suites that give
-every candidate its gold verdict, the quadratic trap is caught only by hacking tests, and the
-evaluation judging every candidate against every suite finds the generated suites strictly
-more precise than the public samples."""
+every candidate its gold verdict; the quadratic trap is caught only by hacking tests; the
+evaluation, judging every candidate against every suite, finds the generated suites strictly
+more precise than the public samples; and one command curates the demo's programs as pretend
+model answers into datasets that load."""
 
 from __future__ import annotations
 
+import io
+import json
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
+from django.core.management import call_command
 
+from curation.models import Completion, CurationJob, JudgeScore, Selection
 from generation.models import GenerationRun
 from problems.models import Problem, Solution, TestCase, TestSuite
 from review.evaluation.services import evaluation_report_create, evaluation_report_run, evaluation_select
@@ -111,3 +117,36 @@ def test_generated_suites_strictly_beat_the_public_samples_in_precision(demo_run
     assert public["fp"] == sum(1 for origin, _, _ in false_positives if origin == "public") >= 1
     # The generated suite's hacking tests catch it.
     assert ("generated", *TRAP) not in false_positives
+
+
+@pytest.mark.heavy(seconds=70)
+def test_curate_demo_runs_end_to_end_and_the_datasets_load(demo_runs, tmp_path: Path, fake_judge):
+    """200+ completions verified in the real sandbox against the suites materialised above (the
+    command's own materialisation of missing suites: tests/curation/test_demo_suites.py), judged
+    by the fake LLM, selected under three rules, exported, loaded with `datasets.load_dataset`."""
+    from datasets import load_dataset
+
+    out = io.StringIO()
+    call_command("curate", "demo", "--sync", "--out", str(tmp_path), "--judge", "demo-judge-x",
+                 "--judge", "demo-judge-y", stdout=out)
+    summary = json.loads(out.getvalue())
+    job = CurationJob.objects.get(pk=summary["job"])
+    assert job.demo and job.status == CurationJob.Status.VERIFIED
+    assert summary["completions"] == job.total >= 200
+    assert Completion.objects.filter(job=job, status=Completion.Status.DONE).count() == job.total
+    # Gold-labelled demo programs: the right ones pass every test of the generated suite.
+    right = Completion.objects.filter(job=job, gold="correct")
+    assert right.count() >= 100 and all(c.pass_fraction == 1.0 for c in right)
+    assert Completion.objects.filter(job=job, gold="incorrect", pass_fraction__lt=1.0).exists()
+    assert JudgeScore.objects.filter(completion__job=job).count() == 2 * job.total
+    labels = [s["rule"] for s in summary["selections"]]
+    assert labels == ["tau>=0.6", "kind:hacking", "tau>=0.6 & judge:demo-judge-x>=7"]
+    for item in summary["selections"]:
+        selection = Selection.objects.get(pk=item["selection"])
+        data = load_dataset(item["export"], split="train", cache_dir=str(tmp_path / "hf-cache"))
+        assert data.num_rows == selection.kept == item["kept"] > 0
+        assert set(data["demo_data"]) == {True} and set(data["rule"]) == {selection.label}
+        assert "Demo data" in (Path(item["export"]) / "README.md").read_text()
+        if selection.label.startswith("tau>=0.6 &"):
+            assert all(score is not None and score >= 7 for score in data["judge_score"])
+        assert all(f >= 0.6 for f in data["pass_fraction"]) or selection.label == "kind:hacking"
