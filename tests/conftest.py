@@ -110,7 +110,8 @@ DEMO_COUNTS = {"HARDTESTS_REGULAR_CALLS": 5, "HARDTESTS_STRATIFIED_CALLS": 3, "H
 
 @pytest.fixture(scope="module")
 def demo_runs(django_db_setup: Any, django_db_blocker: Any) -> Iterator[dict[str, Any]]:
-    """Load the demo problems and materialise every kit once per module (real sandbox, no LLM),
+    """Load the demo problems and materialise every kit once per module (real sandbox, no LLM; the
+    tests that use it are together in tests/demo/test_demo.py, so it is built once a run),
     inside a transaction rolled back at the end; maps pid -> its GenerationRun."""
     from django.db import transaction
 
