@@ -131,7 +131,8 @@ def test_a_connection_after_the_drain_is_refused_never_completed_and_reset(tmp_p
         # the worker has taken its last connections and holds the socket open for 2 s more
         started = time.monotonic()
         try:
-            client = socket.create_connection(("127.0.0.1", port), timeout=15)
+            # (a dropped SYN is sent again after 1, 3, 7, 15 and 31 s: room for a slow close)
+            client = socket.create_connection(("127.0.0.1", port), timeout=45)
         except ConnectionRefusedError:
             outcome = "refused"
         else:
