@@ -60,8 +60,9 @@ def _private_services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None
 @pytest.fixture(scope="module", autouse=True)
 def _queues_start_empty(_private_services: None) -> None:
     """Every test file starts on empty RQ queues. A job an earlier file enqueued and nobody ran
-    (a run judged inline, a refusal path) would otherwise be the first work of this file's own
-    worker: its counts jumped, and once it stayed busy for 30 s (CI, the verdict cache's test)."""
+    (a campaign's materialisation jobs, a run's judging: up to 311 seen in one process) would
+    otherwise be the first work of this file's own worker: its counts jumped, and once it stayed
+    busy for 30 s (CI, the verdict cache's test)."""
     from core.queues import get_queue
 
     for name in settings.RQ_QUEUES:
