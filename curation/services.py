@@ -176,6 +176,11 @@ class _Outcome:
     cpu_ms: int
 
 
+def _teaches(verdict: str) -> bool:
+    """Whether a completion's verdict on a suite (every test run) is kill-order evidence."""
+    return bool(settings.HARDTESTS_KILL_ORDER_FROM_CURATION) and verdict not in ("AC", "CE")
+
+
 def _judge_one(completion: Completion, suite: TestSuite, sb: Sandbox) -> _Outcome:
     if completion.extract_kind in ("empty", "no_language") or not completion.code.strip():
         # Nothing to run: the completion has no program; it passes nothing.
@@ -287,13 +292,15 @@ def curation_chunk_verify(*, job_id: int, chunk: int | None = None, sandbox: San
         for pk, fields in written:
             Completion.objects.filter(pk=pk, claim=token, status=Completion.Status.RUNNING).update(**fields)
     CurationJob.objects.filter(pk=job.pk).update(wall_ms=F("wall_ms") + int((time.perf_counter() - started) * 1000))
-    if settings.HARDTESTS_KILL_ORDER_FROM_CURATION:
-        # what the chunk's completions failed, in each suite's order before the next chunk
-        for suite in cache.values():
-            try:
-                suite_kill_order_refresh(suite=suite)
-            except DatabaseError:  # the order is an optimisation: the chunk's verdicts are written
-                log.warning("kill order of suite #%s not computed again", suite.pk, exc_info=True)
+    # what the chunk's completions failed, in each suite's order before the next chunk: the suites
+    # that gained evidence only (one every completion passed has nothing new to learn)
+    taught = {r["suite"] for _, fields in written if fields["status"] == Completion.Status.DONE
+              for r in fields["results"]["by_origin"].values() if _teaches(r["verdict"])}
+    for suite_id in taught & cache.keys():
+        try:
+            suite_kill_order_refresh(suite=cache[suite_id])
+        except DatabaseError:  # the order is an optimisation: the chunk's verdicts are written
+            log.warning("kill order of suite #%s not computed again", suite_id, exc_info=True)
     _finish_if_done(job)
     return len(ids)
 
