@@ -23,14 +23,19 @@ def _verify(api: Any, code: str, **extra: Any) -> dict[str, Any]:
     return dict(response.json())
 
 
-def _jobs_done(worker_pid: int) -> int:
-    """The jobs the test's one worker has finished (RQ counts them after its bookkeeping)."""
+def _worker(worker_pid: int) -> tuple[Worker, int]:
+    """The test's one worker, fresh from Redis, and the jobs it has finished (RQ counts them
+    after its bookkeeping)."""
     from core.queues import verification_queue
 
     queue = verification_queue()
     [worker] = [w for w in Worker.all(queue=queue, connection=queue.connection) if w.pid == worker_pid]
     worker.refresh()
-    return int(worker.successful_job_count or 0) + int(worker.failed_job_count or 0)
+    return worker, int(worker.successful_job_count or 0) + int(worker.failed_job_count or 0)
+
+
+def _jobs_done(worker_pid: int) -> int:
+    return _worker(worker_pid)[1]
 
 
 def _quiet(worker_pid: int) -> int:
@@ -42,9 +47,7 @@ def _quiet(worker_pid: int) -> int:
     deadline = time.monotonic() + 30
     last = -1
     while time.monotonic() < deadline:
-        [worker] = [w for w in Worker.all(queue=queue, connection=queue.connection) if w.pid == worker_pid]
-        worker.refresh()
-        done = int(worker.successful_job_count or 0) + int(worker.failed_job_count or 0)
+        worker, done = _worker(worker_pid)
         if done == last and worker.get_state() == "idle" and not worker.get_current_job_id() and queue.count == 0:
             return done
         last = done
