@@ -17,6 +17,7 @@ RETRY_STATUSES = frozenset({429, 502, 503, 504})
 # How the server names the item of a batch it refused: "items[3]: no problem 'x'".
 _ITEM = re.compile(r"\bitems\[(\d+)\]:")
 ON_ERROR = ("raise", "none")
+ERRORS = ("raise", "return")
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,9 @@ class Settings:
     batch_size: int = 32
     poll_interval_s: float = 1.0
     poll_timeout_s: float = 3600.0
+    # Items the server could not judge (SE: a starved or broken sandbox; a failed job) are sent
+    # again this many times, only they, with backoff and jitter, before they count as failed.
+    item_retries: int = 4
 
     @classmethod
     def make(cls, base_url: str | None, token: str | None, **options: Any) -> Settings:
@@ -90,8 +94,30 @@ def requests_of(items: Iterable[VerifyRequest | Mapping[str, Any]]) -> list[Veri
     return [item if isinstance(item, VerifyRequest) else VerifyRequest(**item) for item in items]
 
 
-def chunks(items: list[VerifyRequest], size: int) -> list[list[VerifyRequest]]:
-    return [items[i : i + size] for i in range(0, len(items), max(1, size))]
+def index_chunks(count: int, size: int) -> list[list[int]]:
+    return [list(range(i, min(count, i + max(1, size)))) for i in range(0, count, max(1, size))]
+
+
+def keeps_rejected(on_error: str, errors: str) -> bool:
+    """Whether a refused item's place holds its RequestRejected (else it raises)."""
+    return on_error == "none" or errors == "return"
+
+
+def failed_items(out: list[Any], indices: list[int]) -> list[int]:
+    """The items among ``indices`` the server could not judge (worth sending again)."""
+    return [i for i in indices if isinstance(out[i], InfrastructureError) and not out[i].final]
+
+
+def settle(out: list[Any], failed: list[int], errors: str) -> None:
+    """After the retries: raise the first item still failing, or leave each error in its place."""
+    failed = [i for i in failed if isinstance(out[i], InfrastructureError)]
+    if failed and errors == "raise":
+        first = out[failed[0]]
+        assert isinstance(first, InfrastructureError)
+        if len(failed) > 1:
+            raise InfrastructureError(f"{len(failed)} items could not be judged; the first: {first}",
+                                      status=first.status, code=first.code) from first
+        raise first
 
 
 def retry_delay(settings: Settings, attempt: int, retry_after: str | None) -> float:
@@ -116,13 +142,19 @@ def error_for(status: int, body: Any) -> Exception:
     return RequestRejected(message, status=status, code=code)
 
 
-def batch_results(data: Mapping[str, Any]) -> list[Verification]:
-    out = []
+def batch_results(data: Mapping[str, Any]) -> list[Verification | InfrastructureError]:
+    """Each item of a finished batch: its judgement, or the InfrastructureError that says why
+    the server could not judge it (an item in error, a sandbox error)."""
+    out: list[Verification | InfrastructureError] = []
     for item in data["items"]:
-        if item["status"] == "failed" or item.get("result") is None:
-            raise InfrastructureError(f"item {item['index']} failed on the server: {item.get('error')}",
-                                      code="job_failed")
-        out.append(Verification.from_json(item["result"]))
+        if item["status"] in ("failed", "error") or item.get("result") is None:
+            out.append(InfrastructureError(f"item {item['index']} failed on the server: {item.get('error')}",
+                                           code="job_failed"))
+            continue
+        try:
+            out.append(Verification.from_json(item["result"]))
+        except InfrastructureError as exc:
+            out.append(exc)
     return out
 
 
@@ -133,9 +165,11 @@ def rejected_item(exc: RequestRejected, size: int) -> int | None:
     return index if index is not None and index < size else None
 
 
-def check_on_error(on_error: str) -> None:
+def check_on_error(on_error: str, errors: str = "raise") -> None:
     if on_error not in ON_ERROR:
         raise ValueError(f"on_error must be one of {', '.join(ON_ERROR)}, not {on_error!r}")
+    if errors not in ERRORS:
+        raise ValueError(f"errors must be one of {', '.join(ERRORS)}, not {errors!r}")
 
 
 def problem_of(ground_truth: Any, extra_info: Any = None) -> str:

@@ -15,6 +15,8 @@ class InfrastructureError(HardTestsError):
         super().__init__(message)
         self.status = status
         self.code = code
+        # the request itself failed after its own retries (not one item of an answered batch)
+        self.final = False
 
 
 class RateLimitedError(InfrastructureError):

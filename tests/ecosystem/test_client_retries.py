@@ -101,8 +101,8 @@ def test_infrastructure_failures_raise_and_client_mistakes_are_not_retried(waits
         HardTestsClient("http://hub", "tok", transport=httpx.MockTransport(_script(se, []))).verify("x", "y")
     item = [httpx.Response(200, json=_batch("finished", [{"index": 0, "status": "failed", "error": "worker lost"}]))]
     with pytest.raises(InfrastructureError, match="worker lost"):
-        HardTestsClient("http://hub", "tok", transport=httpx.MockTransport(_script(item, []))).verify_many(
-            [VerifyRequest("x", "y")])
+        HardTestsClient("http://hub", "tok", item_retries=0, transport=httpx.MockTransport(
+            _script(item, []))).verify_many([VerifyRequest("x", "y")])
 
 
 def test_async_client_batches_and_leaves_out_completions_without_code():
@@ -147,3 +147,82 @@ def test_tokens_in_url_paths_are_redacted_from_request_logs(caplog):
     with caplog.at_level(logging.WARNING, logger="django.request"):
         logging.getLogger("django.request").warning("Unauthorized: %s", "/sandboxfusion/t/htk_abc_SECRET/run_code")
     assert "SECRET" not in caplog.text and "/sandboxfusion/t/<redacted>/run_code" in caplog.text
+
+
+def _answering(per_item: dict[str, list[dict]], seen: list[list[str]]):
+    """A server that answers each program (its code) with the next of its scripted results, and
+    records which programs each request carried."""
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        items = json.loads(request.content)["items"]
+        seen.append([x["code"].strip() for x in items])
+        out = []
+        for i, x in enumerate(items):
+            script = per_item[x["code"].strip()]
+            answer = script.pop(0) if len(script) > 1 else script[0]
+            out.append({"index": i, **answer})
+        return httpx.Response(200, json=_batch("finished", out))
+
+    return handle
+
+
+STARVED = {"status": "error", "error": "sandbox error on the worker: the wall-clock backstop stopped the program "
+                                      "after 11.0 s ... the machine is overloaded; retry"}
+SE_RESULT = {"status": "finished", "result": {**RESULT, "reward": 0, "verdict": "SE", "message": "overloaded"}}
+AC = {"status": "finished", "result": RESULT}
+WA = {"status": "finished", "result": {**RESULT, "reward": 0, "verdict": "WA", "passed": 0, "pass_fraction": 0.0}}
+
+
+def test_items_the_server_could_not_judge_are_sent_again_alone(waits):
+    seen: list[list[str]] = []
+    client = HardTestsClient("http://hub", "tok", backoff_s=0.5, transport=httpx.MockTransport(_answering(
+        {"good": [AC], "slow": [STARVED, SE_RESULT, WA], "bad": [WA]}, seen)))
+    results = client.verify_many([VerifyRequest("p", "good"), VerifyRequest("p", "slow"), VerifyRequest("p", "bad")])
+    assert [(r.reward, r.verdict) for r in results] == [(1, "AC"), (0, "WA"), (0, "WA")]
+    # only the starved item went again, after backoff with (here maximal) jitter: 0.5, 1.0
+    assert seen == [["good", "slow", "bad"], ["slow"], ["slow"]]
+    assert waits == [0.5, 1.0]
+
+
+def test_errors_return_keeps_the_good_items_and_raise_raises_after_the_retries(waits):
+    def client() -> HardTestsClient:
+        return HardTestsClient("http://hub", "tok", item_retries=2, transport=httpx.MockTransport(_answering(
+            {"good": [AC], "slow": [STARVED], "bad": [WA]}, [])))
+
+    requests = [VerifyRequest("p", "good"), VerifyRequest("p", "slow"), VerifyRequest("p", "bad")]
+    good, failed, bad = client().verify_many(requests, errors="return")
+    assert (good.reward, bad.reward) == (1, 0)
+    assert isinstance(failed, InfrastructureError) and "overloaded" in str(failed)
+    waits.clear()
+    with pytest.raises(InfrastructureError, match="overloaded"):
+        client().verify_many(requests)
+    assert len(waits) == 2  # item_retries
+    assert client().score_completions(["p"] * 3, ["```python\ngood", "```python\nslow", "```python\nbad"],
+                                      errors="return") == [1.0, None, 0.0]
+    with pytest.raises(ValueError, match="errors must be"):
+        client().verify_many(requests, errors="ignore")
+
+
+def test_async_client_sends_failed_items_again_and_returns_errors(monkeypatch):
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    monkeypatch.setattr("hardtests_client.client.asyncio.sleep", sleep)
+    seen: list[list[str]] = []
+
+    async def run(errors: str) -> list:
+        async with AsyncHardTestsClient("http://hub", "tok", batch_size=2, item_retries=3,
+                                        transport=httpx.MockTransport(_answering(
+                                            {"a": [AC], "b": [STARVED, AC], "c": [SE_RESULT, SE_RESULT, WA],
+                                             "d": [STARVED]}, seen))) as client:
+            return await client.verify_many([VerifyRequest("p", x) for x in "abcd"], errors=errors)
+
+    a, b, c, d = asyncio.run(run("return"))
+    assert [a.verdict, b.verdict, c.verdict] == ["AC", "AC", "WA"]
+    assert isinstance(d, InfrastructureError)
+    assert sorted(map(tuple, seen)) == sorted([("a", "b"), ("c", "d"), ("b",), ("c", "d"), ("c", "d"), ("d",)])
+    seen.clear()
+    with pytest.raises(InfrastructureError):
+        asyncio.run(run("raise"))
