@@ -31,7 +31,7 @@ from problems.models import Verdict as VerdictRecord  # not sandbox.Verdict, a r
 from problems.services import verdict_record
 from sandbox import Limits, RunResult, Sandbox, Verdict, cache, call_python, compare_outputs, get_sandbox
 from sandbox.base import Batch
-from sandbox.types import CompiledProgram
+from sandbox.types import CallResult, CompiledProgram
 
 __all__ = ["KIND_ORDER", "TIME_ONLY"]  # re-exported: the API lists a suite's tests in run order
 SUBSETS = ("full", "fast")
@@ -257,19 +257,62 @@ def oracle_limits(problem: Problem) -> Limits:
                   memory_mb=min(4096, 2 * problem.memory_limit_mb), output_kb=64 * 1024)
 
 
+# What a judging function's failure on one test says, by what failed:
+# - the sandbox could not run it (SE: starved, a full disk) or could not prepare it (CE): the
+#   machine's failure, whatever the program printed;
+# - it could not be loaded, or has no output_judging_function: broken for every output alike;
+# - it raised, ran out of time or memory, or returned something other than a bool: it is called
+#   again with the reference output as the candidate. Failing there too, it cannot judge this test
+#   at all (the machine's side: SE); accepting the reference, what it could not read is the
+#   program's output (WA: a program must never turn its wrong answer into a judging error by
+#   printing what a fragile judge trips on).
+_JUDGE_BROKEN = ("loading the code failed", "no function named")
+
+
 def _accepts(
     sb: Sandbox, judge_code: str | None, tests: list[LoadedTest], results: list[RunResult], comparison: str = "tokens"
-) -> list[tuple[bool, str]]:
-    """(accepted, reason) for each OK run: the judging function if there is one."""
+) -> list[tuple[str, str]]:
+    """(verdict, reason) for each OK run: "AC" or "WA" by the judging function if there is one,
+    else by the problem's comparison; "SE" when the judging function itself failed (see above)."""
     if judge_code is None:
-        return [(compare_outputs(t.output, r.stdout, comparison), "") for t, r in zip(tests, results, strict=False)]
+        return [("AC" if compare_outputs(t.output, r.stdout, comparison) else "WA", "")
+                for t, r in zip(tests, results, strict=False)]
     calls = [
         (t.input.decode("utf-8", "replace"), r.stdout.decode("utf-8", "replace"), t.output.decode("utf-8", "replace"))
         for t, r in zip(tests, results, strict=False)
     ]
     # The judging function is untrusted code too, so it runs in the sandbox.
     verdicts = call_python(sb, judge_code, "output_judging_function", calls, checker_limits())
-    return [(bool(v.ok and v.value is True), "" if v.ok else f"judging function failed: {v.error}") for v in verdicts]
+    out: list[tuple[str, str]] = []
+    suspects: list[int] = []
+    for index, v in enumerate(verdicts):
+        if v.ok and isinstance(v.value, bool):
+            out.append(("AC" if v.value else "WA", ""))
+            continue
+        failure = _judge_failure(v)
+        if v.verdict in (Verdict.SE, Verdict.CE) or (v.error or "").startswith(_JUDGE_BROKEN):
+            out.append(("SE", f"judging error: the judging function failed: {failure}"))
+        else:
+            out.append(("", failure))
+            suspects.append(index)
+    if suspects:
+        again = call_python(sb, judge_code, "output_judging_function",
+                            [(calls[i][0], calls[i][2], calls[i][2]) for i in suspects], checker_limits())
+        for index, v in zip(suspects, again, strict=True):
+            failure = out[index][1]
+            if v.ok and v.value is True:
+                out[index] = ("WA", f"the judging function failed on this output ({failure}) and accepts the "
+                                    "reference output: the output is not an answer it can read")
+            else:
+                out[index] = ("SE", f"judging error: the judging function failed ({failure}), and on the reference "
+                                    f"output too ({_judge_failure(v) if not v.ok or not isinstance(v.value, bool) else 'rejected it'})")
+    return out
+
+
+def _judge_failure(call: CallResult) -> str:
+    if call.ok:
+        return f"returned {call.value!r:.80} instead of a bool"
+    return (call.error or str(call.verdict))[:500]
 
 
 def judge_code(
@@ -558,8 +601,7 @@ def _run_lane(
             if run.verdict == Verdict.OK and test.kind == TIME_ONLY:
                 verdict = "AC"
             elif run.verdict == Verdict.OK:
-                good, reason = next(accepted)
-                verdict = "AC" if good else "WA"
+                verdict, reason = next(accepted)
             out.append((position, test, verdict, run, reason))
             if fail_fast and verdict != "AC":
                 first.record(position)
