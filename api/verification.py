@@ -23,14 +23,14 @@ from typing import Any, Literal, NotRequired, TypedDict, cast
 from redis.exceptions import RedisError
 from rq.job import Job, JobStatus
 from rq.results import Result
-from rq.utils import as_text
-from rq.worker_registration import WORKERS_BY_QUEUE_KEY
 
 from api.conf import api_setting
 from api.errors import NotFound, PayloadTooLarge, Unavailable
 from api.selectors import verification_target
 from core.queues import (
     WORKER_HEALTH_HASH,
+    queue_workers_parse,
+    queue_workers_read,
     redis_connection,
     redis_now,
     verification_queue,
@@ -128,15 +128,17 @@ def _enqueue(items: list[Verification], *, owner_id: int, queued_ttl: int, resul
         # the queue's workers (RQ's registration set, as Worker.all_keys reads it), its
         # backlog, the workers' health and the verdict cache's answers in one round trip
         with queue.connection.pipeline(transaction=False) as pipe:
-            pipe.smembers(WORKERS_BY_QUEUE_KEY % queue.name)
+            queue_workers_read(pipe, queue.name)
             pipe.llen(queue.key)
             pipe.hgetall(WORKER_HEALTH_HASH)
             pipe.time()
             if cache_keys:
                 pipe.mget(cache_keys)
-            keys, backlog, health, now, *found = pipe.execute()
-        # a worker whose beat has stopped (killed) is listed by RQ for minutes: not counted
-        alive = workers_alive(health, [as_text(key).split(":", 2)[-1] for key in keys], redis_now(now))
+            listed, backlog, health, now, *found = pipe.execute()
+        # counted by its own fresh beat, not by RQ's list (a killed worker stays listed for
+        # minutes, a Redis restart can leave a name listed that nothing answers to)
+        names, registered = queue_workers_parse(listed)
+        alive = workers_alive(health, names, redis_now(now), registered=registered)
         if not alive:
             raise Unavailable("no sandbox worker is running; try again later", code="no_workers", retry_after_s=30)
         # A question the cache can answer still needs a service that could judge it: the same

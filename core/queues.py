@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Collection
 from typing import Any, cast
 
 import redis
@@ -144,16 +145,78 @@ def _expired(raw: bytes | str, now: float) -> bool:
         return False
 
 
-def workers_alive(published: dict[bytes, bytes], names: list[str], now: float) -> list[str]:
-    """The named workers not known dead: a checked worker whose beat has stopped (its record
-    expired: killed, or its machine gone) is dead although RQ still lists it for minutes.
-    A worker that publishes nothing (a plain rqworker) is taken on RQ's word."""
-    return [name for name in names if not _expired(published.get(name.encode(), b""), now)]
+def workers_alive(published: dict[bytes, bytes], names: list[str], now: float,
+                  *, registered: Collection[str] | None = None) -> list[str]:
+    """The named workers alive by their own word, never by a list's: a checked worker counts
+    only while its health record is fresh (it renews it every HARDTESTS_WORKER_BEAT_S from a
+    thread of its own; a killed, stopped or cut-off worker stops counting
+    HARDTESTS_WORKER_DEAD_S later, whatever RQ's lists still say). A worker that publishes no
+    record (a plain rqworker) counts while RQ's own key for it lives (`registered`: the names
+    whose `rq:worker:<name>` hash exists, as `queue_workers_read` gives them; that key expires
+    with RQ's heartbeat). A name left in a queue's list by a Redis restart or a partial
+    reaping has neither: it is a ghost, and does not count. registered=None: not known, a
+    record-less name is taken on RQ's word (the janitor and the deep page, which list)."""
+    alive = []
+    for name in names:
+        raw = published.get(name.encode())
+        if raw:
+            if _health_valid(raw, now) is not None:
+                alive.append(name)
+            elif not _expired(raw, now) and (registered is None or name in registered):
+                alive.append(name)  # a malformed record is no word either way
+        elif registered is None or name in registered:
+            alive.append(name)
+    return alive
 
 
-def workers_dead(published: dict[bytes, bytes], names: list[str], now: float) -> list[str]:
-    alive = set(workers_alive(published, names, now))
+def workers_dead(published: dict[bytes, bytes], names: list[str], now: float,
+                 *, registered: Collection[str] | None = None) -> list[str]:
+    alive = set(workers_alive(published, names, now, registered=registered))
     return [name for name in names if name not in alive]
+
+
+# A queue's listed workers with, for each, whether RQ's own key for it still exists: one EVAL,
+# so the API reads it in the round trip that reads the health records. (Keys read in a script
+# without being declared: fine on a single Redis, which is what RQ supports.)
+_QUEUE_WORKERS_LUA = """
+local out = {}
+for _, key in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  table.insert(out, key)
+  table.insert(out, redis.call('EXISTS', key))
+end
+return out
+"""
+_WORKER_KEY_PREFIX = "rq:worker:"
+
+
+def queue_workers_read(pipe: redis.client.Pipeline | redis.Redis, queue_name: str) -> Any:
+    """Queue the read of `queue_name`'s listed workers on `pipe`; parse the answer with
+    `queue_workers_parse`."""
+    return pipe.eval(_QUEUE_WORKERS_LUA, 1, f"rq:workers:{queue_name}")
+
+
+def queue_workers_parse(answer: list[Any]) -> tuple[list[str], set[str]]:
+    """(every listed worker's name, the names whose RQ key exists) from `queue_workers_read`."""
+    names: list[str] = []
+    registered: set[str] = set()
+    for key, exists in zip(answer[::2], answer[1::2], strict=True):
+        text = key.decode() if isinstance(key, bytes) else str(key)
+        name = text.removeprefix(_WORKER_KEY_PREFIX)
+        names.append(name)
+        if int(exists):
+            registered.add(name)
+    return names, registered
+
+
+def queue_workers_alive(connection: redis.Redis, queue_name: str) -> list[str]:
+    """The workers of `queue_name` that can take a job now (see workers_alive), in one round trip."""
+    with connection.pipeline(transaction=False) as pipe:
+        queue_workers_read(pipe, queue_name)
+        pipe.hgetall(WORKER_HEALTH_HASH)
+        pipe.time()
+        listed, published, now = pipe.execute()
+    names, registered = queue_workers_parse(listed)
+    return workers_alive(published, names, redis_now(now), registered=registered)
 
 
 def worker_health_read(connection: redis.Redis, names: list[str]) -> dict[str, dict[str, Any]]:

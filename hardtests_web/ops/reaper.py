@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 from typing import cast
 
+from django.conf import settings
 from redis import Redis
 from rq.job import Job, JobStatus
 from rq.queue import Queue
@@ -61,13 +62,19 @@ def _job_recover(connection: Redis, job_id: str, *, worker_name: str, reason: st
 
 
 def worker_reap(connection: Redis, name: str, *, reason: str) -> str | None:
-    """Forget the dead worker `name` and recover its job; what became of the job (None: it held none)."""
+    """Forget the dead worker `name` and recover its job; what became of the job (None: it held none).
+
+    It leaves every list, whatever survives of its own hash: after a Redis restart a worker's
+    beat lists it again on its queues but RQ's hash (which names those queues) is gone, so the
+    queues' lists are found by their keys, not by the hash."""
     key = Worker.redis_worker_namespace_prefix + name
     job_id, queues = cast(list[bytes | None], connection.hmget(key, ["current_job", "queues"]))
+    lists = {WORKERS_BY_QUEUE_KEY % queue for queue in as_text(queues or b"").split(",") if queue}
+    lists.update(WORKERS_BY_QUEUE_KEY % queue for queue in settings.RQ_QUEUE_NAMES)
+    lists.update(as_text(k) for k in connection.scan_iter(match=WORKERS_BY_QUEUE_KEY % "*", count=1000))
     with connection.pipeline() as pipe:
-        for queue in as_text(queues or b"").split(","):
-            if queue:
-                pipe.srem(WORKERS_BY_QUEUE_KEY % queue, key)
+        for listing in sorted(lists):
+            pipe.srem(listing, key)
         pipe.srem(REDIS_WORKER_KEYS, key)
         pipe.delete(key)
         pipe.hdel(WORKER_HEALTH_HASH, name)
@@ -80,16 +87,31 @@ def worker_reap(connection: Redis, name: str, *, reason: str) -> str | None:
     return outcome
 
 
-def dead_workers_sweep(connection: Redis) -> int:
-    """Reap every registered worker whose beat has stopped; how many."""
+def _listed_names(connection: Redis) -> tuple[list[str], dict[bytes, bytes], float]:
+    """Every worker name on any RQ list (the all-workers set and each queue's), the health hash
+    and Redis's time."""
     with connection.pipeline(transaction=False) as pipe:
         pipe.smembers(REDIS_WORKER_KEYS)
+        for queue in settings.RQ_QUEUE_NAMES:
+            pipe.smembers(WORKERS_BY_QUEUE_KEY % queue)
         pipe.hgetall(WORKER_HEALTH_HASH)
         pipe.time()
-        keys, health, now = pipe.execute()
+        *listings, health, now = pipe.execute()
     prefix = Worker.redis_worker_namespace_prefix
-    names = [as_text(k)[len(prefix):] for k in keys if as_text(k).startswith(prefix)]
-    dead = workers_dead(health, names, redis_now(now))
+    names = sorted({as_text(k)[len(prefix):] for keys in listings for k in keys if as_text(k).startswith(prefix)})
+    return names, health, redis_now(now)
+
+
+def dead_workers_sweep(connection: Redis) -> int:
+    """Reap every listed worker that is not alive by its own word (a checked worker whose beat
+    has stopped; a name left on a list with neither a record nor RQ's key); how many."""
+    names, health, now = _listed_names(connection)
+    with connection.pipeline(transaction=False) as pipe:
+        for name in names:
+            pipe.exists(Worker.redis_worker_namespace_prefix + name)
+        exists = pipe.execute()
+    registered = {name for name, found in zip(names, exists, strict=True) if found}
+    dead = workers_dead(health, names, now, registered=registered)
     for name in dead:
         worker_reap(connection, name, reason="no beat")
     return len(dead)

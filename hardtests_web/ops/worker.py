@@ -97,6 +97,14 @@ class InfrastructureChecks(_WorkerBase):
             try:
                 self._publish()
                 registration_add(self)
+                if not self.connection.hexists(self.key, "queues"):
+                    # A restarted Redis forgot RQ's hash of this worker, which names its queues
+                    # for a reaper (RQ's own heartbeat writes back only its time): write it
+                    # again, as RQ does at birth.
+                    with self.connection.pipeline() as pipe:
+                        pipe.hset(self.key, mapping=self.serialize())
+                        pipe.expire(self.key, self.worker_ttl + 60)
+                        pipe.execute()
             except Exception:
                 pass  # Redis away: RQ's loop reports it and reconnects
 
