@@ -29,8 +29,11 @@ def test_generate_tests_sync_prints_one_json_object_per_problem(fake_llm: FakeLL
     make_problem("test/one")
     make_problem("test/two", oracles=[("python3", "print(1)\n")])
     fake_llm.reply(validator_reply(), inputs_reply(), validator_reply(), inputs_reply())
-    lines = [json.loads(line) for line in call("generate_tests", "test/one", "test/two", "--sync",
-                                               "--model", "other-model").splitlines()]
+    out = StringIO()
+    # test/two's run fails: every line is printed, then the command fails (exit 1) naming it
+    with pytest.raises(CommandError, match=r"1 run did not succeed: test/two \(no_valid_oracle\)"):
+        call_command("generate_tests", "test/one", "test/two", "--sync", "--model", "other-model", stdout=out)
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
     assert [x["pid"] for x in lines] == ["test/one", "test/two"]
     assert lines[0]["status"] == "succeeded" and lines[0]["suite_version"] == 1
     assert lines[0]["failure_reason"] is None and lines[0]["counts"]["total"]["kept"] > 0
@@ -51,7 +54,7 @@ def test_generate_tests_queues_in_bulk_without_waiting() -> None:
     make_problem("test/a")
     make_problem("test/b")
     out = call("generate_tests", "--source", "test", "--from-kit", "--no-wait")
-    assert "queued 2 generation run(s)" in out
+    assert "queued 2 generation runs" in out
     runs = GenerationRun.objects.filter(mode=GenerationRun.Mode.FROM_KIT)
     assert runs.count() == 2 and all(r.job_id for r in runs)
 

@@ -84,6 +84,9 @@ class Command(BaseCommand):
         except (CurationImportError, CurationRefused, RuleError, CurationJob.DoesNotExist, OSError) as exc:
             raise CommandError(_one_line(exc)) from exc
         self.stdout.write(json.dumps(result, default=str))
+        # The JSON says what happened; a verification that failed is still a failure to a script.
+        if options["action"] == "verify" and result.get("status") == CurationJob.Status.FAILED:
+            raise CommandError(f"job #{result['job']} failed")
 
     def _job(self, pk: int) -> CurationJob:
         try:

@@ -73,6 +73,7 @@ class Command(BaseCommand):
     def _sync(self, problems: list[Problem]) -> None:
         from problems.judging import solution_judge
 
+        failed: list[str] = []
         for problem in problems:
             suite = _active_generated(problem)
             summary: dict[str, Any] = {"pid": problem.pid}
@@ -84,6 +85,7 @@ class Command(BaseCommand):
             if suite is None:
                 summary["suite_version"] = None
                 self.stdout.write(json.dumps(summary))
+                failed.append(f"{problem.pid} ({summary.get('failure_reason') or 'no kit'})")
                 continue
             summary["suite_version"] = suite.version
             verdicts = {}
@@ -91,3 +93,7 @@ class Command(BaseCommand):
                 verdicts[solution.name or str(solution.pk)] = solution_judge(solution=solution, suite=suite).verdict
             summary["verdicts"] = verdicts
             self.stdout.write(json.dumps(summary))
+            # SE is the machine failing, never the program: the judging asked for did not happen.
+            failed += [f"{problem.pid}/{name} (sandbox error)" for name, v in verdicts.items() if v == "SE"]
+        if failed:
+            raise CommandError(f"{len(failed)} of the demo's problems or judgings failed: {', '.join(failed[:20])}")

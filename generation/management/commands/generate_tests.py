@@ -74,6 +74,18 @@ def run_summary(run: GenerationRun) -> dict[str, Any]:
     }
 
 
+def plural(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _fail_if(failed: list[str]) -> None:
+    """A run that did not succeed is a failure of what the command was asked to do: exit 1
+    (after every problem's line was printed), so a script or CI step stops there."""
+    if failed:
+        raise CommandError(f"{plural(len(failed), 'run')} did not succeed: {', '.join(failed[:20])}"
+                           + (" ..." if len(failed) > 20 else ""))
+
+
 class Command(BaseCommand):
     help = "Generate test suites for problems: from scratch with the LLM, or from their current kit."
 
@@ -150,12 +162,16 @@ class Command(BaseCommand):
         if options["model"] is not None and not options["model"].strip():
             raise CommandError("--model must not be empty")
         if options["sync"]:
+            failed: list[str] = []
             for problem in problems:
                 run = generation_run_start(problem=problem, mode=mode, model_name=options["model"], enqueue=False,
                                            profile=options["profile"],
                                            judge_candidates=False)
                 run = generation_run_execute(run_id=run.pk)
                 self.stdout.write(json.dumps(run_summary(run)))
+                if run.status != GenerationRun.Status.SUCCEEDED:
+                    failed.append(f"{run.problem.pid} ({run.failure_reason or run.status})")
+            _fail_if(failed)
             return
         runs = [
             generation_run_start(problem=p, mode=mode, model_name=options["model"], judge_candidates=options["judge"],
@@ -163,7 +179,7 @@ class Command(BaseCommand):
             for p in problems
         ]
         fresh = [r for r in runs if r.created]
-        self.stdout.write(f"queued {len(fresh)} generation run(s) on the generation queue")
+        self.stdout.write(f"queued {plural(len(fresh), 'generation run')} on the generation queue")
         for run in runs:
             if not run.created:
                 self.stdout.write(f"{run.problem.pid}: not queued again, run #{run.pk} is already {run.status}")
@@ -252,3 +268,5 @@ class Command(BaseCommand):
             tail = (f"suite v{summary['suite_version']}" + (" unchanged" if summary["unchanged"] else "")
                     if run.status == GenerationRun.Status.SUCCEEDED else (run.failure_reason or run.status))
             self.stdout.write(f"{run.problem.pid}: {run.status} ({tail})")
+        _fail_if([f"{r.problem.pid} ({r.failure_reason or r.status})" for r in runs
+                  if r.status != GenerationRun.Status.SUCCEEDED])

@@ -78,3 +78,7 @@ class Command(BaseCommand):
             ],
         }
         self.stdout.write(json.dumps(out))
+        # A wrong program is a verdict, not a failure; SE is the machine failing, so the judging
+        # this command was asked for did not happen.
+        if result.verdict == "SE":
+            raise CommandError(f"sandbox error: {result.message or 'the sandbox failed'} (not the program's fault)")

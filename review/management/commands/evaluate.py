@@ -27,6 +27,10 @@ from review.evaluation.services import (
 LAYOUTS = ("summary", "hardtests")
 
 
+def plural(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def _fmt(value: float | None) -> str:
     return "undefined" if value is None else f"{value:.3f}"
 
@@ -93,6 +97,12 @@ class Command(BaseCommand):
             for table in paper_plain_tables(report.report):
                 self.stdout.write("\n" + table_text(table), ending="")
         self.stdout.write(f"wrote {', '.join(str(p) for p in written)} (report #{report.pk})")
+        missing = report.report.get("missing_pairs") or []
+        if report.report["counts"]["pairs_missing"]:
+            # The figures leave these pairs out: what was asked (every pair measured) did not happen.
+            named = "; ".join(f"{m['solution']} on {m['pid']} {m['origin']} suite: {m['why']}" for m in missing[:10])
+            raise CommandError(f"{plural(report.report['counts']['pairs_missing'], 'pair')} could not be judged"
+                               + (f": {named}" if named else ""))
 
     def _warn_without_workers(self) -> None:
         try:
@@ -132,7 +142,7 @@ class Command(BaseCommand):
     def _summary(self, report: dict[str, Any]) -> None:
         counts = report["counts"]
         self.stdout.write(
-            f"{counts['problems']} problem(s), {counts['candidates']} candidate(s), "
+            f"{plural(counts['problems'], 'problem')}, {plural(counts['candidates'], 'candidate')}, "
             f"{counts['pairs_judged']}/{counts['pairs_wanted']} (candidate, suite) pairs judged"
         )
         for origin, m in report["by_origin"].items():
@@ -154,7 +164,7 @@ class Command(BaseCommand):
                 self.stdout.write(f"refinement on {side}: round 0 TPR {_fmt(first['tpr'])} TNR {_fmt(first['tnr'])}"
                                   f" -> final TPR {_fmt(final['tpr'])} TNR {_fmt(final['tnr'])}")
         near = report["near_duplicates"]
-        self.stdout.write(f"near-duplicates: {near['seconds']:.2f} s over {len(near['suites'])} suite(s)")
+        self.stdout.write(f"near-duplicates: {near['seconds']:.2f} s over {plural(len(near['suites']), 'suite')}")
         for origin, n in near.get("per_problem", {}).items():
             where = f" ({n['max_pid']})" if n["max_pid"] else ""
             self.stdout.write(f"  {origin:<10} near-duplicate share per problem: mean {_fmt(n['mean_share'])}, "
