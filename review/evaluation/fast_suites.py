@@ -10,8 +10,10 @@ Reported, pooled over suites: precision / recall (of "accepted" against gold AC)
 suite, of the fast subset, and of random subsets keeping a share of the tests (the HardTests
 rebuttal's redundancy experiment); the tests a wrong program runs before its first failure
 (median, kind order against kill order); and what fail-fast judging of every program costs
-(tests run, and CPU ms from the stored per-test times) with the full suite in kind order
-against the fast subset in kill order.
+(tests run, and CPU ms from the stored per-test times) in four arms that change one thing at a
+time: the full suite in kind order (the baseline), the full suite in kill order (order alone),
+the fast subset in kind order (subset alone) and the fast subset in kill order (both). Each
+ratio is the baseline over one arm, so a reader never sees two changes folded into one figure.
 """
 
 from __future__ import annotations
@@ -24,6 +26,12 @@ from typing import Any
 from problems.kill_order import TestFacts, fast_subset, first_failure, kill_order, kind_order, random_drop
 
 KEEP_SHARES = (0.2, 0.4, 0.6, 0.8, 1.0)
+ARMS = {
+    "full_kind": "full suite, kind order (baseline)",
+    "full_kill": "full suite, kill order (order alone)",
+    "fast_kind": "fast subset, kind order (subset alone)",
+    "fast_kill": "fast subset, kill order (both)",
+}
 RANDOM_SEEDS = 20
 
 
@@ -94,8 +102,8 @@ def fast_suite_report(records: list[SuiteRecord], *, min_kills: int | None = Non
     drops = {share: [_Counts() for _ in range(RANDOM_SEEDS)] for share in KEEP_SHARES}
     kind_runs: list[int] = []
     kill_runs: list[int] = []
-    cost_full_kind = [0, 0]
-    cost_fast_kill = [0, 0]
+    # [tests run, CPU ms] per arm
+    arms: dict[str, list[int]] = {arm: [0, 0] for arm in ARMS}
     sizes: list[tuple[int, int]] = []
     suites = programs = 0
     for record in records:
@@ -123,9 +131,13 @@ def fast_suite_report(records: list[SuiteRecord], *, min_kills: int | None = Non
             if not p.correct and p.compiled and p.failing:
                 kind_runs.append(first_failure(by_kind, p.failing) or len(by_kind))
                 kill_runs.append(first_failure(order, p.failing) or len(order))
-            for total, run in ((cost_full_kind, _cost(p, by_kind)), (cost_fast_kill, _cost(p, fast_tests))):
-                total[0] += run[0]
-                total[1] += run[1]
+            kept = set(fast_tests)
+            orders = {"full_kind": by_kind, "full_kill": order,
+                      "fast_kind": [o for o in by_kind if o in kept], "fast_kill": fast_tests}
+            for arm, arm_order in orders.items():
+                tests_run, cpu_ms = _cost(p, arm_order)
+                arms[arm][0] += tests_run
+                arms[arm][1] += cpu_ms
     curve = []
     for share, counts in drops.items():
         prs = [c.pr() for c in counts]
@@ -147,13 +159,20 @@ def fast_suite_report(records: list[SuiteRecord], *, min_kills: int | None = Non
         "median_tests_to_failure_kind": median_kind,
         "median_tests_to_failure_kill": median_kill,
         "median_ratio": (median_kind / median_kill) if median_kind and median_kill else None,
-        "tests_run_full_kind": cost_full_kind[0],
-        "tests_run_fast_kill": cost_fast_kill[0],
-        "cpu_ms_full_kind": cost_full_kind[1],
-        "cpu_ms_fast_kill": cost_fast_kill[1],
-        "speedup_tests": cost_full_kind[0] / cost_fast_kill[0] if cost_fast_kill[0] else None,
-        "speedup_cpu": cost_full_kind[1] / cost_fast_kill[1] if cost_fast_kill[1] else None,
+        **{f"tests_run_{arm}": arms[arm][0] for arm in ARMS},
+        **{f"cpu_ms_{arm}": arms[arm][1] for arm in ARMS},
+        "speedup_tests": _ratio(arms["full_kind"][0], arms["fast_kill"][0]),
+        "speedup_cpu": _ratio(arms["full_kind"][1], arms["fast_kill"][1]),
+        # one change at a time against the baseline (full suite, kind order)
+        "arms": [{"arm": arm, "label": label, "tests_run": arms[arm][0], "cpu_ms": arms[arm][1],
+                  "fewer_tests": _ratio(arms["full_kind"][0], arms[arm][0]),
+                  "less_cpu": _ratio(arms["full_kind"][1], arms[arm][1])}
+                 for arm, label in ARMS.items()],
     }
+
+
+def _ratio(baseline: int, other: int) -> float | None:
+    return baseline / other if other else None
 
 
 def fast_suite_records(*, suite_ids: list[int] | None = None, limit: int | None = None) -> list[SuiteRecord]:

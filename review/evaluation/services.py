@@ -28,9 +28,10 @@ from generation.refine.split import HELD_OUT, SPLITS, TUNING
 from problems.blobs import blobs_get
 from problems.jobs import judging_enqueue
 from problems.judging import KIND_ORDER, solution_judge
-from problems.models import JudgingTask, Problem, Solution, TestSuite
+from problems.models import JudgingTask, Problem, Solution, TestSuite, Verdict
 from review.evaluation import metrics, paper
 from review.evaluation.export import paper_plain_tables, tables_csv, tables_latex
+from review.evaluation.fast_suites import fast_suite_records, fast_suite_report
 from review.evaluation.redundancy import LCS_RATIO, LENGTH_SLACK, NearDuplicates, near_duplicates
 from review.evaluation.selectors import (
     EvaluationInputError,
@@ -44,6 +45,7 @@ from review.evaluation.selectors import (
 from review.models import EvaluationReport
 
 NEAR_DUPLICATE_BUDGET_S = 60.0
+FAST_REPORT_SUITES = 200  # the most recently activated suites the fast-suite section measures
 JUDGING_TIMEOUT_S = 6 * 3600
 BUSY = (JudgingTask.Status.QUEUED, JudgingTask.Status.RUNNING)
 
@@ -215,6 +217,33 @@ def _near_duplicates_section(suites: list[TestSuite], budget_s: float, processes
     }
 
 
+MISSING_NAMED = 50  # pairs named in a report; the count is always whole
+
+
+def missing_pairs(pairs: Pairs) -> list[dict[str, Any]]:
+    """The wanted (candidate, suite) pairs with no current verdict, each with why: never
+    judged, a sandbox error (the machine failed; judged again next run) or a run cut short."""
+    missing = pairs.missing
+    if not missing:
+        return []
+    found = {(v.solution_id, v.suite_id): v for v in Verdict.objects.filter(
+        solution__in={s.pk for s, _ in missing}, suite__in={t.pk for _, t in missing}).only(
+        "solution_id", "suite_id", "verdict", "complete", "results")}
+    named = []
+    for solution, suite in missing[:MISSING_NAMED]:
+        verdict = found.get((solution.pk, suite.pk))
+        if verdict is None:
+            why = "never judged (its judging did not finish before the report)"
+        elif verdict.verdict == Verdict.Value.SE:
+            why = "sandbox error: the machine failed, not the program; the next evaluation judges it again"
+        else:
+            why = (f"incomplete: {len(verdict.results or [])} of {suite.test_count} tests run "
+                   f"(a fail-fast verdict); the next evaluation judges every test")
+        named.append({"pid": suite.problem.pid, "solution": solution.name or f"#{solution.pk}",
+                      "solution_id": solution.pk, "suite_id": suite.pk, "origin": suite.origin, "why": why})
+    return named
+
+
 def evaluation_report_compute(
     *, selection: Selection, near_duplicate_budget_s: float = NEAR_DUPLICATE_BUDGET_S,
     on_step: Callable[[int, int, str], None] | None = None,
@@ -251,6 +280,7 @@ def evaluation_report_compute(
             "pairs_judged": len(outcomes),
             "pairs_missing": len(pairs.wanted) - len(outcomes),
         },
+        "missing_pairs": missing_pairs(pairs),
         "definitions": {
             "positive": "the program passes every test of the suite",
             "gold_positive": "the candidate's gold verdict is AC",
@@ -280,6 +310,10 @@ def evaluation_report_compute(
         ("cost", "cost", lambda: metrics.cost_summary(outcomes, KIND_ORDER)),
         ("split", "the tuning/held-out split", lambda: split_section(selection.problems, main_split)),
         ("refinement", "refinement rounds", lambda: refinement_section(selection.problems)),
+        # Stored with the report so the page reads it (compute on write): leave-one-out over
+        # every suite's programs took seconds, far too long for a page request.
+        ("fast", "fast suites and kill order", lambda: {
+            **fast_suite_report(fast_suite_records(limit=FAST_REPORT_SUITES)), "limit": FAST_REPORT_SUITES}),
     ]
     for index, (key, label, compute) in enumerate(sections):
         if on_step:

@@ -16,7 +16,6 @@ from core.htmx import HtmxHttpRequest
 from core.permissions import is_annotator, is_maintainer
 from core.queues import redis_connection
 from review.evaluation.export import plain_table, table_csv, table_latex
-from review.evaluation.fast_suites import fast_suite_records, fast_suite_report
 from review.evaluation.jobs import evaluation_report_start
 from review.evaluation.oracle_free import table8_display, table8_latest
 from review.evaluation.selectors import report_in_progress, report_latest
@@ -24,7 +23,6 @@ from review.evaluation.services import evaluation_report_abandon, evaluation_sel
 from review.evaluation.tables import chart_data, page_tables
 from review.models import EvaluationReport
 
-FAST_REPORT_SUITES = 200
 ENQUEUE_GRACE_S = 120  # a report with no job id this long after its creation was never queued
 LOST = "its job is gone (the worker was stopped or Redis restarted before it finished)"
 
@@ -68,10 +66,9 @@ def evaluation_page(request: HttpRequest) -> HttpResponse:
         "tables": page_tables(_done_report(latest)) if latest else None,
         "charts": chart_data(_done_report(latest)) if latest else None,
         "can_run": is_maintainer(request.user),
-        # from the stored verdicts, so always current (no report run needed); bounded, as a page
-        # computes it (leave-one-out is quadratic in a suite's known programs)
-        "fast": fast_suite_report(fast_suite_records(limit=FAST_REPORT_SUITES)),
-        "fast_limit": FAST_REPORT_SUITES,
+        # Computed with the report (services.evaluation_report_compute), never here: the page
+        # reads stored figures only. A report older than that section has none.
+        "fast": _done_report(latest).get("fast") if latest else None,
     }
     table8 = table8_latest()
     if table8 is not None:

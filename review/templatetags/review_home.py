@@ -15,6 +15,7 @@ from django.urls import reverse
 
 from core.permissions import is_maintainer
 from problems.models import Problem, TestSuite
+from review.evaluation.selectors import report_in_progress
 from review.models import EvaluationReport, Study
 from review.studies.selectors import my_progress
 
@@ -58,7 +59,13 @@ def _maintainer_steps() -> list[dict[str, str]]:
         steps.append({"text": f"{failed} problem{'s' if failed != 1 else ''} only {'have' if failed != 1 else 'has'} "
                               "failed suites: read why and regenerate.",
                       "action": "See them", "url": reverse("problem_list") + "?suite=failed"})
-    if not EvaluationReport.objects.filter(status=EvaluationReport.Status.DONE).exists():
+    running = report_in_progress()
+    if running is not None:
+        # One is under way: say so (and where it is) rather than ask for another.
+        steps.append({"text": f"Evaluation #{running.pk} is running ({running.get_status_display().lower()}, "
+                              f"{running.percent}%): its figures appear when it finishes.",
+                      "action": "Follow it", "url": reverse("evaluation:page")})
+    elif not EvaluationReport.objects.filter(status=EvaluationReport.Status.DONE).exists():
         steps.append({"text": "No evaluation has run: measure the suites' precision and recall against the "
                               "candidates with known verdicts.", "action": "Evaluate", "url": reverse("evaluation:page")})
     if not Study.objects.exists():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.test import Client
 
@@ -47,14 +49,26 @@ def test_a_suite_without_known_wrong_programs_is_left_out():
 
 
 @pytest.mark.django_db
-def test_the_evaluation_page_reports_the_fast_subset_against_the_full_suite():
+def test_the_evaluation_page_reports_the_fast_subset_stored_with_the_report():
+    from review.evaluation.services import evaluation_report_compute, evaluation_select
+    from review.models import EvaluationReport
     from tests.problems.test_kill_order import _ab_suite, _known
 
-    _known(_ab_suite())
+    suite = _ab_suite()
+    _known(suite)
     client = Client()
     client.force_login(annotator())
+    html = client.get("/evaluation/").content.decode()
+    # computed with a report (on write), never by the page: none yet
+    assert "Measured with each evaluation" in html[html.index('id="fast-suites"'):]
+    report = evaluation_report_compute(selection=evaluation_select(pids=[suite.problem.pid]))
+    EvaluationReport.objects.create(status=EvaluationReport.Status.DONE, report=report, params={})
     html = client.get("/evaluation/").content.decode()
     section = html[html.index('id="fast-suites"'):]
     assert "Fast suites and kill order" in section and "random, keeping 40%" in section
     assert '<td class="num fast-size">4</td>' in section
     assert "1 suite, 4 programs" in section
+    # one change at a time: the baseline, order alone, subset alone, both
+    arms = re.findall(r'<tr data-arm="(\w+)"><th scope="row">([^<]*)</th>', section)
+    assert [a for a, _ in arms] == ["full_kind", "full_kill", "fast_kind", "fast_kill"]
+    assert "(order alone)" in arms[1][1] and "(subset alone)" in arms[2][1] and "(both)" in arms[3][1]

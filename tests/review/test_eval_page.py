@@ -33,11 +33,12 @@ def test_full_page_shows_tables_and_chart_data_of_the_latest_report():
                     "Misclassified programs"):
         assert heading in html
     assert f"Report #{report.pk}" in html
-    # The public samples row, printed (not only charted): TP 1 FP 2 TN 1 FN 0 n 4, precision 1/3.
+    # The public samples row, printed (not only charted): precision 1/3, recall 1 first (what a
+    # phone shows), then F1 TPR TNR and the counts TP 1 FP 2 TN 1 FN 0 n 4.
     by_origin = html[html.index('id="h-origin"'):]
     row = re.search(r"<th scope=\"row\">public</th>(.*?)</tr>", by_origin, re.S).group(1)
     cells = re.findall(r"<td[^>]*>([^<]*)</td>", row)
-    assert cells[:7] == ["1", "2", "1", "0", "4", "0.333", "1.000"]
+    assert cells[:2] == ["0.333", "1.000"] and cells[5:] == ["1", "2", "1", "0", "4"]
     assert "undefined" in html  # the public suite has no direct tests: that ablation level is undefined
     assert "print3.py" in html and "false positive" in html
     assert 'src="/static/js/evaluation.js"' in html and 'id="chart-redundancy"' in html
@@ -141,7 +142,7 @@ def test_the_job_runs_the_report(rq_queues):  # noqa: F811
     done = EvaluationReport.objects.get(pk=report.pk)
     assert done.report["counts"]["pairs_judged"] == 8
     # The metrics step reported every section it computed, the last one being under way at the end.
-    assert done.compute_total == 12 and done.compute_done == 11 and done.compute_step == "refinement rounds"
+    assert done.compute_total == 13 and done.compute_done == 12 and done.compute_step == "fast suites and kill order"
 
 
 def test_status_partial_stops_polling_with_286_when_finished():
