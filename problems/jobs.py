@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import logging
+import os
+import random
+import resource
 import time
+from collections.abc import Callable
 from datetime import UTC, timedelta
 from typing import Any
 
@@ -20,6 +24,62 @@ from problems.verify_contract import result_publish, snapshot_of_job, suite_from
 
 log = logging.getLogger(__name__)
 SANDBOX_QUEUE = "sandbox"
+# What the sandbox says of a program it stopped while it waited for a CPU (sandbox/base.py).
+STARVED_MARK = "the machine is overloaded"
+# A starved verification is judged again by its worker this many times, after backoff and at a
+# calmer moment, before it is answered SE (HARDTESTS_STARVED_RERUNS overrides it).
+STARVED_RERUNS = 3
+STARVED_BACKOFF_S = 1.0
+# How long one wait for a calmer moment may last, and the share of a CPU a short probe must get
+# for the moment to count as calm: a starved program got under a tenth of one.
+CALM_WAIT_S = 10.0
+CALM_SHARE = 0.5
+CALM_PROBE_S = 0.1
+
+
+def starved(result: dict[str, Any]) -> bool:
+    """An SE because the program waited for a CPU it never got: the machine's fault, worth a re-run."""
+    return result.get("verdict") == "SE" and STARVED_MARK in str(result.get("message") or "")
+
+
+def cpu_share(seconds: float = CALM_PROBE_S) -> float:
+    """The share of a CPU this process gets now: spin ``seconds`` of wall clock, count the CPU."""
+    wall, cpu = time.monotonic(), resource.getrusage(resource.RUSAGE_THREAD).ru_utime
+    end = wall + seconds
+    while time.monotonic() < end:
+        pass
+    used = resource.getrusage(resource.RUSAGE_THREAD).ru_utime - cpu
+    return used / max(1e-6, time.monotonic() - wall)
+
+
+def calmer_moment(attempt: int, *, answer_by: float | None = None) -> bool:
+    """Back off (exponential, full jitter), then wait until a CPU is mostly free again (a probe
+    gets CALM_SHARE of one) or CALM_WAIT_S passes. False when ``answer_by`` (epoch seconds, the
+    caller's deadline) leaves no time for it."""
+    pause = random.uniform(0.5, 1.0) * STARVED_BACKOFF_S * 2**attempt
+    until = time.time() + pause + CALM_WAIT_S
+    if answer_by is not None:
+        if time.time() + pause >= answer_by:
+            return False
+        until = min(until, answer_by)
+    time.sleep(pause)
+    while time.time() < until and cpu_share() < CALM_SHARE:
+        time.sleep(min(1.0, max(0.0, until - time.time())))
+    return answer_by is None or time.time() < answer_by
+
+
+def starved_rerun(judge: Callable[[], dict[str, Any]], *, answer_by: float | None = None,
+                  is_starved: Callable[[dict[str, Any]], bool] = starved) -> dict[str, Any]:
+    """``judge()``'s answer, judged again (bounded) while it is a starved SE: the server absorbs
+    an overloaded moment instead of passing an SE on to every caller."""
+    result = judge()
+    reruns = int(getattr(settings, "HARDTESTS_STARVED_RERUNS", STARVED_RERUNS))
+    for attempt in range(reruns):
+        if not is_starved(result) or not calmer_moment(attempt, answer_by=answer_by):
+            break
+        log.info("starved verification judged again (%d of %d), pid %d", attempt + 1, reruns, os.getpid())
+        result = judge()
+    return result
 
 
 def judge_solution_job(task_id: int) -> str:
@@ -63,8 +123,8 @@ def judge_code_job(problem_id: int, suite_id: int, language: str, code: str, mod
         suite, loaded = hit
     else:
         suite, loaded = TestSuite.objects.select_related("problem").get(pk=suite_id, problem_id=problem_id), None
-    result = judge_code(problem=suite.problem, suite=suite, language=language, code=code, mode=mode,
-                        loaded=loaded, subset=subset).to_dict()
+    result = starved_rerun(lambda: judge_code(problem=suite.problem, suite=suite, language=language, code=code,
+                                              mode=mode, loaded=loaded, subset=subset).to_dict())
     job = get_current_job()
     # epoch seconds, one machine's clock for the API's breakdown of a call (bench/verify.py)
     enqueued = job.enqueued_at if job is not None else None
