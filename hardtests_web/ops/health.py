@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import time
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.http import HttpRequest, JsonResponse
@@ -118,16 +118,38 @@ def _workers_and_queues(now: float) -> tuple[dict[str, Any], dict[str, int], lis
     return workers, lengths, problems
 
 
+def janitor_grace_s() -> float:
+    """How long a janitor may go without a recorded pass before it counts as dead: one full
+    pass period and one fast period (a pass is recorded at the end of each)."""
+    return settings.HARDTESTS_JANITOR_PERIOD_S + settings.HARDTESTS_JANITOR_FAST_S
+
+
 def _janitor(now: float) -> tuple[dict[str, Any] | None, list[str]]:
+    """The janitor's last pass and what is wrong with it. Its record lives in Redis, so a
+    restarted Redis has none: "no pass recorded yet" is not an alarm until Redis has been up
+    longer than the grace of one pass; then the janitor is dead (or not started). A pass that
+    could not reach the database is reported as such, not as a healthy janitor."""
+    from core.queues import redis_connection
     from hardtests_web.ops.janitor import janitor_last_run
 
+    grace = janitor_grace_s()
     last = janitor_last_run()
     if last is None:
-        return None, ["janitor: no pass recorded (is `manage.py janitor` running?)"]
+        server = cast(dict[str, Any], redis_connection().info("server"))
+        up_s = float(server.get("uptime_in_seconds", 0))
+        if up_s <= grace:
+            return {"recorded": False, "redis_uptime_s": up_s, "grace_s": grace}, []
+        return None, [f"janitor: no pass recorded in the {up_s:.0f} s since Redis started "
+                      "(is `manage.py janitor` running?)"]
     age = now - float(last["at"])
     info = {**last, "age_s": round(age, 1)}
-    stale = age > max(300.0, settings.HARDTESTS_JANITOR_PERIOD_S * 5)
-    return info, [f"janitor: last pass {age:.0f} s ago"] if stale else []
+    problems = []
+    if age > grace:
+        problems.append(f"janitor: last pass {age:.0f} s ago (is `manage.py janitor` running?)")
+    database = (last.get("errors") or {}).get("database")
+    if database:
+        problems.append(f"janitor cannot reach the database: {database}"[:500])
+    return info, problems
 
 
 @never_cache

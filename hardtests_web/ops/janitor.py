@@ -83,27 +83,43 @@ FAST_SWEEPS: list[tuple[str, Callable[[], int]]] = [
 ]
 
 
-def janitor_fast_pass() -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for name, sweep in FAST_SWEEPS:
-        try:
-            counts[name] = sweep()
-        except Exception as exc:
-            log.warning("janitor: %s failed: %s", name, exc)
-    return counts
+def _database() -> str | None:
+    """The janitor's own probe: a pass whose sweeps all failed on the database says why once,
+    and /healthz/deep reports it as "janitor cannot reach the database"."""
+    from hardtests_web.ops.checks import database_check
+
+    return database_check()
 
 
-def janitor_pass() -> dict[str, Any]:
-    """Run every sweep once; {"at": epoch, "counts": {...}, "errors": {...}}."""
+def janitor_pass(*, kind: str = "full") -> dict[str, Any]:
+    """Run the fast sweeps (kind="fast") or every sweep once, and record the pass in Redis;
+    {"at": epoch, "kind": ..., "counts": {...}, "errors": {...}}.
+
+    Connections are made fresh around each pass (Django's close_old_connections, as around a
+    request): one broken by a database outage is dropped, not reused, so the janitor heals
+    when the database returns instead of failing every pass with "the connection is closed"
+    until it is restarted. redis-py reconnects on its own."""
+    from django.db import close_old_connections, connections
+
+    close_old_connections()
     counts: dict[str, int] = {}
     errors: dict[str, str] = {}
-    for name, sweep in [*FAST_SWEEPS, *SWEEPS]:
-        try:
-            counts[name] = sweep()
-        except Exception as exc:  # the janitor must outlive a database or Redis hiccup
-            log.warning("janitor: %s failed: %s", name, exc)
-            errors[name] = f"{type(exc).__name__}: {exc}"[:500]
-    record = {"at": time.time(), "counts": counts, "errors": errors}
+    try:
+        problem = _database()
+        if problem:
+            errors["database"] = problem
+        for name, sweep in FAST_SWEEPS if kind == "fast" else [*FAST_SWEEPS, *SWEEPS]:
+            try:
+                counts[name] = sweep()
+            except Exception as exc:  # the janitor must outlive a database or Redis hiccup
+                log.warning("janitor: %s failed: %s", name, exc)
+                errors[name] = f"{type(exc).__name__}: {exc}"[:500]
+    finally:
+        if errors:
+            connections.close_all()  # whatever failed, the next pass connects afresh
+        else:
+            close_old_connections()
+    record = {"at": time.time(), "kind": kind, "counts": counts, "errors": errors}
     try:
         from core.queues import redis_connection
 
@@ -112,6 +128,35 @@ def janitor_pass() -> dict[str, Any]:
     except Exception as exc:
         log.warning("janitor: could not record its last run: %s", exc)
     return record
+
+
+def janitor_fast_pass() -> dict[str, Any]:
+    return janitor_pass(kind="fast")
+
+
+class JanitorSchedule:
+    """When each pass is due: the fast pass every `fast_s` and the full pass (which includes the
+    fast sweeps) every `period_s`, each on its own clock. (The fast clock was once reset to a
+    full period by every full pass, so the fast pass never ran: dead workers waited 60 s.)"""
+
+    def __init__(self, *, period_s: float, fast_s: float, now: float) -> None:
+        self.period_s = period_s
+        self.fast_s = min(period_s, fast_s)
+        self.next_full = self.next_fast = now
+
+    def due(self, now: float) -> str | None:
+        """"full", "fast" or None at `now` (monotonic seconds); moves the clocks on."""
+        if now >= self.next_full:
+            self.next_full = now + self.period_s
+            self.next_fast = now + self.fast_s
+            return "full"
+        if now >= self.next_fast:
+            self.next_fast = now + self.fast_s
+            return "fast"
+        return None
+
+    def wait_s(self, now: float) -> float:
+        return max(0.0, min(self.next_full, self.next_fast) - now)
 
 
 def janitor_last_run() -> dict[str, Any] | None:

@@ -14,7 +14,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from hardtests_web.ops.janitor import janitor_fast_pass, janitor_pass
+from hardtests_web.ops.janitor import JanitorSchedule, janitor_pass
 
 
 class Command(BaseCommand):
@@ -40,20 +40,13 @@ class Command(BaseCommand):
         signal.signal(signal.SIGTERM, stop)
         self.stdout.write(f"janitor: a pass every {period:g} s")
         self.stdout.flush()
-        fast = min(period, settings.HARDTESTS_JANITOR_FAST_S)
-        next_pass = next_fast = time.monotonic()
+        schedule = JanitorSchedule(period_s=period, fast_s=settings.HARDTESTS_JANITOR_FAST_S, now=time.monotonic())
         while not stopping:
-            now = time.monotonic()
-            if now >= next_pass:
-                next_pass = next_fast = now + period
-                record = janitor_pass()
+            kind = schedule.due(time.monotonic())
+            if kind is not None:
+                record = janitor_pass(kind=kind)
                 if any(record["counts"].values()) or record["errors"]:
                     self.stdout.write(f"janitor: {json.dumps(record)}")
                     self.stdout.flush()
-            elif now >= next_fast:
-                next_fast = now + fast
-                counts = janitor_fast_pass()
-                if any(counts.values()):
-                    self.stdout.write(f"janitor: {json.dumps({'counts': counts})}")
-                    self.stdout.flush()
-            time.sleep(min(0.5, fast))
+            # short sleeps: a SIGTERM is answered within half a second
+            time.sleep(min(0.5, schedule.wait_s(time.monotonic())) or 0.05)
