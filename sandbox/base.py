@@ -269,6 +269,11 @@ class Sandbox(abc.ABC):
     # -- compiling -------------------------------------------------------
 
     def compile(self, language: str, source: str, *, cpp_std: str = "c++17") -> CompiledProgram:
+        try:
+            source.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            # a lone surrogate (JSON can carry one): no compiler reads it; the program's fault
+            return CompiledProgram(language, Verdict.CE, f"the source is not valid Unicode: {exc}\n")
         step = languages.compile_step(language, source, cpp_std=cpp_std)
         key = cache.key_of(language, step.flags_key, cache.tool_fingerprint(step.tool), source)
         final = cache.entry_path("prog", key)
@@ -301,7 +306,7 @@ class Sandbox(abc.ABC):
         pch = self._pch_dir(cpp_std) if step.needs_pch else None
         build = cache.build_dir()
         try:
-            (build / step.source_name).write_text(source)
+            (build / step.source_name).write_text(source, encoding="utf-8")  # what every compiler here reads
             if language == "java":
                 (build / "classes").mkdir()
                 if cache.sandbox_uid() is not None:

@@ -53,29 +53,219 @@ def cpp_flags(cpp_std: str) -> list[str]:
     return ["-O2", f"-std={cpp_std}", "-pipe", "-DONLINE_JUDGE"]
 
 
-_PUBLIC_CLASS = re.compile(r"\bpublic\s+(?:(?:final|abstract|static|sealed)\s+)*class\s+([A-Za-z_$][\w$]*)")
+# ---- Java: the file's name and the class to run, from the program's tokens -----------------
+# javac wants a public top-level class in a file named after it; `java` runs the class named
+# on its command line, which must have `public static void main(String[])`.  Both names come
+# from the program's tokens, never from its comments, strings or text blocks: "This public
+# class solves..." in a comment named the file solves.java (CE for a right program), and a
+# program whose only class was `class Solution` (not public, as Kattis and DOMjudge accept)
+# was run as Main (RE).
+
+_JAVA_TYPE_KEYWORDS = frozenset({"class", "interface", "enum", "record"})
+_JAVA_NAME_START = re.compile(r"[^\W\d]|[$]")
+_JAVA_UNICODE_ESCAPE = re.compile(r"(?<!\\)((?:\\\\)*)\\u+([0-9A-Fa-f]{4})")
+# a file name holds 255 bytes; a longer class name gets Main.java, and javac's own refusal (CE)
+_JAVA_MAX_FILE_STEM = 200
+# the tokens of main's modifiers, or of its parameter, looked at (`public static void main(
+# final @Annotation(...) String... args)`)
+_JAVA_MAIN_SPAN = 32
 
 
-def java_main_class(source: str) -> str:
-    """The class javac requires the file to be named after; Main by default."""
-    match = _PUBLIC_CLASS.search(source)
-    return match.group(1) if match else "Main"
+@dataclass(frozen=True)
+class JavaNames:
+    file_stem: str  # the source file's name without .java
+    main_class: str  # what `java` runs, package included
+
+
+def _java_unescape(source: str) -> str:
+    """Java's first step: \\uXXXX escapes are the characters they name, anywhere (a
+    backslash escaped by another one starts none)."""
+    if "\\u" not in source:
+        return source
+    return _JAVA_UNICODE_ESCAPE.sub(lambda m: m.group(1) + chr(int(m.group(2), 16)), source)
+
+
+# one token of Java source (after its unicode escapes), each alternative starting with
+# characters no other one starts with, so that nothing backtracks: time linear in the
+# source (tens of ms for the API's 64 KB; this runs in the worker, outside any sandbox)
+_JAVA_TOKEN = re.compile(
+    r'(?P<skip>\s+|//[^\r\n]*|/\*.*?(?:\*/|\Z))'
+    r'|(?P<literal>"{3}(?:[^"\\]|\\.|"(?!""))*(?:"{3}|\Z)|"(?:[^"\\\r\n]|\\.)*"?|'
+    r"'(?:[^'\\\r\n]|\\.)*'?)"
+    r'|(?P<word>[\w$]+)|(?P<other>.)',
+    re.DOTALL,
+)
+
+
+def _java_tokens(source: str) -> list[str]:
+    """The program's tokens that matter here: names, keywords and punctuation (one character
+    each); comments, string, character and text-block literals dropped (a literal leaves a
+    placeholder, so that the tokens around it do not join), numbers kept as words."""
+    tokens = []
+    for match in _JAVA_TOKEN.finditer(source):
+        kind = match.lastgroup
+        if kind == "literal":
+            tokens.append('"')
+        elif kind != "skip":
+            tokens.append(match.group())
+    return tokens
+
+
+def _java_main_params(params: list[str]) -> bool:
+    """Whether a parameter list is main's: one String[] (String... , String a[]), perhaps
+    final, annotated or spelt java.lang.String."""
+    kept: list[str] = []
+    skip = 0
+    for k, token in enumerate(params):
+        if skip:
+            skip -= 1
+            continue
+        if token == "@":
+            # an annotation: @Name, @a.b.Name, perhaps (arguments)
+            j = k + 2
+            while j + 1 < len(params) and params[j] == ".":
+                j += 2
+            if j < len(params) and params[j] == "(":
+                depth = 0
+                for m in range(j, len(params)):
+                    depth += {"(": 1, ")": -1}.get(params[m], 0)
+                    if depth == 0:
+                        j = m + 1
+                        break
+            skip = j - k - 1
+            continue
+        if token != "final":
+            kept.append(token)
+    text = " ".join(kept).replace("java . lang . String", "String")
+    return bool(re.fullmatch(r"String (\[ \]|\. \. \.) [\w$]+|String [\w$]+ \[ \]", text))
+
+
+def java_names(source: str) -> JavaNames:
+    """The source file's name (after its public top-level type, else Main) and the class to
+    run: the top-level type that declares `public static void main(String[])` (the public
+    one if it does, else the first in the file), else the public type, else the first, else
+    Main, with the package's name before it."""
+    tokens = _java_tokens(_java_unescape(source))
+    package = ""
+    types: list[tuple[str, bool, bool]] = []  # name, public, declares main
+    depth = 0
+    since = 0  # where the current top-level declaration's modifiers start
+    i, n = 0, len(tokens)
+    while i < n:
+        token = tokens[i]
+        if depth == 0 and token == "package" and not package:
+            j = i + 1
+            while j < n and tokens[j] != ";":
+                j += 1
+            package = "".join(tokens[i + 1:j])
+            i = since = j + 1
+            continue
+        if depth == 0 and token in (";", "}"):
+            since = i + 1
+        elif (depth == 0 and token in _JAVA_TYPE_KEYWORDS and i + 1 < n and _JAVA_NAME_START.match(tokens[i + 1])
+              and (token != "record" or (i + 2 < n and tokens[i + 2] in ("(", "<")))):
+            name = tokens[i + 1]
+            is_public = "public" in _outside_parentheses(tokens[since:i])
+            interface = token == "interface" or (i > 0 and tokens[i - 1] == "@")
+            start = i + 2
+            while start < n and tokens[start] != "{":
+                start += 1
+            end, has_main = _java_body(tokens, start, interface=interface)
+            types.append((name, is_public, has_main))
+            i = since = end + 1
+            continue
+        depth += {"{": 1, "}": -1}.get(token, 0)
+        i += 1
+    public = [name for name, is_public, _main in types if is_public]
+    with_main = [name for name, _public, has_main in types if has_main]
+    if public and public[0] in with_main:
+        main = public[0]
+    elif with_main:
+        main = with_main[0]
+    elif public:
+        main = public[0]
+    else:
+        main = types[0][0] if types else "Main"
+    stem = public[0] if public and len(public[0].encode("utf-8", "replace")) <= _JAVA_MAX_FILE_STEM else "Main"
+    return JavaNames(file_stem=stem, main_class=f"{package}.{main}" if package else main)
+
+
+def _outside_parentheses(tokens: list[str]) -> list[str]:
+    """The tokens not inside parentheses (an annotation's arguments hold no modifiers)."""
+    kept, depth = [], 0
+    for token in tokens:
+        depth += {"(": 1, ")": -1}.get(token, 0)
+        if depth == 0 and token not in "()":
+            kept.append(token)
+    return kept
+
+
+def _java_body(tokens: list[str], start: int, *, interface: bool) -> tuple[int, bool]:
+    """Where the type body opened at `start` closes, and whether it declares main (its
+    methods are public in an interface)."""
+    depth, since, has_main = 0, start + 1, False
+    i, n = start, len(tokens)
+    while i < n:
+        token = tokens[i]
+        if token == "{":
+            depth += 1
+            if depth == 2:
+                # a member's body (or an initializer) begins: the member's head ends here
+                since = i + 1
+        elif token == "}":
+            depth -= 1
+            if depth == 0:
+                return i, has_main
+            if depth == 1:
+                since = i + 1
+        elif depth == 1 and token == ";":
+            since = i + 1
+        elif (depth == 1 and token == "main" and i + 1 < n and tokens[i + 1] == "(" and i > 0
+              and tokens[i - 1] == "void"):
+            # main's head and parameters are a few tokens: looked at within a bound, so that
+            # no run of `void main(` makes this slow
+            params = tokens[i + 2:i + 2 + _JAVA_MAIN_SPAN]
+            head = _outside_parentheses(tokens[max(since, i - _JAVA_MAIN_SPAN):i])
+            if (")" in params and "static" in head and ("public" in head or interface)
+                    and _java_main_params(params[:params.index(")")])):
+                has_main = True
+        i += 1
+    return n, has_main
+
+
+# What `python3 -I main.py` does before it runs main.py: compile it, at recursion depth 0.  The
+# compiler's depth limit is the recursion limit less the depth compile() is called at (each
+# level three AST levels), so a check at the -c module's depth refused deeply nested
+# expressions a fresh interpreter compiles: the limit is raised by that depth for the call,
+# which the interpreter names when refused a limit under it.  The Python zygote compiles
+# the same way (zygote._compile_program), so what passes here compiles there.
+PYTHON_CHECK = """import sys
+source = open(sys.argv[1], 'rb').read()
+try:
+    sys.setrecursionlimit(1)
+except RecursionError as exc:
+    depth = int(str(exc).split(' at the recursion depth ')[1].split(':')[0])
+sys.setrecursionlimit(sys.getrecursionlimit() + depth)
+compile(source, 'main.py', 'exec', dont_inherit=True)
+"""
 
 
 def compile_step(language: str, source: str, *, cpp_std: str = "c++17") -> CompileStep:
     if language == "python3":
         # a syntax check only, so that a broken program is CE and not RE on every test
-        check = "import sys; compile(open(sys.argv[1], 'rb').read(), 'main.py', 'exec')"
-        return CompileStep("main.py", [PYTHON, "-I", "-c", check, f"{BUILD_DIR}/main.py"], "py-I", PYTHON)
+        return CompileStep("main.py", [PYTHON, "-I", "-c", PYTHON_CHECK, f"{BUILD_DIR}/main.py"], "py-I-depth0",
+                           PYTHON)
     if language == "cpp":
         flags = cpp_flags(cpp_std)
         argv = [GXX, *flags, "-I", PCH_DIR, "-o", f"{BUILD_DIR}/main", f"{BUILD_DIR}/main.cpp"]
         return CompileStep("main.cpp", argv, " ".join(flags), GXX, needs_pch=True)
     if language == "java":
-        cls = java_main_class(source)
+        names = java_names(source)
         argv = [JAVAC, "-J-Xmx512m", "-J-XX:+UseSerialGC", "-encoding", "UTF-8", "-nowarn",
-                "-d", f"{BUILD_DIR}/classes", f"{BUILD_DIR}/{cls}.java"]
-        return CompileStep(f"{cls}.java", argv, "javac-17", JAVAC, main_class=cls)
+                "-d", f"{BUILD_DIR}/classes", f"{BUILD_DIR}/{names.file_stem}.java"]
+        # the key names the rule that found the names: entries found by another are not this one's
+        return CompileStep(f"{names.file_stem}.java", argv, "javac-17 names-from-tokens", JAVAC,
+                           main_class=names.main_class)
     raise ValueError(f"unsupported language {language!r}; choose one of {', '.join(LANGUAGES)}")
 
 

@@ -72,17 +72,47 @@ static void zygote_batch_options(char opts[11][96]) {
     zygote_join_option(opts);
 }
 
-static void zygote_wait_ready(void) {
+/* Whether the zygote said it is ready. */
+static int zygote_ready(void) {
     struct pollfd p = {zsock, POLLIN, 0};
     char ready[8] = "";
     struct iovec iov = {ready, sizeof ready - 1};
     struct msghdr mh = {0};
     mh.msg_iov = &iov;
     mh.msg_iovlen = 1;
-    if (poll(&p, 1, 60000) != 1 || recvmsg(zsock, &mh, 0) != 5 || strcmp(ready, "ready") != 0) {
+    int n;
+    while ((n = poll(&p, 1, 60000)) < 0 && errno == EINTR) {}
+    return n == 1 && recvmsg(zsock, &mh, 0) == 5 && strcmp(ready, "ready") == 0;
+}
+
+/* A spare's zygote, before any program: not starting is the machine's failure. */
+static void zygote_wait_ready(void) {
+    if (!zygote_ready()) {
         fprintf(stderr, "hts-runner: the python zygote did not start\n");
         exit(2);
     }
+}
+
+/* Once it has the program, the zygote reads and compiles it before it says ready.  Every
+ * exception of that is the program's (each test raises it, zygote.py), but a program's text
+ * can still end the interpreter there: a program whose compilation needs more memory than
+ * the batch's limit is killed by the test cgroup's OOM killer, a compiler crash is a signal.
+ * A fresh `python3 -I main.py` gets its own verdict for that on every test, so the batch
+ * runs each test so, the exec path, never a sandbox error for the program's text.  (A
+ * machine failure that ends the zygote there ends the exec'd tests too.) */
+static void zygote_or_exec(void) {
+    if (zygote_ready()) return;
+    fprintf(stderr, "hts-runner: the python zygote did not start; the batch's tests run python3 -I main.py\n");
+    kill(zpid, SIGKILL);
+    while (waitpid(zpid, NULL, 0) < 0 && errno == EINTR) {}
+    close(zsock);
+    zsock = -1;
+    zpid = -1;
+    zygote_mode = 0;
+    /* prog_argv: python3 -I zygote.py -- main.py [args] -> python3 -I main.py [args] */
+    int i = 2;
+    do prog_argv[i] = prog_argv[i + 2];
+    while (prog_argv[i++]);
 }
 
 static void start_zygote(int late) {
@@ -143,7 +173,8 @@ static void start_zygote(int late) {
     close(mem);
     zsock = sv[0];
     zygote_late = late;
-    zygote_wait_ready();
+    if (late) zygote_wait_ready();
+    else zygote_or_exec();
 }
 
 /* After the "C" line: the batch's options to a zygote started late, which then reads and
@@ -169,7 +200,7 @@ static void configure_zygote(void) {
         if (errno != EINTR) die("the python zygote is gone (configure)");
     }
     zygote_late = 0;
-    zygote_wait_ready();
+    zygote_or_exec();
 }
 
 /* The test's init in zygote mode: pid 1 of the test's new PID, mount, IPC and UTS

@@ -51,7 +51,7 @@ import sys
 # any TYPE_CHECKING as true, and the names it brings in are only named in quoted annotations
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from types import CodeType, ModuleType
+    from types import CodeType, FrameType, ModuleType
     from typing import Any
 
 CLONE_NEWPID, PR_SET_DUMPABLE = 0x20000000, 4
@@ -121,17 +121,21 @@ class Zygote:
         if self.cg_err is None and join == "once" and procs:
             self.cg_err = self.lib.hts_zygote_join()
         path = self.prog_argv[0]
+        # not the program's doing when it fails (a file the batch did not link): the batch's SE
         with open(path, "rb") as handle:
             source = handle.read()
-        self.code: CodeType | None
-        self.error: SyntaxError | ValueError | None
-        try:
-            self.code, self.error = compile(source, path, "exec", dont_inherit=True), None
-        except (SyntaxError, ValueError) as exc:  # raised in each test, as a fresh interpreter would
-            self.code, self.error = None, exc
+        self.program = _compile_program(source, path)
         self.main = _program_view(self.prog_argv)
+        # This file's module frame and exec() sit under the program's (and a fresh
+        # interpreter's program sits under none): each program process takes those levels
+        # off the interpreter's count of the levels used, so it recurses exactly as deep, and
+        # sys.getrecursionlimit and setrecursionlimit are the interpreter's own, edges and
+        # all (tracebacks leave this file's frames out, in _exit_status).
+        self.levels_left = _recursion_levels_left()
+        if self.levels_left is None:
+            _discount_by_wrappers()
 
-    def serve(self) -> "tuple[CodeType, dict[str, Any]]":
+    def serve(self) -> "tuple[CodeType | BaseException, dict[str, Any]]":
         """Fork each test's program into its init's namespaces; return only in a program."""
         # the interpreter's own objects leave the collector's sight: a test's collections then
         # scan only its program's objects instead of copying every page of the zygote
@@ -172,17 +176,54 @@ class Zygote:
             os.close(rep_fd)
 
     def _program(self, in_fd: int, out_fd: int, err_fd: int, init_fd: int,
-                 joined_fd: int) -> "tuple[CodeType, dict[str, Any]]":
+                 joined_fd: int) -> "tuple[CodeType | BaseException, dict[str, Any]]":
         """The test's program process, forked into the init's PID namespace: hts-runner's own
         code takes it into the init's other namespaces and the test cgroup and sets its
         streams, session, limits, capabilities and filter (exec_program's setup); the rest of
         what the program sees was made ready before the fork (_program_view)."""
         self.sock.detach()  # closed with every other descriptor by the setup
         self.lib.hts_zygote_program(init_fd, joined_fd, in_fd, out_fd, err_fd)
-        if self.error is not None:
-            raise self.error
-        assert self.code is not None  # compile() gave code, as it raised nothing
-        return self.code, self.main.__dict__
+        if self.levels_left is not None:
+            self.levels_left.value += OWN_FRAMES
+        return self.program, self.main.__dict__
+
+
+def _compile_program(source: bytes, path: str) -> "CodeType | BaseException":
+    """The program's code, compiled as `python3 -I main.py` compiles it, or whatever compiling
+    it raised (any exception: a RecursionError of a deeply nested expression, a SyntaxError, a
+    MemoryError...), which each test raises as the program's own error, as a fresh interpreter
+    does: nothing in a program's text stops the zygote.
+
+    The compiler's depth limit is the recursion limit less the depth it is called at (each
+    level counts three AST levels): a fresh interpreter compiles at depth 0, this call is some
+    levels deep, which are added to the limit for the call.  The syntax check of
+    languages.compile_step does the same, so a program the check passes compiles here too."""
+    try:
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(limit + _depth_of_a_call_here(sys._getframe()))
+        try:
+            return compile(source, path, "exec", dont_inherit=True)
+        finally:
+            sys.setrecursionlimit(limit)
+    except BaseException as exc:  # noqa: BLE001 - every one is the program's, raised in each test
+        return exc.with_traceback(None)
+
+
+def _depth_of_a_call_here(frame: "FrameType") -> int:
+    """The recursion depth a builtin called from `frame` runs at (the depth the compiler
+    starts from).  The interpreter says it when refused a limit at or under it; else (another
+    message) the Python frames up to `frame` and the call's own level."""
+    try:
+        sys.setrecursionlimit(1)
+    except RecursionError as exc:
+        words = str(exc).split(" at the recursion depth ")
+        if len(words) == 2 and words[1].split(":")[0].isdigit():
+            # this function's frame is one level deeper than `frame`
+            return int(words[1].split(":")[0]) - 1
+    depth = 1
+    while frame is not None:
+        depth, frame = depth + 1, frame.f_back  # type: ignore[assignment]
+    return depth - 1
 
 
 def _program_view(prog_argv: list[str]) -> "ModuleType":
@@ -222,7 +263,6 @@ def _program_view(prog_argv: list[str]) -> "ModuleType":
     # the interpreter's own importlib, loaded at start-up (importlib.machinery re-exports it)
     main.__loader__ = sys.modules["_frozen_importlib_external"].SourceFileLoader("__main__", prog_argv[0])
     sys.modules["__main__"] = main
-    _discount_own_frame()
     _parent_is_the_init()
     return main
 
@@ -239,10 +279,37 @@ def _parent_is_the_init() -> None:
     os.getppid = getppid
 
 
-def _discount_own_frame() -> None:
-    """This file's module frame and exec() sit under the program's: levels hidden from the
-    program, so that it recurses exactly as deep as in a fresh interpreter (tracebacks
-    leave this file's frame out, in _exit_status)."""
+def _recursion_levels_left() -> "ctypes.c_int | None":
+    """The interpreter's count of the recursion levels this thread has left
+    (PyThreadState.recursion_remaining; py_recursion_remaining from 3.12), or None where it
+    is not found.  It is the int just before the thread's copy of the recursion limit, and
+    both move with sys.setrecursionlimit, which is how it is told from any other int."""
+    get_tstate = ctypes.pythonapi.PyThreadState_Get
+    get_tstate.restype = ctypes.c_void_p
+    base = get_tstate()
+    limit = sys.getrecursionlimit()
+    fields = (ctypes.c_int * 24).from_address(base)
+    try:
+        for i in range(6, 23):  # after the three pointers every thread state starts with
+            left = fields[i]
+            if fields[i + 1] != limit or not 0 < left <= limit:
+                continue
+            sys.setrecursionlimit(limit + 7)
+            moved = fields[i + 1] == limit + 7 and fields[i] == left + 7
+            sys.setrecursionlimit(limit)
+            if moved and fields[i + 1] == limit and fields[i] == left:
+                return ctypes.c_int.from_address(base + i * ctypes.sizeof(ctypes.c_int))
+    finally:
+        sys.setrecursionlimit(limit)
+    return None
+
+
+def _discount_by_wrappers() -> None:
+    """Where the interpreter's count is not found (another version's thread state): the
+    limit is raised by this file's levels, and sys's two functions are wrapped to hide it
+    (a program then sees functions where it would see builtins, and the edges of
+    setrecursionlimit differ: a limit within two levels of the current depth, or past
+    INT_MAX - 2)."""
     get, set_ = sys.getrecursionlimit, sys.setrecursionlimit
     set_(get() + OWN_FRAMES)
 
@@ -292,11 +359,16 @@ def _flush_stdout(status: int) -> int:
     return status
 
 
-def _finish(status: int, interrupted: bool, main_globals: "dict[str, Any]") -> None:
+def _finish(status: int, interrupted: bool, main_globals: "dict[str, Any]", levels_left: "ctypes.c_int | None") -> None:
     """The interpreter's shutdown, without tearing down the zygote's modules (that would
     copy every page shared with the zygote: 8 ms a test): wait for the program's threads,
     run its atexit functions, flush its output, release its objects (closing the files it
     left open) and exit with the status a fresh interpreter would."""
+    if levels_left is not None:
+        # the interpreter does this from C, under no frame: this function's is hidden too, so
+        # that a program that left a recursion limit of a few levels still has its output
+        # flushed and its atexit functions run as deep as there
+        levels_left.value += 1
     threading = sys.modules.get("threading")
     if threading is not None:
         threading._shutdown()
@@ -312,13 +384,16 @@ def _finish(status: int, interrupted: bool, main_globals: "dict[str, Any]") -> N
     os._exit(status)
 
 
-_code, _globals = Zygote(sys.argv[1:]).serve()
+_zygote = Zygote(sys.argv[1:])
+_program, _globals = _zygote.serve()
 # Only a test's program process gets here.  The program's module frame sits right under
 # this one and exec(), as it sits under none in a fresh interpreter (discounted above).
 try:
-    exec(_code, _globals)
+    if isinstance(_program, BaseException):
+        raise _program  # what compiling it raised, printed and exited with as the interpreter does
+    exec(_program, _globals)
     _status, _interrupted = 0, False
 except BaseException as _exc:  # noqa: BLE001 - what the interpreter does with it, below
     _status, _interrupted = _exit_status(_exc), isinstance(_exc, KeyboardInterrupt)
     del _exc
-_finish(_status, _interrupted, _globals)
+_finish(_status, _interrupted, _globals, _zygote.levels_left)
