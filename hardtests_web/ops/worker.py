@@ -7,7 +7,7 @@ at start the worker checks it can reach the database and read the test-body stor
 exits non-zero with the reason when it cannot (a process manager restarts it); while it
 runs it checks again every HARDTESTS_WORKER_CHECK_S seconds and, while a check fails,
 takes no job (it stays registered and publishes why, so the API and /healthz/deep can say
-it). A job it cannot judge would otherwise come back as a wrong verdict.
+it) and checks again after 1, 2, 4, 4 ... s, so it works again within seconds of the fault's end. A job it cannot judge would otherwise come back as a wrong verdict.
 
 SimpleWorker: no fork per job, so the imported judging code and its cache of suite bodies
 stay warm (the programs themselves always run in the sandbox).
@@ -49,6 +49,10 @@ else:
 
 log = logging.getLogger(__name__)
 
+# While a check fails, the next comes after 1, 2, 4, 4 ... s (see next_check_s).
+RECHECK_FIRST_S = 1.0
+RECHECK_MAX_S = 4.0
+
 
 class WorkerRefused(SystemExit):
     pass
@@ -59,11 +63,23 @@ class InfrastructureChecks(_WorkerBase):
 
     _checked_at = 0.0
     _problems: list[str] = []
+    _failed_checks = 0
     _beat_stop: threading.Event | None = None
 
     @property
     def check_period(self) -> float:
         return max(0.5, float(settings.HARDTESTS_WORKER_CHECK_S))
+
+    @property
+    def next_check_s(self) -> float:
+        """How long until the next check: HARDTESTS_WORKER_CHECK_S while checks pass; while one
+        fails, RECHECK_FIRST_S doubling up to RECHECK_MAX_S, so a worker takes jobs again within
+        seconds of the database or the storage coming back (not a whole period later: 46
+        refusals in the 18 s after PostgreSQL returned, with the 30 s period)."""
+        if not self._problems:
+            return self.check_period
+        backoff = RECHECK_FIRST_S * 2.0 ** max(0, self._failed_checks - 1)
+        return min(backoff, RECHECK_MAX_S, self.check_period)
 
     def _publish(self) -> None:
         record = {"ok": not self._problems, "problems": self._problems, "checked_at": time.time(),
@@ -73,6 +89,7 @@ class InfrastructureChecks(_WorkerBase):
     def _check(self) -> list[str]:
         self._problems = worker_checks()
         self._checked_at = time.monotonic()
+        self._failed_checks = self._failed_checks + 1 if self._problems else 0
         if not isinstance(self, SimpleWorker):
             # A forking worker's job runs in a child: it must not inherit this connection.
             connections.close_all()
@@ -178,7 +195,7 @@ class InfrastructureChecks(_WorkerBase):
         while True:
             if getattr(self, "_stop_requested", False):
                 raise StopRequested()  # asked to stop while it waited: stop, as an idle RQ worker does
-            if time.monotonic() - self._checked_at >= self.check_period:
+            if time.monotonic() - self._checked_at >= self.next_check_s:
                 was_ok = not self._problems
                 problems = self._check()
                 if problems and was_ok:
@@ -188,7 +205,7 @@ class InfrastructureChecks(_WorkerBase):
             if not self._problems:
                 return
             self.heartbeat()
-            time.sleep(min(1.0, self.check_period))
+            time.sleep(max(0.05, min(0.25, self._checked_at + self.next_check_s - time.monotonic())))
 
     def dequeue_job_and_maintain_ttl(self, timeout: int | None,
                                      max_idle_time: int | None = None) -> tuple[Job, Queue] | None:
