@@ -30,7 +30,7 @@ from problems.models import SUPPORTED_LANGUAGES, OutputJudge, Problem, Solution,
 from problems.models import Verdict as VerdictRecord  # not sandbox.Verdict, a run's verdict
 from problems.services import verdict_record
 from sandbox import Limits, RunResult, Sandbox, Verdict, cache, call_python, compare_outputs, get_sandbox
-from sandbox.base import Batch
+from sandbox.base import Batch, RerunBudget
 from sandbox.types import CallResult, CompiledProgram
 
 __all__ = ["KIND_ORDER", "TIME_ONLY"]  # re-exported: the API lists a suite's tests in run order
@@ -344,14 +344,16 @@ def judge_code(
     sb = sandbox or get_sandbox()
     limits = limits_for(problem)
     fail_fast = mode != "all"
+    # one budget of near-limit re-runs for the whole verification, whatever its lanes and chunks
+    reruns = RerunBudget()
     if language == "python3":
         # the syntax check runs beside the tests: no compile phase of its own
-        program, outcomes = _check_while_running(sb, code, loaded, limits, fail_fast)
+        program, outcomes = _check_while_running(sb, code, loaded, limits, fail_fast, reruns)
     else:
         program = sb.compile(language, code)
         phases["compile"] = (time.perf_counter() - mark) * 1000
         mark = time.perf_counter()
-        outcomes = _run_lanes(sb, program, loaded, limits, fail_fast) if program.ok else []
+        outcomes = _run_lanes(sb, program, loaded, limits, fail_fast, reruns) if program.ok else []
     phases["tests"] = (time.perf_counter() - mark) * 1000
     if not program.ok:
         result.verdict, result.message = str(program.verdict), program.message[-4000:]
@@ -381,7 +383,7 @@ def judge_code(
 
 
 def _check_while_running(
-    sb: Sandbox, code: str, loaded: LoadedSuite, limits: Limits, fail_fast: bool
+    sb: Sandbox, code: str, loaded: LoadedSuite, limits: Limits, fail_fast: bool, reruns: RerunBudget
 ) -> tuple[CompiledProgram, list[Outcome]]:
     """Python's "compile" is a syntax check in a sandbox of its own (one interpreter start-up):
     run the tests from the source meanwhile, rather than after it. A program the check refuses
@@ -391,7 +393,7 @@ def _check_while_running(
         (source_dir / "main.py").write_text(code)
         as_is = CompiledProgram("python3", Verdict.OK, path=str(source_dir))
         checked = _threads().submit(sb.compile, "python3", code)
-        outcomes = _run_lanes(sb, as_is, loaded, limits, fail_fast)
+        outcomes = _run_lanes(sb, as_is, loaded, limits, fail_fast, reruns)
         return checked.result(), outcomes
     finally:
         shutil.rmtree(source_dir, ignore_errors=True)
@@ -459,25 +461,26 @@ class _Claims:
 
 
 def _run_lanes(sb: Sandbox, program: CompiledProgram, loaded: LoadedSuite, limits: Limits,
-               fail_fast: bool) -> list[Outcome]:
+               fail_fast: bool, reruns: RerunBudget) -> list[Outcome]:
     tests = loaded.tests
     lanes = _lane_count(len(tests))
     first = _FirstFailure()
     if loaded.judge_code is None:
         claims = _Claims(len(tests), first if fail_fast else None)
         if lanes == 1:
-            return _run_shared_lane(sb, program, loaded, limits, fail_fast, first, claims)
+            return _run_shared_lane(sb, program, loaded, limits, fail_fast, first, claims, reruns)
         pool = _threads()
-        shared = [pool.submit(_run_shared_lane, sb, program, loaded, limits, fail_fast, first, claims)
+        shared = [pool.submit(_run_shared_lane, sb, program, loaded, limits, fail_fast, first, claims, reruns)
                   for _ in range(lanes)]
         return [item for future in shared for item in future.result()]
     if lanes == 1:
-        return _run_lane(sb, program, loaded, list(enumerate(tests)), limits, fail_fast, first)
+        return _run_lane(sb, program, loaded, list(enumerate(tests)), limits, fail_fast, first, reruns)
     # Test i goes to lane i mod n, so the lanes start on the first tests of the order; each lane is
     # a batch of its own (a fresh sandbox), and the first failure stops the others.
     pool = _threads()
     futures = [
-        pool.submit(_run_lane, sb, program, loaded, list(enumerate(tests))[k::lanes], limits, fail_fast, first)
+        pool.submit(_run_lane, sb, program, loaded, list(enumerate(tests))[k::lanes], limits, fail_fast, first,
+                    reruns)
         for k in range(lanes)
     ]
     return [item for future in futures for item in future.result()]
@@ -520,7 +523,7 @@ Outcome = tuple[int, LoadedTest, str, RunResult, str]
 
 
 def _run_shared_lane(sb: Sandbox, program: CompiledProgram, loaded: LoadedSuite, limits: Limits, fail_fast: bool,
-                     first: _FirstFailure, claims: _Claims) -> list[Outcome]:
+                     first: _FirstFailure, claims: _Claims, reruns: RerunBudget) -> list[Outcome]:
     """One lane (a sandbox batch of its own) running the tests it claims, in judging order, until
     none is left; in fail-fast mode it stops at a failure, here or at an earlier position in
     another lane. The problem's comparison runs as each output is read, so a wrong answer
@@ -557,7 +560,7 @@ def _run_shared_lane(sb: Sandbox, program: CompiledProgram, loaded: LoadedSuite,
         checker=lambda expected, out: compare_outputs(expected, out, loaded.comparison),
         keep_stdout_kb=FAILURE_OUTPUT_KEPT // 1024, stop_when=failed,
         stop_before=(lambda index: index > first.position) if fail_fast else None, claim=claim,
-        on_batch=opened,
+        on_batch=opened, reruns=reruns,
     )
     out: list[Outcome] = []
     for position, run in zip(claimed, runs, strict=False):
@@ -575,6 +578,7 @@ def _run_lane(
     limits: Limits,
     fail_fast: bool,
     first: _FirstFailure,
+    reruns: RerunBudget,
 ) -> list[Outcome]:
     """Run one lane's tests (position, test) in order, a suite with a judging function (whose calls
     go in chunks); in fail-fast mode stop at a failure, here or at an earlier position in
@@ -591,7 +595,7 @@ def _run_lane(
             return part[i][0] > first.position
 
         runs = sb.run(program, [t.input for _, t in part], limits, stop_on_failure=fail_fast,
-                      stop_before=later if fail_fast else None)
+                      stop_before=later if fail_fast else None, reruns=reruns)
         ok_pairs = [(t, r) for (_, t), r in zip(part, runs, strict=False)
                     if r.verdict == Verdict.OK and t.kind != TIME_ONLY]
         accepted = iter(_accepts(sb, loaded.judge_code, [t for t, _ in ok_pairs], [r for _, r in ok_pairs],

@@ -8,6 +8,7 @@ import hashlib
 import os
 import shutil
 import signal
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -229,9 +230,35 @@ def rerun_kept(first: RunResult, again: RunResult) -> RunResult:
     return again
 
 
+# How many near-limit re-runs one call may spend (Sandbox.run's `reruns`, shared by every batch
+# of a verification): past them, a near-limit run's first measurement stands. A program on the
+# edge of its limit on every test otherwise doubled its call's time (60 tests at 1.05x: a 503
+# timeout where its verdict, TLE, was known).
+NEAR_LIMIT_RERUNS = 2
+
+
+class RerunBudget:
+    """The near-limit re-runs left to one call (thread-safe: a verification's lanes share one)."""
+
+    def __init__(self, limit: int = NEAR_LIMIT_RERUNS) -> None:
+        self.limit = limit
+        self.used = 0
+        self._lock = threading.Lock()
+
+    def take(self) -> bool:
+        with self._lock:
+            if self.used >= self.limit:
+                return False
+            self.used += 1
+            return True
+
+
 def _near_limit(result: RunResult, limits: Limits) -> bool:
+    """Whether a re-run could change the verdict: a TLE within 10% over the limit (a noisy
+    machine's measurement; a faster re-run may be OK). An OK run is final, however near: a re-run
+    is kept only when faster, so it could never be anything but OK."""
     limit_ms = limits.time_s * 1000
-    return result.verdict in (Verdict.OK, Verdict.TLE) and abs(result.time_ms - limit_ms) <= 0.1 * limit_ms
+    return result.verdict == Verdict.TLE and limit_ms < result.time_ms <= 1.1 * limit_ms
 
 
 def _digest(result: RunResult, expected: bytes | str | None, checker: Callable[[bytes, bytes], bool] | None,
@@ -392,7 +419,7 @@ class Sandbox(abc.ABC):
             stop_when: Callable[[RunResult], bool] | None = None,
             claim: Callable[[], int | None] | None = None,
             on_batch: Callable[[Batch], None] | None = None,
-            inputs_key: str | None = None) -> list[RunResult]:
+            inputs_key: str | None = None, reruns: RerunBudget | None = None) -> list[RunResult]:
         """Run `prog` on each input.
 
         `stop_before(index)` (asked before each test) and `stop_when(result)` (after each) end the batch
@@ -414,6 +441,11 @@ class Sandbox(abc.ABC):
         kept (64 KB by default) beside its size and SHA-256, so the worker holds one test's
         output at a time however much every test prints.
 
+        A TLE within 10% over the limit is run once more in a fresh sandbox (and the faster run
+        kept, rerun_kept) while `reruns` (default: a budget of NEAR_LIMIT_RERUNS for this call)
+        has some left; a caller whose one verdict spans several calls (lanes, chunks) passes one
+        budget to all. An SE is always run once more: the machine's failure, not the program's.
+
         `inputs_key` names `inputs` for good (the caller vouches that one key names one
         content): they are written once per process and kept for later batches
         (cache.inputs_acquire), not written again for every batch.
@@ -423,6 +455,7 @@ class Sandbox(abc.ABC):
             return [RunResult(verdict=prog.verdict, stderr=prog.message) for _ in range(min(count, len(inputs)))]
         if not inputs:
             return []
+        budget = reruns if reruns is not None else RerunBudget()
         argv = languages.run_argv(prog.language, main_class=prog.main_class, memory_mb=limits.memory_mb)
         raw = [data.encode() if isinstance(data, str) else data for data in inputs]
         inputs_dir: Path | None = None
@@ -477,11 +510,12 @@ class Sandbox(abc.ABC):
                     # live on while the next answer is read)
                     result = judge(early.pop(index) if index in early else batch.receive(), limits, prog.language)
                     result.accounting = batch.accounting
-                    if _near_limit(result, limits) or result.verdict == Verdict.SE:
-                        # noisy machines: a borderline run, or one the wall clock stopped while it
-                        # waited for a CPU, gets one more chance in a fresh sandbox (nothing of the
-                        # first run is visible there), with the machine to itself: the test asked
-                        # for next has finished first; the faster is kept, SE twice stays SE
+                    if result.verdict == Verdict.SE or (_near_limit(result, limits) and budget.take()):
+                        # noisy machines: a borderline TLE (while the call's budget lasts), or a run
+                        # the wall clock stopped while it waited for a CPU, gets one more chance in a
+                        # fresh sandbox (nothing of the first run is visible there), with the machine
+                        # to itself: the test asked for next has finished first; the faster is kept,
+                        # SE twice stays SE
                         for queued in asked:
                             early[queued] = batch.receive()
                         again = self._run_fresh(spec, index, limits, prog.language)
