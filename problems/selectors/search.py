@@ -13,6 +13,7 @@ from django.db.models.expressions import RawSQL
 from problems.models import (
     Problem,
 )
+from problems.search_index import SQLITE_INSTALL
 
 
 def search_terms(q: str) -> list[str]:
@@ -47,11 +48,8 @@ def search_index_install(**_signal_kwargs: Any) -> bool:
     cache.delete("problems:fts-ready")
     if connection.vendor != "sqlite" or _sqlite_fts_ready():
         return False
-    from importlib import import_module
-
-    migration = import_module("problems.migrations.0004_problem_search_index")
     with connection.cursor() as cursor:
-        for sql in migration.SQLITE_INSTALL:
+        for sql in SQLITE_INSTALL:
             cursor.execute(sql)
     cache.delete("problems:fts-ready")
     return True
