@@ -8,9 +8,14 @@ answer 503 when no worker listens, the queue is full or no answer comes in time.
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
-from typing import Any
+import math
+import time
+import uuid
+from typing import Any, cast
 
+from redis import Redis
 from redis.exceptions import RedisError
 from rq.results import Result
 from rq.worker import Worker
@@ -62,28 +67,124 @@ def command_outputs(stdout: bytes, stderr: str, *, stderr_cap: int = 8000) -> di
             "stderr": err, "stderr_encoding": err_encoding, "stderr_truncated": err_cut or len(err_bytes) > stderr_cap}
 
 
-def code_run(*, language: str, code: str, stdin: str, time_s: float, memory_mb: int) -> dict[str, Any]:
-    """SandboxFusion's RunCodeResponse for one run; Unavailable (503) when the fleet cannot answer."""
+# Fair use of the workers by /run_code, whose callers send many runs of one program at once
+# (verl's built-in reward: one call per test, all of them together). A program's first run goes
+# alone, as a probe; a program whose runs are quick then runs as many at once as it asks, but
+# one whose run was slow (SLOW_RUN_S of CPU, or TLE) keeps at most half the workers busy, so
+# the other programs' runs are never queued behind its many slow ones.
+FAIR_PREFIX = "hardtests:api:runcode:"
+FAIR_POLL_S = 0.05
+SLOW_RUN_S = 1.0
+PACE_KEEP_S = 600
+# take a slot when the program holds fewer than its cap (expired holders dropped first)
+_ACQUIRE = """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[4]) then
+  redis.call('ZADD', KEYS[1], ARGV[3], ARGV[2])
+  redis.call('EXPIREAT', KEYS[1], math.ceil(tonumber(ARGV[3])) + 1)
+  return 1
+end
+return 0
+"""
+
+
+def fair_program(*, owner: object, language: str, code: str, time_s: float) -> str:
+    """Whose share a run counts against: one program of one caller under one time limit (all
+    the tests of a completion)."""
+    return hashlib.sha256(f"{owner}\0{language}\0{time_s}\0{code}".encode()).hexdigest()[:32]
+
+
+def _pace_key(program: str) -> str:
+    return f"{FAIR_PREFIX}pace:{program}"
+
+
+def fair_cap(pace: bytes | str | None, workers: int) -> int:
+    """How many runs of a program may be in flight: 1 while nothing is known of it (a probe),
+    half the workers (at least one) once a run was slow, else every worker's worth."""
+    if pace is None:
+        return 1
+    if (pace.decode() if isinstance(pace, bytes) else pace) == "slow":
+        return max(1, workers // 2)
+    return max(1, workers) * 4
+
+
+def fair_acquire(connection: Redis, *, program: str, workers: int, answer_by: float) -> str | None:
+    """Wait for a slot under this program's cap until ``answer_by`` (epoch seconds); the slot's
+    id, or None when none came (the caller would have given up before a run)."""
+    slot = uuid.uuid4().hex
+    holders = f"{FAIR_PREFIX}holders:{program}"
+    while True:
+        now = time.time()
+        cap = fair_cap(cast(bytes | None, connection.get(_pace_key(program))), workers)
+        if connection.eval(_ACQUIRE, 1, holders, str(now), slot, str(answer_by + 5), str(cap)):
+            return slot
+        if now + FAIR_POLL_S >= answer_by:
+            return None
+        time.sleep(FAIR_POLL_S)
+
+
+def fair_release(connection: Redis, *, program: str, slot: str, answer: dict[str, Any] | None) -> None:
+    """Give the slot back, and remember how the run went: slow (its CPU time, or TLE) or quick."""
+    with connection.pipeline(transaction=False) as pipe:
+        pipe.zrem(f"{FAIR_PREFIX}holders:{program}", slot)
+        run = (answer or {}).get("run_result") or {}
+        if run:
+            slow = run.get("status") == "TimeLimitExceeded" or float(run.get("cpu_time") or 0) >= SLOW_RUN_S
+            if slow:
+                pipe.set(_pace_key(program), "slow", ex=PACE_KEEP_S)
+            else:
+                pipe.set(_pace_key(program), "quick", ex=PACE_KEEP_S, nx=True)  # slow stays slow
+        pipe.execute()
+
+
+def code_run(*, language: str, code: str, stdin: str, time_s: float, memory_mb: int, owner: object = None,
+             answer_within_s: float | None = None) -> dict[str, Any]:
+    """SandboxFusion's RunCodeResponse for one run; Unavailable (503) when the fleet cannot answer.
+
+    ``answer_within_s``: how long the caller waits for an answer (verl's built-in reward: its
+    compile_timeout + run_timeout + 10 s). A run whose program's fair share of the workers stays
+    busy until then is answered 503 without running: the caller would be gone before its answer.
+    """
     timeout_s = api_setting("HARDTESTS_API_SYNC_TIMEOUT_S")
+    budget_s = min(float(timeout_s), answer_within_s if answer_within_s is not None else float(timeout_s))
+    answer_by = time.time() + budget_s
     queue = verification_queue()
+    program = fair_program(owner=owner, language=language, code=code, time_s=time_s)
+    slot: str | None = None
+    result: Result | None = None
     try:
-        if Worker.count(queue=queue, connection=queue.connection) == 0:
+        workers = Worker.count(queue=queue, connection=queue.connection)
+        if workers == 0:
             raise Unavailable("no sandbox worker is running; try again later", code="no_workers", retry_after_s=30)
         if queue.count >= api_setting("HARDTESTS_API_QUEUE_MAX"):
             raise Unavailable(f"the sandbox queue is full ({queue.count} jobs waiting); try again later",
                               code="queue_full")
-        job = queue.enqueue(RUN_JOB, args=(language, code, stdin, time_s, memory_mb),
-                            job_timeout=api_setting("HARDTESTS_API_JOB_TIMEOUT_S"), ttl=max(1, timeout_s),
+        slot = fair_acquire(queue.connection, program=program, workers=workers, answer_by=answer_by)
+        if slot is None:
+            raise Unavailable(f"this program's share of the sandbox workers stayed busy for {budget_s:.0f} s "
+                              "(its other runs are slow); not run", code="busy", retry_after_s=5)
+        wait_s = max(1, math.ceil(answer_by - time.time()))
+        job = queue.enqueue(RUN_JOB, args=(language, code, stdin, time_s, memory_mb, answer_by),
+                            job_timeout=api_setting("HARDTESTS_API_JOB_TIMEOUT_S"), ttl=wait_s,
                             result_ttl=RESULT_TTL_S, failure_ttl=RESULT_TTL_S, description=f"api run_code {language}")
-        result = job.latest_result(timeout=timeout_s)
+        result = job.latest_result(timeout=wait_s)
     except RedisError as exc:
         raise Unavailable("the job queue (Redis) is unavailable", code="redis_unavailable") from exc
+    finally:
+        if slot is not None:
+            answer = result.return_value if result is not None and result.type == Result.Type.SUCCESSFUL else None
+            try:
+                fair_release(queue.connection, program=program, slot=slot,
+                             answer=answer if isinstance(answer, dict) else None)
+            except RedisError:
+                pass  # the slot expires on its own
     if result is None:
         try:
             queue.remove(job.id)
         except RedisError:
             pass
-        raise Unavailable(f"no sandbox worker ran the program within {timeout_s} s", code="timeout", retry_after_s=10)
+        raise Unavailable(f"no sandbox worker ran the program within {budget_s:.0f} s", code="timeout",
+                          retry_after_s=10)
     if result.type != Result.Type.SUCCESSFUL or not isinstance(result.return_value, dict):
         last = (result.exc_string or "").strip().splitlines()[-1:] or [result.type.name.lower()]
         # Still an answer in SandboxFusion's shape, whose clients treat SandboxError as an error.

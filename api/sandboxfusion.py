@@ -39,6 +39,11 @@ from hardtests_client.extract import (
 )
 
 DEFAULT_MEMORY_MB = 1024
+# verl's built-in reward waits compile_timeout + run_timeout + this for an answer
+# (verl/utils/reward_score/sandbox_fusion/utils.py, API_TIMEOUT); we answer this much earlier
+CALLER_EXTRA_S = 10.0
+ANSWER_MARGIN_S = 3.0
+MIN_ANSWER_S = 5.0
 
 
 class CommandRunResult(Schema):
@@ -144,7 +149,12 @@ def run_code(request: HttpRequest, body: RunCodeIn) -> Status[dict[str, Any]]:
     time_s = min(float(body.run_timeout), float(settings.HARDTESTS_RUN_CODE_MAX_TIME_S))
     memory = body.memory_limit_MB if body.memory_limit_MB and body.memory_limit_MB > 0 else DEFAULT_MEMORY_MB
     memory = max(16, min(memory, settings.HARDTESTS_RUN_CODE_MAX_MEMORY_MB))
-    out = code_run(language=language, code=strip_label_line(code), stdin=body.stdin or "", time_s=time_s, memory_mb=memory)
+    # verl's built-in reward reads the answer for compile_timeout + run_timeout + 10 s (its
+    # API_TIMEOUT): a run that cannot start in time for that is answered 503 before it
+    caller_waits_s = float(body.compile_timeout) + float(body.run_timeout) + CALLER_EXTRA_S - ANSWER_MARGIN_S
+    out = code_run(language=language, code=strip_label_line(code), stdin=body.stdin or "", time_s=time_s,
+                   memory_mb=memory, owner=getattr(getattr(request, "auth", None), "user_id", None),
+                   answer_within_s=max(MIN_ANSWER_S, caller_waits_s))
     if out["status"] == "SandboxError":
         return Status(503, out)
     return Status(200, out)
