@@ -22,6 +22,7 @@ from core.permissions import require_maintainer
 from generation.models import GenerationRun, LLMCall
 from generation.recorder import stale_after_s
 from generation.refine import round_rows
+from generation.selectors import active_generated_suite
 from problems.forms import KitEditForm, RegenerateForm
 from problems.kit_check import kit_code_errors
 from problems.kit_tab import kit_tab_render
@@ -79,6 +80,8 @@ def _run_context(run: GenerationRun) -> dict[str, Any]:
             for key in values:
                 if key not in metrics:
                     metrics.append(key)
+    if "kept" in metrics:  # what the run kept is the column a narrow screen must show first
+        metrics.insert(0, metrics.pop(metrics.index("kept")))
     for kind, values in (run.counts or {}).items():
         if isinstance(values, dict):
             counts_rows.append((kind, [values.get(m, "") for m in metrics]))
@@ -89,6 +92,9 @@ def _run_context(run: GenerationRun) -> dict[str, Any]:
     run.duration_s = _duration_s(run)
     return {
         "run": run,
+        # A run that found nothing changed made no suite: the header says so, not only the log.
+        "unchanged_suite": (active_generated_suite(run.problem)
+                            if run.status == GenerationRun.Status.SUCCEEDED and run.suite_id is None else None),
         "step": _run_step(run),
         "log_tail": "\n".join(lines[-LOG_TAIL_LINES:]),
         "log_skipped": max(0, len(lines) - LOG_TAIL_LINES),

@@ -58,6 +58,9 @@ def _secret_key() -> str:
 SECRET_KEY = _secret_key()
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+# The site's own page for a refused form (a stale tab after logging out and in): what happened,
+# and what was typed, kept.
+CSRF_FAILURE_VIEW = "hardtests_web.views.csrf_failure"
 
 INSTALLED_APPS = [
     "django.contrib.admin",

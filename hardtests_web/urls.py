@@ -45,3 +45,5 @@ def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
 
 
 handler404 = not_found
+# The 500 page keeps the fields of the form that failed (hardtests_web.views.server_error).
+handler500 = "hardtests_web.views.server_error"

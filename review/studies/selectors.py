@@ -123,7 +123,23 @@ def highlighted_python(code: str) -> SafeString:
     """Pygments escapes the code; nh3 then keeps only spans with classes, as a second guard."""
     html = highlight(code or "", PythonLexer(), _FORMATTER)
     cleaned = nh3.clean(html, tags={"div", "pre", "span"}, attributes={"div": {"class"}, "span": {"class"}})
-    return mark_safe(cleaned)  # noqa: S308
+    return mark_safe(_numbered_lines(cleaned))  # noqa: S308
+
+
+def _numbered_lines(html: str) -> str:
+    """Each line of the <pre> in a `span.line`, which the stylesheet numbers with a counter (the
+    numbers are generated content: copying the code never copies them). Pygments closes every
+    token's span at the end of its line, so splitting at line breaks keeps the markup whole."""
+    start, end = html.find("<pre>"), html.rfind("</pre>")
+    if start < 0 or end < start:
+        return html
+    body = html[start + len("<pre>"):end]
+    lines = body.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    numbered = "\n".join(f'<span class="line">{line}</span>' for line in lines)
+    return f'{html[:start]}<pre class="numbered">{numbered}\n</pre>{html[end + len("</pre>"):]}'
+
 
 
 @dataclass

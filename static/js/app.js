@@ -26,6 +26,51 @@
       if (el.hasAttribute("data-clock")) el.textContent = moment.toLocaleTimeString(undefined, {hour: "2-digit", minute: "2-digit", second: "2-digit"});
     });
   }
+  // Relative times ("now", "3 minutes ago") written by the server go stale while the page stays
+  // open: they are rewritten from their datetime every 15 s (Django's naturaltime words, for under a day).
+  function ago(seconds) {
+    if (seconds < 1) return "now";
+    if (seconds < 60) return seconds === 1 ? "a second ago" : seconds + " seconds ago";
+    var minutes = Math.floor(seconds / 60);
+    if (minutes < 60) return minutes === 1 ? "a minute ago" : minutes + " minutes ago";
+    var hours = Math.floor(minutes / 60);
+    return hours === 1 ? "an hour ago" : hours + " hours ago";
+  }
+  function relativeTimes() {
+    var now = Date.now();
+    document.querySelectorAll("time[data-local]:not([data-clock])").forEach(function (el) {
+      var moment = Date.parse(el.getAttribute("datetime"));
+      if (isNaN(moment)) return;
+      var seconds = Math.floor((now - moment) / 1000);
+      if (seconds < 0 || seconds >= 86400) return;  // future moments and days keep the server's words
+      el.textContent = ago(seconds);
+    });
+  }
+  setInterval(relativeTimes, 15000);
+  // A table wider than its box says so: a cue above it (it scrolls sideways inside the box,
+  // which is the table itself on a narrow screen, or the wrapper it sits in).
+  function scrollCues() {
+    document.querySelectorAll("main table:not(.matrix)").forEach(function (table) {
+      var wrapper = table.parentElement && table.parentElement.matches(".table-scroll, .overflow-auto") ? table.parentElement : null;
+      var scroller = getComputedStyle(table).overflowX !== "visible" ? table : wrapper;
+      if (!scroller) return;
+      var outer = wrapper || table;
+      var more = scroller.scrollWidth > scroller.clientWidth + 1;
+      var cue = outer.previousElementSibling;
+      if (!cue || !cue.classList.contains("scroll-cue")) {
+        if (!more) return;
+        cue = document.createElement("p");
+        cue.className = "scroll-cue";
+        cue.textContent = "More columns \u2192 scroll the table sideways";
+        outer.parentNode.insertBefore(cue, outer);
+      }
+      cue.classList.toggle("on", more);
+      scroller.classList.toggle("scrolls-x", more);
+    });
+  }
+  document.addEventListener("DOMContentLoaded", scrollCues);
+  window.addEventListener("resize", scrollCues);
+  document.addEventListener("htmx:afterSettle", scrollCues);
   document.addEventListener("DOMContentLoaded", function () { localTimes(document); });
   document.addEventListener("htmx:afterSettle", function (event) { localTimes(event.detail.elt); });
 
@@ -67,7 +112,14 @@
     p.className = "trial refused error";
     p.setAttribute("role", "alert");
     p.textContent = text;
-    target.replaceChildren(p);
+    // A target holding a form keeps what was typed: the reason goes above the fields instead.
+    if (target.matches("form") || target.querySelector("textarea, select, input:not([type=hidden])")) {
+      var previous = target.querySelector(":scope > .refused");
+      if (previous) previous.remove();
+      target.prepend(p);
+    } else {
+      target.replaceChildren(p);
+    }
   }
   var REASONS = {
     400: "the request was refused as malformed or too large (requests over 2.5 MB are refused)",
