@@ -13,11 +13,25 @@ INSTRUCTIONS = (
 )
 
 
+def _words(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _stated(sample: dict[str, Any], statement: str) -> bool:
+    """Whether the statement already shows this sample (its input and its output, spacing aside):
+    most statements hold their samples, and a prompt that repeats them spends the context twice."""
+    given, expected = _words(str(sample.get("input", ""))), _words(str(sample.get("output", "")))
+    return bool(given or expected) and given in statement and expected in statement
+
+
 def answer_prompt(problem: Any) -> str:
+    statement = problem.statement.strip()
+    in_statement = _words(statement)
+    missing = [s for s in (problem.samples if isinstance(problem.samples, list) else [])
+               if isinstance(s, dict) and not _stated(s, in_statement)]
     samples = "".join(
         f"\nExample {n} input:\n```\n{s.get('input', '')}```\nExample {n} output:\n```\n{s.get('output', '')}```\n"
-        for n, s in enumerate(problem.samples if isinstance(problem.samples, list) else [], start=1)
-        if isinstance(s, dict)
+        for n, s in enumerate(missing, start=1)
     )
     return INSTRUCTIONS.format(time=problem.time_limit_ms / 1000, memory=problem.memory_limit_mb,
-                               statement=problem.statement.strip(), samples=samples)
+                               statement=statement, samples=samples)
