@@ -23,11 +23,13 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from django.conf import settings
+from django.db.models import Subquery
 
 from problems.blobs import blob_pairs, blobs_put
 from problems.kill_order import KIND_ORDER, TIME_ONLY, known_wrong_ids, suite_kill_order_refresh
-from problems.models import SUPPORTED_LANGUAGES, OutputJudge, Problem, Solution, TestSuite
+from problems.models import SUPPORTED_LANGUAGES, OutputJudge, Problem, Solution, TestKit, TestSuite
 from problems.models import Verdict as VerdictRecord  # not sandbox.Verdict, a run's verdict
+from problems.packages.checking import SuiteChecker, checker_accepts, suite_checker
 from problems.services import verdict_record
 from sandbox import Limits, RunResult, Sandbox, Verdict, cache, call_python, compare_outputs, get_sandbox
 from sandbox.base import Batch, RerunBudget
@@ -112,6 +114,13 @@ class LoadedSuite:
     judge_code: str | None
     size: int
     comparison: str = "tokens"
+    # A problem package's own checker (problems/packages/checking.py): judges instead of both.
+    checker: SuiteChecker | None = None
+
+    @functools.cached_property
+    def judging(self) -> str:
+        """The digest of what judges this suite's outputs (judging_digest): part of every cache key."""
+        return judging_digest(self.judge_code, self.comparison, checker=self.checker)
 
     @functools.cached_property
     def inputs_key(self) -> str:
@@ -134,16 +143,19 @@ class _SuiteCache:
         self._lock = threading.Lock()
 
     @staticmethod
-    def key(suite: TestSuite, subset: str = "full") -> tuple[Any, ...]:
+    def key(suite: TestSuite, subset: str, judging: str) -> tuple[Any, ...]:
         # A primary key alone can come back after a rollback (or a restored database);
         # with the creation time it names one suite for good. The order's revision goes up
-        # when new verdicts change the kill order.
+        # when new verdicts change the kill order. `judging` (judging_digest) names what judges
+        # the outputs by content: a judging function fixed in its kit (or edited in place) is
+        # another key, so no worker judges with the one it had cached.
         return (suite.pk, suite.problem_id, suite.version, suite.created_at, suite.problem.comparison,
-                suite.order_revision, subset, settings.HARDTESTS_KILL_ORDER, settings.HARDTESTS_FAST_SUITES)
+                suite.order_revision, subset, settings.HARDTESTS_KILL_ORDER, settings.HARDTESTS_FAST_SUITES,
+                judging)
 
-    def peek(self, suite: TestSuite, subset: str = "full") -> LoadedSuite | None:
-        """The cached copy of `suite`, or None; never reads the database."""
-        key = self.key(suite, subset)
+    def peek(self, suite: TestSuite, subset: str, judging: str) -> LoadedSuite | None:
+        """The cached copy of `suite` judged by what `judging` names, or None; never reads the database."""
+        key = self.key(suite, subset, judging)
         with self._lock:
             hit = self._items.get(key)
             if hit is not None:
@@ -151,11 +163,16 @@ class _SuiteCache:
             return hit
 
     def get(self, suite: TestSuite, subset: str = "full") -> LoadedSuite:
-        hit = self.peek(suite, subset)
+        """`suite`'s tests and its judge as they are now: the judging function is read afresh
+        (one query) on every call, and the bodies from the cache when it holds them for it."""
+        judge = judge_source(suite)
+        checker = suite_checker(suite)
+        judging = judging_digest(judge, suite.problem.comparison, checker=checker)
+        hit = self.peek(suite, subset, judging)
         if hit is not None:
             return hit
-        key = self.key(suite, subset)
-        loaded = _load_suite(suite, subset)
+        key = self.key(suite, subset, judging)
+        loaded = _load_suite(suite, subset, judge, checker)
         with self._lock:
             # A suite's tests never change after activation, and a new order comes with a new
             # revision (another key), so a cached copy never goes stale.
@@ -194,7 +211,7 @@ def fast_ordinals(suite: TestSuite) -> set[int] | None:
     return {int(ordinal) for ordinal in suite.fast_ordinals}
 
 
-def _load_suite(suite: TestSuite, subset: str = "full") -> LoadedSuite:
+def _load_suite(suite: TestSuite, subset: str, judge: str | None, checker: SuiteChecker | None = None) -> LoadedSuite:
     rows = list(suite.tests.values_list("ordinal", "kind", "input_sha256", "output_sha256"))
     keep = fast_ordinals(suite) if subset == "fast" else None
     if keep is not None:
@@ -203,9 +220,8 @@ def _load_suite(suite: TestSuite, subset: str = "full") -> LoadedSuite:
     tests = [LoadedTest(o, k, *pair) for (o, k, _, _), pair in zip(rows, bodies, strict=True)]
     by = judging_sort_key(judging_position(suite))
     tests.sort(key=lambda t: by((t.ordinal, t.kind)))
-    judge = output_judge_for(suite)
-    return LoadedSuite(tests, judge.code if judge else None, sum(len(t.input) + len(t.output) for t in tests),
-                       suite.problem.comparison)
+    return LoadedSuite(tests, judge, sum(len(t.input) + len(t.output) for t in tests), suite.problem.comparison,
+                       checker)
 
 
 def output_judge_for(suite: TestSuite) -> OutputJudge | None:
@@ -218,6 +234,36 @@ def output_judge_for(suite: TestSuite) -> OutputJudge | None:
         return suite.output_judge
     kit = suite.problem.kits.select_related("output_judge").order_by("-version").first()
     return kit.output_judge if kit is not None else None
+
+
+def judge_source(suite: TestSuite) -> str | None:
+    """The code of the judging function that judges `suite` now (output_judge_for's choice), read
+    from the database on every call (one query): never a copy an instance or a cache kept."""
+    if suite.output_judge_id:
+        chosen: Any = suite.output_judge_id
+    else:
+        chosen = Subquery(TestKit.objects.filter(problem_id=suite.problem_id).order_by("-version")
+                          .values("output_judge_id")[:1])
+    code: str | None = OutputJudge.objects.filter(pk=chosen).values_list("code", flat=True).first()
+    return code
+
+
+# Bumped when the trusted side of judging (the comparators, how a judging function's answer
+# or failure is read) changes what it answers: every cache key that names a judging changes.
+JUDGING_REVISION = 2
+
+
+def judging_digest(judge: str | None, comparison: str, *, checker: SuiteChecker | None = None) -> str:
+    """What judges a suite's outputs, by content: the judging function's code (or none), the
+    problem's comparison, and the revision of the trusted code that reads them. Every cache of
+    a verdict or of what produces one (the worker's suite cache, the API's verdict cache) keys
+    on it, so a judge fixed in a kit reaches every worker on its next verification."""
+    digest = hashlib.sha256(f"{JUDGING_REVISION}\0{comparison}\0".encode())
+    digest.update(b"judge\0" + judge.encode("utf-8", "surrogatepass") if judge is not None else b"no judge")
+    if checker is not None:
+        # a package's checker by content (its files, flags and kind), and whether it can run
+        digest.update(f"\0package checker\0{checker.digest}\0{checker.refused}".encode())
+    return digest.hexdigest()
 
 
 suite_cache = _SuiteCache(CACHE_MAX_BYTES)
@@ -465,7 +511,7 @@ def _run_lanes(sb: Sandbox, program: CompiledProgram, loaded: LoadedSuite, limit
     tests = loaded.tests
     lanes = _lane_count(len(tests))
     first = _FirstFailure()
-    if loaded.judge_code is None:
+    if loaded.judge_code is None and loaded.checker is None:
         claims = _Claims(len(tests), first if fail_fast else None)
         if lanes == 1:
             return _run_shared_lane(sb, program, loaded, limits, fail_fast, first, claims, reruns)
@@ -599,7 +645,9 @@ def _run_lane(
         ok_pairs = [(t, r) for (_, t), r in zip(part, runs, strict=False)
                     if r.verdict == Verdict.OK and t.kind != TIME_ONLY]
         accepted = iter(_accepts(sb, loaded.judge_code, [t for t, _ in ok_pairs], [r for _, r in ok_pairs],
-                                 loaded.comparison))
+                                 loaded.comparison) if loaded.checker is None else
+                        checker_accepts(sb, loaded.checker, [t.input for t, _ in ok_pairs],
+                                        [t.output for t, _ in ok_pairs], [r for _, r in ok_pairs]))
         for (position, test), run in zip(part, runs, strict=False):
             verdict, reason = str(run.verdict), ""
             if run.verdict == Verdict.OK and test.kind == TIME_ONLY:

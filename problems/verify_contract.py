@@ -26,13 +26,14 @@ from datetime import UTC, datetime
 from typing import Any, cast
 
 import redis
+from django.conf import settings
 from redis import Redis
 from redis.typing import KeyT, StreamIdT
 from rq import Queue, get_current_job
 from rq.results import Result
 from rq.utils import as_text
 
-from problems.judging import SUBSETS, LoadedSuite, suite_cache
+from problems.judging import SUBSETS, LoadedSuite, judge_source, judging_digest, suite_cache
 from problems.models import Problem, TestSuite
 from problems.services import code_sha256
 
@@ -46,7 +47,7 @@ RESULT_TTL_S = 60
 VERDICT_META_KEY = "keep_as"
 VERDICT_KEY = "hardtests:api:verdict:{digest}"
 # Bumped when what a result holds, or what decides it, changes shape: older entries never match.
-VERDICT_FORMAT = 1
+VERDICT_FORMAT = 2
 _RESULT_PREFIX = RESULT_KEY.split("{", 1)[0]
 
 
@@ -83,12 +84,26 @@ def judge_job_data(*, problem_id: int, suite: TestSuite, language: str, code: st
 def suite_snapshot(suite: TestSuite) -> dict[str, Any]:
     """What judging reads of a complete suite and its problem (plain values, for a judging
     job's meta): with it a worker that has the suite's bodies cached judges without a query
-    (suite_from_snapshot). The problem's limits are those of the moment it was taken."""
+    (suite_from_snapshot). The problem's limits are those of the moment it was taken, and
+    `judging` names what judges the outputs (problems.judging.judging_digest) as it was then."""
     problem = suite.problem
     return {"suite_id": suite.pk, "problem_id": suite.problem_id, "version": suite.version,
             "created_at": suite.created_at, "origin": suite.origin, "comparison": problem.comparison,
             "time_limit_ms": problem.time_limit_ms, "memory_limit_mb": problem.memory_limit_mb,
-            "order_revision": suite.order_revision}
+            "order_revision": suite.order_revision, "judging": suite_judging(suite)}
+
+
+_JUDGING_ATTR = "_hardtests_judging"
+
+
+def suite_judging(suite: TestSuite) -> str:
+    """judging_digest of what judges `suite` now: one query, kept on this instance (the API's
+    suite instance lives for one request; its snapshot and its verdict cache key share it)."""
+    known = suite.__dict__.get(_JUDGING_ATTR)
+    if not isinstance(known, str):
+        known = judging_digest(judge_source(suite), suite.problem.comparison)
+        suite.__dict__[_JUDGING_ATTR] = known
+    return known
 
 
 def snapshot_of_job() -> dict[str, Any] | None:
@@ -102,8 +117,10 @@ def suite_from_snapshot(snapshot: dict[str, Any], subset: str = "full") -> tuple
     cached bodies, when this process has them; else None, and the caller reads the database.
 
     The cache is keyed by what names one suite and its order for good (id, problem, version,
-    creation time, comparison, order revision), so a snapshot of another suite, of one whose
-    row was replaced, or of an older order, never hits.
+    creation time, comparison, order revision) and by what judges it (the judging digest), so a
+    snapshot of another suite, of one whose row was replaced, of an older order, or taken
+    before its judging function changed (or after: this worker's copy is the older one), never
+    hits; a snapshot without a judging digest (an earlier release's) never hits either.
     """
     try:
         problem = Problem(pk=snapshot["problem_id"], comparison=snapshot["comparison"],
@@ -112,9 +129,10 @@ def suite_from_snapshot(snapshot: dict[str, Any], subset: str = "full") -> tuple
         suite = TestSuite(pk=snapshot["suite_id"], problem=problem, version=snapshot["version"],
                           created_at=snapshot["created_at"], origin=snapshot["origin"],
                           order_revision=int(snapshot["order_revision"]))
+        judging = str(snapshot["judging"])
     except (KeyError, TypeError, ValueError):
         return None  # a snapshot of another shape (another release's job): read the database
-    loaded = suite_cache.peek(suite, subset if subset in SUBSETS else "full")
+    loaded = suite_cache.peek(suite, subset if subset in SUBSETS else "full", judging)
     return (suite, loaded) if loaded is not None else None
 
 
@@ -125,15 +143,17 @@ def verdict_cache_key(suite: TestSuite, *, owner_id: int, language: str, code: s
                       subset: str) -> str:
     """The verdict cache's key of one question: everything a result depends on. The suite as
     suite_snapshot names it for good (id, problem, version, creation time, comparison, order
-    revision) with the problem's limits of the moment, the subset, the language, the mode and the
-    program; and the asking token's owner, so no one learns from an answer's speed what another
-    asked."""
+    revision) with the problem's limits of the moment, what judges its outputs (the judging
+    digest: the judging function by content, the comparison) and the limits a judging function
+    runs under, the subset, the language, the mode and the program; and the asking token's owner,
+    so no one learns from an answer's speed what another asked."""
     snapshot = suite_snapshot(suite)
     created = snapshot["created_at"]
     identity = [VERDICT_FORMAT, owner_id, snapshot["suite_id"], snapshot["problem_id"], snapshot["version"],
                 created.isoformat() if isinstance(created, datetime) else str(created), snapshot["comparison"],
-                snapshot["time_limit_ms"], snapshot["memory_limit_mb"], snapshot["order_revision"], subset,
-                language, mode, code_sha256(code)]
+                snapshot["time_limit_ms"], snapshot["memory_limit_mb"], snapshot["order_revision"],
+                snapshot["judging"], float(settings.HARDTESTS_CHECKER_TIME_S), int(settings.HARDTESTS_CHECKER_MEMORY_MB),
+                subset, language, mode, code_sha256(code)]
     return VERDICT_KEY.format(digest=hashlib.sha256(json.dumps(identity).encode()).hexdigest())
 
 

@@ -226,7 +226,7 @@ def test_a_worker_with_the_suite_cached_judges_from_the_api_s_snapshot_without_a
     # rollback: same id, another creation time), or names another suite, is not trusted
     replaced = dict(snapshot, created_at=snapshot["created_at"] - timedelta(seconds=1))
     for resolved in (replaced, dict(snapshot, suite_id=suite.pk + 1), {"suite_id": suite.pk}, None):
-        with django_assert_num_queries(1):
+        with django_assert_num_queries(2):  # the suite, and its judging function (read afresh: a cache key)
             again = judge_code_job(problem.pk, suite.pk, "python3", MIXED, "all", resolved=resolved)
         assert _without_timing(again) == _without_timing(cold)
 
@@ -243,7 +243,9 @@ def test_the_api_enqueues_its_snapshot_of_the_suite_and_a_worker_judges_from_it(
     suite = _suite(problem, _tests(2))
     with django_assert_num_queries(1):  # the problem and its active suites in one query
         item = verification_prepare(problem="ab/snap", language="python3", code=ADD, mode="fail_fast", suite=None)
-    with django_assert_num_queries(0):  # everything the snapshot holds was read resolving the suite
+    # the judging function, by content (the verdict cache's key and the snapshot name it); the rest
+    # of what the snapshot holds was read resolving the suite
+    with django_assert_num_queries(1):
         [job] = _enqueue([item], owner_id=1, queued_ttl=30, result_ttl=30)
     # in the job's meta, not its arguments: a worker of an earlier release takes the job as before
     assert job.args == (problem.pk, suite.pk, "python3", ADD, "fail_fast") and job.kwargs == {}
