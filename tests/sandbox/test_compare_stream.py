@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 from sandbox import compare
 from tests.conftest import REPO
 
-
 # -- the whole-output forms, as they were --------------------------------------------------------
 
 def old_tokens(expected: str | bytes, actual: str | bytes) -> bool:
