@@ -14,7 +14,10 @@ A Python submission whose gold verdict is a time-limit failure is left out (coun
 project judges with, and Kattis and problemtools run ``.py`` files with PyPy, which often
 runs the same program in time; a package must not claim a verdict its judge will not give.
 The export folder gets a README.md card: what the packages are, how many, and how to check
-them with ``verifyproblem``.
+them with ``verifyproblem``. problemtools compiles Java with ``javac -source 21``, which a JDK
+before 21 refuses; with such a JDK found at export, the folder also gets
+``problemtools-config/problemtools/languages.yaml`` (``-source`` of that JDK) and the card's
+command points problemtools at it (``XDG_CONFIG_HOME``).
 
 Folder names are problem short names as Kattis problemtools requires them (``[a-z0-9]+``),
 made from the pid; ``problem.yaml`` keeps the mapping back to ``source:pid`` (a comment
@@ -30,6 +33,8 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import subprocess
 import uuid
 from pathlib import Path
 from typing import Any
@@ -38,6 +43,10 @@ from problems.exporters.bundles import Bundle, bundles, test_bodies
 from problems.models import Language, Solution
 
 SECRET_ORIGINS = ("generated", "official", "imported")
+# the Java release problemtools' own languages.yaml compiles for (javac -source 21)
+PROBLEMTOOLS_JAVA_RELEASE = 21
+PROBLEMTOOLS_CONFIG = "problemtools-config"
+JAVA_COMPILE = "javac -source {release} -encoding UTF-8 -sourcepath {{path}} -d {{path}} {{files}}"
 _EXTENSIONS: dict[str, str] = {Language.PYTHON3: "py", Language.CPP: "cpp", Language.JAVA: "java"}
 # Gold verdict -> the submissions folder whose verdict a judging system expects.
 VERDICT_FOLDERS: dict[str, str] = {
@@ -227,6 +236,35 @@ def package_write(bundle: Bundle, root: Path) -> dict[str, int]:
     return counts
 
 
+def javac_release() -> int | None:
+    """The feature release of the JDK's javac on this machine (17 for "javac 17.0.15"), or None."""
+    javac = shutil.which("javac")
+    if javac is None:
+        return None
+    try:
+        done = subprocess.run([javac, "-version"], capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    found = re.search(r"javac (\d+)(?:\.(\d+))?", done.stdout + done.stderr)
+    if found is None:
+        return None
+    major = int(found[1])
+    return int(found[2] or 0) if major == 1 else major  # "javac 1.8.0" is release 8
+
+
+def problemtools_config_write(out: Path, release: int | None) -> str | None:
+    """For a JDK older than problemtools' -source 21: a languages.yaml that compiles for it, in
+    a config folder of the export; the folder's name (for XDG_CONFIG_HOME), or None."""
+    if release is None or release >= PROBLEMTOOLS_JAVA_RELEASE:
+        return None
+    folder = out / PROBLEMTOOLS_CONFIG / "problemtools"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "languages.yaml").write_text(
+        f"# javac {release} refuses problemtools' default -source {PROBLEMTOOLS_JAVA_RELEASE}\n"
+        f"java:\n    compile: '{JAVA_COMPILE.format(release=release)}'\n", encoding="utf-8")
+    return PROBLEMTOOLS_CONFIG
+
+
 def icpc_export(*, problems: Any, out: Path, limit: int | None = None) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     totals: dict[str, int] = {"problems": 0}
@@ -244,20 +282,45 @@ def icpc_export(*, problems: Any, out: Path, limit: int | None = None) -> dict[s
             totals[key] = totals.get(key, 0) + value
         totals["problems"] += 1
         names.append((name, f"{bundle.problem.source}:{bundle.problem.pid}"))
-    (out / "README.md").write_text(_folder_card(names, totals), encoding="utf-8")
+    release = javac_release()
+    config = problemtools_config_write(out, release)
+    (out / "README.md").write_text(_folder_card(names, totals, release=release, config=config), encoding="utf-8")
     return {**totals, "files": [str(out)], "card": str(out / "README.md")}
 
 
-def _folder_card(names: list[tuple[str, str]], totals: dict[str, int]) -> str:
+def _check_recipe(release: int | None, config: str | None) -> list[str]:
+    command = "verifyproblem FOLDER -p config data validators submissions"
+    if config is not None:
+        return [
+            "Check a package with Kattis problemtools, from this folder:", "",
+            f"```sh\nXDG_CONFIG_HOME=\"$PWD/{config}\" {command}\n```", "",
+            f"problemtools compiles Java with `javac -source {PROBLEMTOOLS_JAVA_RELEASE}`, which the JDK found at "
+            f"export (javac {release}) refuses: every Java submission would be a compile error. "
+            f"`{config}/problemtools/languages.yaml` compiles for release {release} instead (problemtools reads "
+            "`$XDG_CONFIG_HOME/problemtools/languages.yaml` over its own). With JDK "
+            f"{PROBLEMTOOLS_JAVA_RELEASE} or later, drop `XDG_CONFIG_HOME`.",
+        ]
+    found = f"the JDK found at export is javac {release}" if release is not None else "no javac was found at export"
+    return [
+        "Check a package with Kattis problemtools:", "", f"```sh\n{command}\n```", "",
+        f"problemtools compiles Java with `javac -source {PROBLEMTOOLS_JAVA_RELEASE}` ({found}). On an older JDK, put "
+        f"`java: {{compile: '{JAVA_COMPILE.format(release='N')}'}}` (N: its release) in "
+        "`$XDG_CONFIG_HOME/problemtools/languages.yaml` (default `~/.config`), or every Java submission is a "
+        "compile error.",
+    ]
+
+
+def _folder_card(names: list[tuple[str, str]], totals: dict[str, int], *, release: int | None = None,
+                 config: str | None = None) -> str:
     lines = [
         "# hardtests_web ICPC problem packages", "",
         "One folder per problem in the Kattis / DOMjudge problem package format (`problem.yaml` of the "
         "2023-07-draft format): `data/sample` and `data/secret` (`NNN.in` / `NNN.ans`), `input_validators/`, "
         "`output_validator/` where the problem needs one, `statement/problem.en.md`, and `submissions/<verdict>/` "
         "with the oracles (`accepted/`) and candidates with known verdicts.", "",
-        "Check a package with Kattis problemtools: `verifyproblem FOLDER -p config data validators submissions` "
-        "(it runs `.py` with PyPy, as Kattis does; Python submissions that only time out under CPython are left "
-        "out). Made by `manage.py export_dataset icpc` of hardtests_web.", "",
+        *_check_recipe(release, config), "",
+        "problemtools runs `.py` with PyPy, as Kattis does; Python submissions that only time out under CPython "
+        "are left out. Made by `manage.py export_dataset icpc` of hardtests_web.", "",
         "## Counts", "", "| | |", "|---|---|",
         *[f"| {key} | {value} |" for key, value in sorted(totals.items())], "",
         "## Problems", "", "| folder | problem (source:pid) |", "|---|---|",

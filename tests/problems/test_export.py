@@ -126,7 +126,8 @@ def test_training_rows_have_tests_judge_and_metadata(tmp_path):
 def test_icpc_packages_have_the_package_layout(tmp_path):
     _catalogue()
     icpc_export(problems=problems_select(["pid=sum-two", "pid=4_A. Watermelon"])[0], out=tmp_path)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["4awatermelon", "README.md", "sumtwo"]
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != "problemtools-config") == [
+        "4awatermelon", "README.md", "sumtwo"]
     card = (tmp_path / "README.md").read_text()  # the folder's card maps short names back
     assert "| `sumtwo` |" in card and "verifyproblem" in card and "| problems | 2 |" in card
     pkg = tmp_path / "sumtwo"
