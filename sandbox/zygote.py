@@ -51,7 +51,7 @@ import sys
 # any TYPE_CHECKING as true, and the names it brings in are only named in quoted annotations
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from types import CodeType, FrameType, ModuleType
+    from types import CodeType, FrameType, ModuleType, TracebackType
     from typing import Any
 
 CLONE_NEWPID, PR_SET_DUMPABLE = 0x20000000, 4
@@ -126,6 +126,8 @@ class Zygote:
             source = handle.read()
         self.program = _compile_program(source, path)
         self.main = _program_view(self.prog_argv)
+        # the program's standard streams as it finds them (it may replace sys.stdout)
+        self.streams = (sys.stdout, sys.stderr)
         # This file's module frame and exec() sit under the program's (and a fresh
         # interpreter's program sits under none): each program process takes those levels
         # off the interpreter's count of the levels used, so it recurses exactly as deep, and
@@ -324,23 +326,86 @@ def _discount_by_wrappers() -> None:
 
 def _exit_status(exc: BaseException) -> int:
     """What a fresh interpreter exits with after `exc` ends its main module, once it has
-    printed what it prints (the message of a SystemExit, else the traceback)."""
+    printed what it prints (the message of a SystemExit, else the traceback through
+    sys.excepthook), as the interpreter's C code does it: nothing the program overrides (an
+    int subclass's operators, a failing or missing excepthook) makes it fail here."""
     if isinstance(exc, SystemExit):
-        code = exc.code
-        if code is None:
-            return 0
-        if isinstance(code, int):
-            return code & 0xFF if -(1 << 63) <= code < (1 << 63) else 255
-        try:
-            sys.stderr.write(f"{code}\n")
-        except Exception:  # noqa: BLE001 - as the interpreter: the exit status stays 1
-            pass
+        return _system_exit_status(exc)
+    tb = _program_frames(exc.__traceback__)
+    exc = exc.with_traceback(tb)
+    sys.last_type, sys.last_value, sys.last_traceback = type(exc), exc, tb
+    hook = getattr(sys, "excepthook", None)
+    if hook is None:
+        _write_stderr("sys.excepthook is missing\n")
+        _display(exc, tb)
         return 1
-    tb = exc.__traceback__
+    try:
+        hook(type(exc), exc, tb)
+    except SystemExit as raised:
+        return _system_exit_status(raised)
+    except BaseException as failed:  # noqa: BLE001 - printed, as the interpreter prints it
+        _write_stderr("Error in sys.excepthook:\n")
+        # the interpreter calls the hook from C, outside any handler: no context, no frame of ours
+        failed.__context__ = None
+        failed_tb = _program_frames(failed.__traceback__)
+        _display(failed.with_traceback(failed_tb), failed_tb)
+        _write_stderr("\nOriginal exception was:\n")
+        _display(exc, tb)
+    return 1
+
+
+def _program_frames(tb: "TracebackType | None") -> "TracebackType | None":
+    """A traceback without this file's frames at its start (a fresh interpreter's program
+    runs under none)."""
     while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
         tb = tb.tb_next
-    sys.excepthook(type(exc), exc.with_traceback(tb), tb)
+    return tb
+
+
+def _system_exit_status(exc: SystemExit) -> int:
+    """_Py_HandleSystemExit: the code's own int value (not its operators), else its str on
+    stderr and 1; the exception itself stands for a code that cannot be read."""
+    try:
+        code: object = exc.code
+    except Exception:  # noqa: BLE001 - as the interpreter: the exception is printed instead
+        code = exc
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        value = int.__int__(code)  # the int it is, whatever its class overrides
+        return value & 0xFF if -(1 << 63) <= value < (1 << 63) else 255
+    try:
+        text = str(code)
+    except Exception:  # noqa: BLE001
+        text = ""
+    _write_stderr(f"{text}\n")
     return 1
+
+
+# the interpreter's own printing of an exception (PyErr_Display), whatever the program does to sys
+_DISPLAY = sys.__excepthook__
+
+
+def _display(exc: BaseException, tb: "TracebackType | None") -> None:
+    try:
+        _DISPLAY(type(exc), exc, tb)
+    except Exception:  # noqa: BLE001 - nothing more to print it with
+        pass
+
+
+def _write_stderr(text: str) -> None:
+    """PySys_WriteStderr: to sys.stderr, else to descriptor 2."""
+    try:
+        stream = sys.stderr
+        if stream is not None:
+            stream.write(text)
+            return
+    except Exception:  # noqa: BLE001
+        pass
+    try:
+        os.write(2, text.encode("utf-8", "backslashreplace"))
+    except OSError:
+        pass
 
 
 def _flush_stdout(status: int) -> int:
@@ -359,25 +424,40 @@ def _flush_stdout(status: int) -> int:
     return status
 
 
-def _finish(status: int, interrupted: bool, main_globals: "dict[str, Any]", levels_left: "ctypes.c_int | None") -> None:
+def _finish(status: int, interrupted: bool, main_globals: "dict[str, Any]", zygote: Zygote) -> None:
     """The interpreter's shutdown, without tearing down the zygote's modules (that would
     copy every page shared with the zygote: 8 ms a test): wait for the program's threads,
     run its atexit functions, flush its output, release its objects (closing the files it
     left open) and exit with the status a fresh interpreter would."""
-    if levels_left is not None:
+    if zygote.levels_left is not None:
         # the interpreter does this from C, under no frame: this function's is hidden too, so
         # that a program that left a recursion limit of a few levels still has its output
         # flushed and its atexit functions run as deep as there
-        levels_left.value += 1
+        zygote.levels_left.value += 1
     threading = sys.modules.get("threading")
+    alone = True
     if threading is not None:
-        threading._shutdown()
+        try:
+            threading._shutdown()
+            alone = threading.active_count() <= 1
+        except Exception as exc:  # noqa: BLE001 - a program's threading module: reported, as there
+            _write_stderr(f"Exception ignored in: {threading!r}\n")
+            _display(exc.with_traceback(None), None)  # raised from this file: no frame of the program's
+            alone = False
     atexit._run_exitfuncs()
     status = _flush_stdout(status)
-    if threading is None or threading.active_count() <= 1:
+    if alone:
         main_globals.clear()
     gc.collect()
     status = _flush_stdout(status)
+    # the streams the program started with, if it replaced them (sys.stdout = None, or a
+    # stream of its own): the interpreter's teardown releases them, which flushes them
+    for stream in zygote.streams:
+        try:
+            if not stream.closed:
+                stream.flush()
+        except Exception:  # noqa: BLE001 - as a release's flush: ignored, the status stands
+            pass
     if interrupted:
         _signal.signal(_signal.SIGINT, _signal.SIG_DFL)
         os.kill(os.getpid(), _signal.SIGINT)
@@ -396,4 +476,4 @@ try:
 except BaseException as _exc:  # noqa: BLE001 - what the interpreter does with it, below
     _status, _interrupted = _exit_status(_exc), isinstance(_exc, KeyboardInterrupt)
     del _exc
-_finish(_status, _interrupted, _globals, _zygote.levels_left)
+_finish(_status, _interrupted, _globals, _zygote)

@@ -58,12 +58,16 @@ def plain_python(source: str, stdin: bytes, tmp_path: Path) -> tuple[Verdict, by
 
 
 def judged(sb: Sandbox, zygote, source: str, stdin: bytes, *, on: bool) -> tuple[Verdict, bytes]:
+    return judged_with_stderr(sb, zygote, source, stdin, on=on)[:2]
+
+
+def judged_with_stderr(sb: Sandbox, zygote, source: str, stdin: bytes, *, on: bool) -> tuple[Verdict, bytes, str]:
     prog = sb.compile("python3", source)
     if not prog.ok:
-        return prog.verdict, b""
+        return prog.verdict, b"", ""
     zygote(on)
     [result] = sb.run(prog, [stdin], LIMITS)
-    return result.verdict, result.stdout
+    return result.verdict, result.stdout, result.stderr
 
 
 def binop_chain(terms: int) -> str:
@@ -112,16 +116,21 @@ def test_a_program_whose_compilation_is_over_the_memory_limit_is_mle_not_se(sb: 
     # Compiling 1.5 M list items takes most of a GB: a fresh interpreter is killed by the
     # memory limit on every test (MLE), and so was the zygote, once, before any test: SE on
     # every test.  The batch runs its tests exec'd when its zygote does not start.
-    if spare:
-        request.getfixturevalue("spares")
+    taken = request.getfixturevalue("spares") if spare else None
     source = "data = [" + "7," * 1_500_000 + "]\nprint(len(data))\n"
     prog = sb.compile("python3", source)
     assert prog.ok, prog.message
     limits = Limits(time_s=5, memory_mb=256)
     for on in (False, True):
         zygote(on)
+        if taken is not None:
+            # the first batch of its kind starts its own sandbox, and leaves a spare for the next
+            sb.run(sb.compile("python3", "print(1)\n"), [b""], limits)
+            sb.settle_warm()
         results = sb.run(prog, [b"", b""], limits)
         assert [r.verdict for r in results] == [Verdict.MLE, Verdict.MLE], (on, results)
+    if taken is not None:
+        assert taken["taken"] == 2, taken  # each batch's sandbox, and its zygote, was a spare's
 
 
 def test_anything_compiling_raises_is_the_program_s_error_in_each_test() -> None:
@@ -144,10 +153,23 @@ def test_anything_compiling_raises_is_the_program_s_error_in_each_test() -> None
 
 
 # What `python3 -I main.py` does at the interpreter's edges; each is judged so, with the zygote
-# on and off.  The recursion limit's edges (a limit past INT_MAX - 2, under 1, within a level
-# or two of the current depth, by keyword; the functions themselves) are where the zygote's
-# frames once showed; the others guard parity (they were right before).
+# on and off (and the zygote prints what the interpreter prints).  Where the zygote once
+# differed: the recursion limit's edges (a limit past INT_MAX - 2, under 1, within a level or
+# two of the current depth, by keyword; the functions themselves), the end of a program (an
+# int subclass as SystemExit's code, a failing or missing excepthook, a code that cannot be
+# read, sys.stdout replaced with output still buffered in the original); the others guard
+# parity (they were right before).
 PARITY = {
+    "exit_code_an_int_subclass": "class E(int):\n    def __and__(self, o):\n        raise ValueError\n"
+                                 "    def __ge__(self, o):\n        raise ValueError\n"
+                                 "import atexit\natexit.register(print, 'atexit')\nraise SystemExit(E(256))\n",
+    "exit_code_that_cannot_be_read": "class X(SystemExit):\n    @property\n    def code(self):\n"
+                                     "        raise ValueError('no code')\nraise X(4)\n",
+    "excepthook_that_fails": "import sys\nprint('x')\nsys.excepthook = lambda *a: 1/0\nraise ValueError('orig')\n",
+    "excepthook_missing": "import sys\ndel sys.excepthook\nraise ValueError('o')\n",
+    "excepthook_that_exits": "import sys\ndef hook(*a):\n    raise SystemExit(0)\nsys.excepthook = hook\nraise ValueError\n",
+    "stdout_replaced_by_none": "import sys\nprint('x')\nsys.stdout = None\n",
+    "threading_shutdown_replaced": "import threading\nthreading._shutdown = None\nprint('x')\n",
     "setrecursionlimit_int_max": "import sys\nsys.setrecursionlimit(2**31 - 1)\nprint(sys.getrecursionlimit())\n",
     "setrecursionlimit_zero": "import sys\ntry:\n    sys.setrecursionlimit(0)\nexcept ValueError:\n    print('ValueError')\n",
     "setrecursionlimit_3": "import sys\nsys.setrecursionlimit(3)\nprint('ok')\n",
@@ -190,8 +212,16 @@ PARITY = {
 def test_python_judges_the_program_as_python_runs_it(sb: Sandbox, zygote, name: str, tmp_path: Path) -> None:
     source = PARITY[name]
     expected = plain_python(source, b"1 2\n", tmp_path)
-    for on in (False, True):
-        assert judged(sb, zygote, source, b"1 2\n", on=on) == expected, (name, on)
+    fresh, forked = (judged_with_stderr(sb, zygote, source, b"1 2\n", on=on) for on in (False, True))
+    assert fresh[:2] == expected, name
+    assert masked(forked) == masked(fresh), name
+
+
+def masked(judged: tuple[Verdict, bytes, str]) -> tuple[Verdict, bytes, str]:
+    """What the interpreter prints of an object it cannot print otherwise (its address and
+    reference count) differs from one run to the next: left out of the comparison."""
+    lines = [line for line in judged[2].splitlines() if not line.startswith(("object address", "object refcount"))]
+    return judged[0], judged[1], "\n".join(lines)
 
 
 def test_a_source_that_is_not_unicode_is_ce_not_an_exception(sb: Sandbox) -> None:
