@@ -139,6 +139,10 @@ class Solution(models.Model):
     gold_verdict = models.CharField(max_length=10, choices=GoldVerdict.choices, default=GoldVerdict.UNKNOWN)
     origin = models.CharField(max_length=100, default="human", help_text="human, or the model that wrote it")
     note = models.CharField(max_length=500, blank=True)
+    # A problem package's submission: the folder it was filed under (accepted, wrong_answer,
+    # slow_accepted, partially_accepted, ...), kept as the package says it even where
+    # gold_verdict cannot say it (problems/package_fidelity.py judges against it).
+    package_verdict = models.CharField(max_length=40, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -201,6 +205,48 @@ class OutputJudge(VersionedCode):
         return f"judge v{self.version} of {self.problem_id}"
 
 
+class PackageJudge(models.Model):
+    """A judge a problem package brings, run with its own format's contract rather than ours
+    (problems/packages/external.py): a testlib checker or validator, a Kattis output or input
+    validator, or problemtools' default output validator with its flags (no code of its own).
+    Its files are the package's sources and headers as they came (testlib.h among them when
+    the package ships it)."""
+
+    class Kind(models.TextChoices):
+        TESTLIB_CHECKER = "testlib_checker", "testlib checker"
+        KATTIS_OUTPUT_VALIDATOR = "kattis_output_validator", "Kattis output validator"
+        # problemtools' default output validator with validator_flags (trusted code, no files)
+        KATTIS_DEFAULT = "kattis_default", "Kattis default output validator"
+        TESTLIB_VALIDATOR = "testlib_validator", "testlib input validator"
+        KATTIS_INPUT_VALIDATOR = "kattis_input_validator", "Kattis input validator"
+        # imported and kept; judging with them needs interactive support
+        KATTIS_INTERACTOR = "kattis_interactor", "Kattis interactive validator"
+        TESTLIB_INTERACTOR = "testlib_interactor", "testlib interactor"
+
+    OUTPUT_KINDS = ("testlib_checker", "kattis_output_validator", "kattis_default")
+    INPUT_KINDS = ("testlib_validator", "kattis_input_validator")
+    INTERACTOR_KINDS = ("kattis_interactor", "testlib_interactor")
+
+    problem = models.ForeignKey(Problem, on_delete=models.CASCADE, related_name="package_judges")
+    kind = models.CharField(max_length=30, choices=Kind.choices)
+    name = models.CharField(max_length=200, blank=True, help_text="its path in the package")
+    # cpp, python3, or what the package used (kept, refused when run)
+    language = models.CharField(max_length=20, blank=True)
+    entry = models.CharField(max_length=300, blank=True, help_text="the file that holds main")
+    files = models.JSONField(default=dict, blank=True, help_text="path -> text")
+    flags = models.JSONField(default=list, blank=True, help_text="arguments after the fixed ones")
+    # why it cannot judge here (no testlib.h, an unsupported language), empty when it can
+    refused = models.CharField(max_length=500, blank=True)
+    digest = models.CharField(max_length=64, db_index=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["problem", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.name} of {self.problem_id}"
+
+
 class TestKit(models.Model):
     """What an LLM produced (or a dataset shipped) to make tests: HardTests' test-case kit.
 
@@ -259,6 +305,8 @@ class TestSuite(models.Model):
     kit = models.ForeignKey(TestKit, null=True, blank=True, on_delete=models.SET_NULL, related_name="suites")
     validator = models.ForeignKey(InputValidator, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     output_judge = models.ForeignKey(OutputJudge, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    # A package's own checker or output validator; judges the outputs instead of output_judge.
+    checker = models.ForeignKey(PackageJudge, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     test_count = models.PositiveIntegerField(default=0)
     total_bytes = models.PositiveBigIntegerField(default=0)
     counts_by_kind = models.JSONField(default=dict, blank=True)
@@ -331,6 +379,8 @@ class TestCase(models.Model):
     oracle = models.ForeignKey(Solution, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     # Who made the expected output when no oracle did (oracle-free suites).
     output_origin = models.CharField(max_length=12, choices=OutputOrigin.choices, default="", blank=True)
+    # A package's test group, as its folder under data/ ("sample", "secret/group1"); empty otherwise.
+    group = models.CharField(max_length=300, blank=True, default="")
 
     class Meta:
         ordering = ["suite", "ordinal"]

@@ -6,19 +6,21 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from problems.importers.registry import formats
+from problems.importers.registry import PACKAGE_FORMATS, formats
 from problems.importers.runner import ImportAborted, dataset_import
+from problems.packages.importer import PackageImportAborted, packages_import
 
 
 class Command(BaseCommand):
     help = (
-        "Import a dataset: hardtests, codecontests, taco, klear or native. Every row is checked before "
+        "Import a dataset: hardtests, codecontests, taco, klear or native; or problem packages: icpc "
+        "(package folders, folders of them, .zip; see docs/packages.md). Every row is checked before "
         "anything is written; the first malformed row aborts the import (file:row and the reason) unless "
         "--skip-invalid. Re-importing is idempotent. Prints a JSON summary on stdout, progress on stderr."
     )
 
     def add_arguments(self, parser: Any) -> None:
-        parser.add_argument("format", choices=sorted(formats()))
+        parser.add_argument("format", choices=sorted(formats()) + sorted(PACKAGE_FORMATS))
         parser.add_argument("paths", nargs="*", metavar="PATH", help=".jsonl / .parquet files or folders of them")
         parser.add_argument("--hf", action="append", default=[], metavar="NAME",
                             help="a Hugging Face dataset (hub name, save_to_disk folder or data files); repeatable")
@@ -32,6 +34,9 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         if options["limit"] is not None and options["limit"] < 0:
             raise CommandError("--limit must be zero or more")
+        if options["format"] in PACKAGE_FORMATS:
+            self._packages(options)
+            return
         progress, stop = _progress(enabled=not options["no_progress"])
         try:
             summary = dataset_import(
@@ -43,6 +48,15 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         finally:
             stop()
+        self.stdout.write(json.dumps(summary, ensure_ascii=False))
+
+    def _packages(self, options: dict[str, Any]) -> None:
+        if options["hf"]:
+            raise CommandError("--hf is for datasets; a package is a folder or a .zip")
+        try:
+            summary = packages_import(options["paths"])
+        except PackageImportAborted as exc:
+            raise CommandError(f"{exc} (nothing was imported)") from None
         self.stdout.write(json.dumps(summary, ensure_ascii=False))
 
 
