@@ -35,6 +35,7 @@ from rq.utils import as_text
 
 from problems.judging import SUBSETS, LoadedSuite, judge_source, judging_digest, suite_cache
 from problems.models import Problem, TestSuite
+from problems.packages.checking import suite_checker
 from problems.services import code_sha256
 
 JUDGE_JOB = "problems.jobs.judge_code_job"
@@ -101,7 +102,7 @@ def suite_judging(suite: TestSuite) -> str:
     suite instance lives for one request; its snapshot and its verdict cache key share it)."""
     known = suite.__dict__.get(_JUDGING_ATTR)
     if not isinstance(known, str):
-        known = judging_digest(judge_source(suite), suite.problem.comparison)
+        known = judging_digest(judge_source(suite), suite.problem.comparison, checker=suite_checker(suite))
         suite.__dict__[_JUDGING_ATTR] = known
     return known
 
