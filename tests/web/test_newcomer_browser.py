@@ -258,6 +258,9 @@ def test_the_run_page_counts_at_full_width_unchanged_in_the_header_and_times_liv
 def test_narrow_screens_show_key_columns_actions_and_tabs_first(browser, world, width: int) -> None:
     page = browser("maint", width)
     page.goto(page.base + "/problems/")
+    # key columns first at every width: what a phone shows is what matters
+    assert [h.split()[0] for h in page.locator("table.problems thead th").all_inner_texts()[:3]] == \
+        ["Id", "Title", "Suite"]
     suite_header = page.locator("table.problems thead th", has_text="Suite")
     assert x_inside(page, suite_header), suite_header.bounding_box()
     if width == PHONE:
@@ -267,13 +270,19 @@ def test_narrow_screens_show_key_columns_actions_and_tabs_first(browser, world, 
     runs_tab = page.locator("nav.tabs a", has_text="Runs")
     assert runs_tab.is_visible() and x_inside(page, runs_tab), runs_tab.bounding_box()
     page.goto(f"{page.base}/problems/{world['problem']}/runs/")
+    assert page.locator("table.runs thead th").all_inner_texts()[:4] == ["Run", "Status", "Stage / failure",
+                                                                         "Tests kept"]
     status = page.locator("table.runs thead th", has_text="Status")
     assert x_inside(page, status), status.bounding_box()
     page.goto(f"{page.base}/studies/{world['study']}/results/")
     page.click("#all-items summary")
     review = page.locator("#all-items a.review-link").first
+    # the action sits in the row's second cell (beside the problem), not in a last column
+    assert review.evaluate("a => a.closest('td').cellIndex") == 1
     assert review.is_visible() and x_inside(page, review), review.bounding_box()
     page.goto(page.base + "/evaluation/")
+    assert page.locator("table.metrics-table").first.locator("thead th").all_inner_texts()[1:3] == \
+        ["precision", "recall"]
     recall = page.locator("table.metrics-table").first.locator("thead th", has_text="recall")
     assert x_inside(page, recall), recall.bounding_box()
     assert horizontal_overflow(page) <= 0
