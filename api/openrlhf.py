@@ -6,12 +6,16 @@ and ``extra_logs``). Here a label is one of our problems (pid or source:pid); th
 is found in the query (after its prompt, or after the chat template's assistant turn when
 no prompt is given or the decoder changed it: never the prompt's own code), and the program
 is extracted from it as /submit does. Every program of the batch runs in parallel on the sandbox workers.
-A response without code earns 0; an infrastructure failure fails the whole request with
-503 (OpenRLHF retries, then raises) instead of handing the trainer a made-up 0.
+A response without code earns 0; items the workers could not judge are sent again (twice,
+with backoff), and an infrastructure failure that outlasts that fails the whole request with
+503 instead of handing the trainer a made-up 0 (OpenRLHF 0.11 tries 5 times, 1 s apart, then
+logs at INFO and leaves the samples' reward None).
 """
 
 from __future__ import annotations
 
+import random
+import time
 from typing import Any
 
 from ninja import Field, Router, Schema
@@ -24,6 +28,9 @@ from hardtests_client.extract import extract_code, response_of
 
 router = Router(tags=["openrlhf"])
 ERRORS = {400: ValidationErrorOut, 401: Error, 404: Error, 413: Error, 429: Error, 503: Error}
+# items the workers could not judge are sent again this many times (backoff 2 s, 4 s, with jitter)
+ITEM_RETRIES = 2
+ITEM_BACKOFF_S = 2.0
 
 
 class RewardIn(Schema):
@@ -60,22 +67,33 @@ def _reward(request: HeaderlessRequest, body: RewardIn) -> dict[str, Any]:
         if found.kind != "empty":  # a response without code is a real 0, nothing to run
             prepared.append(item)
             where.append(index)
-    if prepared:
-        _, outcomes, _ = batch_start(prepared, owner_id=request.auth.user_id)
-        for index, outcome in zip(where, outcomes, strict=True):
+    pending = list(zip(where, prepared, strict=True))
+    for attempt in range(ITEM_RETRIES + 1):
+        if not pending:
+            break
+        if attempt:
+            # OpenRLHF tries a request 5 times 1 s apart and then leaves the reward None: the
+            # server absorbs a bad moment itself, sending again only the items it could not judge
+            time.sleep(random.uniform(0.5, 1.0) * ITEM_BACKOFF_S * 2 ** (attempt - 1))
+        _, outcomes, _ = batch_start([item for _, item in pending], owner_id=request.auth.user_id)
+        failed, reasons = [], []
+        for (index, item), outcome in zip(pending, outcomes, strict=True):
             if outcome.status in ("queued", "running"):
                 raise Unavailable("the sandbox workers did not finish the batch in time", code="timeout",
                                   retry_after_s=10)
             result = outcome.result
             if result is None or result["verdict"] == "SE":
-                if result is None:  # an item in error: the worker could not judge it, and says why
-                    reason = outcome.error or "no reason given"
-                else:
-                    reason = result.get("message") or "sandbox error"
-                raise Unavailable(f"query[{index}]: judging failed on the sandbox side: {reason[:300]}",
-                                  code="sandbox_error")
+                # an item in error: the worker could not judge it, and says why
+                reason = (outcome.error or "no reason given") if result is None else (result.get("message")
+                                                                                      or "sandbox error")
+                failed.append((index, item))
+                reasons.append(f"query[{index}]: judging failed on the sandbox side: {reason[:300]}")
+                continue
             rewards[index] = 1.0 if result["verdict"] == "AC" else 0.0
             fractions[index] = result["passed"] / result["total"] if result["total"] else 0.0
+        pending = failed
+    if pending:
+        raise Unavailable(reasons[0], code="sandbox_error")
     return {"rewards": rewards, "scores": list(rewards), "extra_logs": {"pass_fraction": fractions}}
 
 
