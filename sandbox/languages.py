@@ -241,10 +241,12 @@ def _java_body(tokens: list[str], start: int, *, interface: bool) -> tuple[int, 
 # the same way (zygote._compile_program), so what passes here compiles there.
 PYTHON_CHECK = """import sys
 source = open(sys.argv[1], 'rb').read()
+depth = 2  # this module's frame and the call, where the interpreter does not say it
 try:
     sys.setrecursionlimit(1)
 except RecursionError as exc:
-    depth = int(str(exc).split(' at the recursion depth ')[1].split(':')[0])
+    said = str(exc).partition(' at the recursion depth ')[2].partition(':')[0]
+    depth = int(said) if said.isdigit() else depth
 sys.setrecursionlimit(sys.getrecursionlimit() + depth)
 compile(source, 'main.py', 'exec', dont_inherit=True)
 """

@@ -87,11 +87,14 @@ def test_a_deep_expression_python_compiles_runs_in_the_zygote(sb: Sandbox, zygot
     assert [(r.verdict, r.stdout) for r in results] == [(Verdict.OK, b"3\nTrue\n"), (Verdict.OK, b"7\nTrue\n")], results
 
 
-@pytest.mark.parametrize("on", [False, True], ids=["exec", "zygote"])
-def test_the_syntax_check_compiles_as_deep_as_python(sb: Sandbox, zygote, on: bool, tmp_path: Path) -> None:
+@pytest.mark.parametrize("where", ["exec", "zygote", pytest.param("docker", marks=pytest.mark.docker)])
+def test_the_syntax_check_compiles_as_deep_as_python(request: pytest.FixtureRequest, zygote, where: str,
+                                                     tmp_path: Path) -> None:
     # The compiler's depth limit counts the levels compile() is called under: the check, at a
     # -c module's depth, refused chains a fresh interpreter compiles (CE for a right program).
     # The longest chain `python3 -I main.py` compiles is OK here, one term more is CE.
+    sb: Sandbox = request.getfixturevalue("docker_sb" if where == "docker" else "sb")
+    on = where == "zygote"
     longest = _longest_chain_python_compiles(tmp_path)
     assert plain_python(binop_chain(longest), b"1 2\n", tmp_path)[0] == Verdict.OK
     assert judged(sb, zygote, binop_chain(longest), b"1 2\n", on=on) == (Verdict.OK, b"3\n" + (b"True\n" if on else b"False\n"))
@@ -215,6 +218,15 @@ def test_python_judges_the_program_as_python_runs_it(sb: Sandbox, zygote, name: 
     fresh, forked = (judged_with_stderr(sb, zygote, source, b"1 2\n", on=on) for on in (False, True))
     assert fresh[:2] == expected, name
     assert masked(forked) == masked(fresh), name
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("name", sorted(PARITY))
+def test_python_on_docker_judges_the_program_as_python_runs_it(docker_sb: Sandbox, zygote, name: str,
+                                                                tmp_path: Path) -> None:
+    # the container binds the host's /usr: the same interpreter, run exec'd
+    source = PARITY[name]
+    assert judged(docker_sb, zygote, source, b"1 2\n", on=False) == plain_python(source, b"1 2\n", tmp_path), name
 
 
 def masked(judged: tuple[Verdict, bytes, str]) -> tuple[Verdict, bytes, str]:
