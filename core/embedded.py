@@ -48,6 +48,14 @@ _PR_SET_PDEATHSIG = 1
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
+def parent_death_kills_me(parent: int) -> None:
+    """In a child just forked or started by `parent`: SIGKILL this process the moment its parent
+    dies (PR_SET_PDEATHSIG; a fork does not inherit it), or at once if it already has."""
+    _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # the parent died before prctl: no signal would come
+        os._exit(1)
+
+
 def die_with_parent() -> Callable[[], None]:
     """A Popen preexec_fn: the child gets a session of its own (a terminal's Ctrl-C reaches only
     the supervisor, which stops children once and in order) and SIGKILL the moment its parent
@@ -56,9 +64,7 @@ def die_with_parent() -> Callable[[], None]:
 
     def setup() -> None:
         os.setsid()
-        _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        if os.getppid() != parent:  # the parent died before prctl: no signal would come
-            os._exit(1)
+        parent_death_kills_me(parent)
 
     return setup
 

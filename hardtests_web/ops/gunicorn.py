@@ -12,11 +12,14 @@ Retry-After instead of starting work the process will not finish.
 from __future__ import annotations
 
 import signal
+import sys
 from typing import Any
 
+from core.embedded import parent_death_kills_me
 from core.env import env_int
 from hardtests_web.gunicorn_conf import *  # noqa: F403
 from hardtests_web.ops.draining import door_close_on_stop
+from hardtests_web.ops.process import exit_fast
 
 graceful_timeout = env_int("HARDTESTS_API_SYNC_TIMEOUT_S", 60) + 15
 # gthread, answering every connection it has taken before it exits (hardtests_web.ops.draining)
@@ -34,6 +37,20 @@ def post_worker_init(worker: Any) -> None:
             graceful(signum, frame)
 
     signal.signal(signal.SIGTERM, on_term)
+
+
+def post_fork(server: Any, worker: Any) -> None:
+    # A worker dies with its master: a master killed with SIGKILL (or with `serve`, whose child it
+    # is) leaves no worker answering on, holding the port for up to 16 s.
+    parent_death_kills_me(server.pid)
+
+
+def worker_exit(server: Any, worker: Any) -> None:
+    """A worker that stopped cleanly (answers sent, logs written) ends at once: its interpreter's
+    teardown cost 2-3 s under load, between the last answer and the master's exit."""
+    stopping = sys.exc_info()[1]
+    if isinstance(stopping, SystemExit) and stopping.code in (0, None):
+        exit_fast(0)
 
 
 def on_starting(server: Any) -> None:

@@ -28,6 +28,7 @@ from rq.exceptions import StopRequested
 from rq.worker import SimpleWorker
 from rq.worker_registration import register as registration_add
 
+from core.embedded import parent_death_kills_me
 from core.queues import (
     WORKER_HEALTH_HASH,
     redis_now,
@@ -37,6 +38,7 @@ from core.queues import (
 )
 from generation.worker import GenerationWorker
 from hardtests_web.ops.checks import worker_checks
+from hardtests_web.ops.process import exit_fast, exit_fast_enabled
 from hardtests_web.ops.reaper import worker_reap
 from sandbox import SandboxUnavailable, get_sandbox
 
@@ -64,6 +66,7 @@ class InfrastructureChecks(_WorkerBase):
     _checked_at = 0.0
     _problems: list[str] = []
     _failed_checks = 0
+    _worker_pid = 0
     _beat_stop: threading.Event | None = None
 
     @property
@@ -152,15 +155,25 @@ class InfrastructureChecks(_WorkerBase):
             log.error("worker %s refuses to start: %s", self.name, "; ".join(problems))
             raise WorkerRefused(f"refusing to start: {'; '.join(problems)}")
         self._beat_stop = threading.Event()
+        self._worker_pid = os.getpid()
         threading.Thread(target=self._beat, args=(self._beat_stop,), name="worker-beat", daemon=True).start()
         try:
-            return self._work_through_redis_outages(*args, **kwargs)
+            worked = self._work_through_redis_outages(*args, **kwargs)
         finally:
             self._beat_stop.set()
             try:
                 worker_health_forget(self.connection, self.name)
             except Exception:
                 pass
+        if exit_fast_enabled():
+            exit_fast(0)  # stopped and unregistered: nothing left for the interpreter's teardown
+        return worked
+
+    def main_work_horse(self, job: Job, queue: Queue) -> None:
+        # A forking worker's work horse dies with it: a worker killed with SIGKILL leaves no
+        # job running that nobody will record.
+        parent_death_kills_me(self._worker_pid)
+        super().main_work_horse(job, queue)
 
     def _work_through_redis_outages(self, *args: Any, **kwargs: Any) -> bool:
         """RQ's loop, entered again when Redis went away under it. RQ waits out an outage only

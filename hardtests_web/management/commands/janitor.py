@@ -15,6 +15,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from hardtests_web.ops.janitor import JanitorSchedule, janitor_pass
+from hardtests_web.ops.process import exit_fast, exit_fast_enabled
 
 
 class Command(BaseCommand):
@@ -50,3 +51,5 @@ class Command(BaseCommand):
                     self.stdout.flush()
             # short sleeps: a SIGTERM is answered within half a second
             time.sleep(min(0.5, schedule.wait_s(time.monotonic())) or 0.05)
+        if exit_fast_enabled():
+            exit_fast(0)

@@ -38,6 +38,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from core.embedded import die_with_parent, embedded_redis_enabled, ensure_redis, stop_redis
 from core.queues import DEFAULT_QUEUE, GENERATION_QUEUE, JUDGING_QUEUE, VERIFICATION_QUEUE
+from hardtests_web.ops.process import exit_fast, exit_fast_enabled
 
 BACKOFF_FIRST_S = 1.0
 BACKOFF_MAX_S = 30.0
@@ -116,6 +117,8 @@ class Command(BaseCommand):
         if self.forced:
             self.stderr.write("stopped, but a child had to be killed")
             sys.exit(EXIT_FORCED)
+        if exit_fast_enabled():
+            exit_fast(0)  # everything is stopped: the interpreter's teardown would only cost seconds
 
     def _on_signal(self, signum: int, frame: Any) -> None:
         self.signals += 1
@@ -324,17 +327,20 @@ class Command(BaseCommand):
 
     # -- stopping ---------------------------------------------------------------------------
 
-    def _stop(self, children: list[Child], grace_s: float) -> None:
+    def _stop(self, children: list[Child], grace_s: float, *, grace_of: dict[str, float] | None = None) -> None:
         running = [c for c in children if c.proc is not None and c.proc.poll() is None]
         for child in running:
             assert child.proc is not None
             # Only the process itself: gunicorn and RQ stop their own children in order.
             child.proc.send_signal(signal.SIGTERM)
-        deadline = time.monotonic() + grace_s
+        began = time.monotonic()
         for child in running:
             assert child.proc is not None
+            deadline = began + (grace_of or {}).get(child.kind, grace_s)
             while child.proc.poll() is None and time.monotonic() < deadline and not self.hurry:
-                time.sleep(0.1)
+                time.sleep(0.05)
+            if child.proc.poll() is not None:
+                self.log(f"{child.name} stopped ({time.monotonic() - began:.1f} s)")
             if child.proc.poll() is None:
                 self.forced = True
                 self.stderr.write(f"serve: {child.name} did not stop in time; killing it")
@@ -354,8 +360,9 @@ class Command(BaseCommand):
             self.log("stopping: the web server first, then the workers, then Redis")
         web_grace = settings.HARDTESTS_API_SYNC_TIMEOUT_S + 20
         self._stop([c for c in self.children if c.kind == "web"], web_grace)
-        self._stop([c for c in self.children if c.kind == "worker"], WORKER_STOP_GRACE_S)
-        self._stop([c for c in self.children if c.kind == "other"], OTHER_STOP_GRACE_S)
+        # Then the workers and the rest together (the janitor and the LLM stage wait for nobody).
+        self._stop([c for c in self.children if c.kind != "web"], WORKER_STOP_GRACE_S,
+                   grace_of={"other": OTHER_STOP_GRACE_S})
         if self.own_redis:
             stop_redis()
             if self.redis_child is not None:
