@@ -6,10 +6,11 @@ POST /run_code. It answers in SandboxFusion's terms so the web process only rela
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from api.coderun import command_outputs
-from problems.jobs import STARVED_MARK, starved_rerun
+from problems.jobs import ADMISSION_WAIT_S, STARVED_MARK, cpu_slots, starved_rerun
 from sandbox import Limits, RunResult, Verdict, get_sandbox
 from sandbox.types import SandboxUnavailable
 
@@ -48,8 +49,11 @@ def run_code_job(language: str, code: str, stdin: str, time_s: float, memory_mb:
     """Compile and run ``code`` once; SandboxFusion's RunCodeResponse (status, message, results).
     A run starved by an overloaded machine is run again at a calmer moment (bounded, and only
     while the caller still waits: ``answer_by``, epoch seconds)."""
-    return starved_rerun(lambda: _run_code(language, code, stdin, time_s, memory_mb), answer_by=answer_by,
-                         is_starved=_starved)
+    def run() -> dict[str, Any]:
+        with cpu_slots(1, wait_s=ADMISSION_WAIT_S if answer_by is None else max(0.0, answer_by - time.time() - 1)):
+            return _run_code(language, code, stdin, time_s, memory_mb)
+
+    return starved_rerun(run, answer_by=answer_by, is_starved=_starved)
 
 
 def _run_code(language: str, code: str, stdin: str, time_s: float, memory_mb: int) -> dict[str, Any]:

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import logging
 import os
 import random
 import resource
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, timedelta
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
@@ -17,7 +22,7 @@ from django.utils import timezone
 from rq import get_current_job
 
 from core.queues import get_queue, redis_connection
-from problems.judging import judge_code, solution_judge
+from problems.judging import MIN_TESTS_PER_LANE, judge_code, solution_judge
 from problems.kill_order import failing_tests, kill_evidence_add
 from problems.models import JudgingTask, KillEvidence, Solution, TestSuite
 from problems.verify_contract import result_publish, snapshot_of_job, suite_from_snapshot
@@ -35,6 +40,72 @@ STARVED_BACKOFF_S = 1.0
 CALM_WAIT_S = 10.0
 CALM_SHARE = 0.5
 CALM_PROBE_S = 0.1
+
+
+# Admission: the verification jobs of one host together run at most one test per CPU this
+# process may use (its affinity). A job takes the host's free CPU slots, up to the lanes it
+# would use, and judges with that many lanes; with none free it waits up to ADMISSION_WAIT_S,
+# then runs one lane anyway (a slot is a promise of a CPU, never a reason to fail).
+ADMISSION_WAIT_S = 30.0
+ADMISSION_POLL_S = 0.02
+
+
+def cpu_slots_dir() -> Path:
+    # the workers of one deployment on one host share it (they share REDIS_URL); another
+    # deployment (a test run beside a dev server) keeps its own
+    fleet = hashlib.sha256(str(getattr(settings, "REDIS_URL", "")).encode()).hexdigest()[:12]
+    folder = Path(tempfile.gettempdir()) / f"hardtests-cpu-slots-{os.getuid()}-{fleet}"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    return folder
+
+
+@contextmanager
+def cpu_slots(wanted: int, *, wait_s: float = ADMISSION_WAIT_S) -> Iterator[int]:
+    """Hold up to ``wanted`` of this host's CPU slots (flock'd files, one per usable CPU, let go
+    when the holder ends, even killed); yields how many tests at once the holder may run."""
+    count = len(os.sched_getaffinity(0))
+    if not getattr(settings, "HARDTESTS_JUDGE_ADMISSION", True):
+        yield max(1, wanted)
+        return
+    folder = cpu_slots_dir()
+    held: list[int] = []
+    deadline = time.monotonic() + wait_s
+    try:
+        while True:
+            for slot in range(count):
+                if len(held) >= wanted:
+                    break
+                fd = os.open(folder / str(slot), os.O_CREAT | os.O_RDWR, 0o600)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    held.append(fd)
+                except BlockingIOError:
+                    os.close(fd)
+            if held or time.monotonic() > deadline:
+                break
+            time.sleep(ADMISSION_POLL_S)
+        yield max(1, len(held))
+    finally:
+        for fd in held:
+            os.close(fd)
+
+
+@contextmanager
+def judge_lanes(lanes: int) -> Iterator[None]:
+    """Judging in this thread runs ``lanes`` lanes (problems.judging reads the setting per call;
+    a sandbox worker runs one job at a time, in this thread)."""
+    before = settings.HARDTESTS_JUDGE_PARALLEL
+    settings.HARDTESTS_JUDGE_PARALLEL = lanes
+    try:
+        yield
+    finally:
+        settings.HARDTESTS_JUDGE_PARALLEL = before
+
+
+def lanes_wanted(tests: int) -> int:
+    """The lanes judging would use for ``tests`` tests (problems.judging._lane_count's rule)."""
+    parallel = int(getattr(settings, "HARDTESTS_JUDGE_PARALLEL", 1) or 1)
+    return max(1, min(parallel, tests // MIN_TESTS_PER_LANE))
 
 
 def starved(result: dict[str, Any]) -> bool:
@@ -123,8 +194,14 @@ def judge_code_job(problem_id: int, suite_id: int, language: str, code: str, mod
         suite, loaded = hit
     else:
         suite, loaded = TestSuite.objects.select_related("problem").get(pk=suite_id, problem_id=problem_id), None
-    result = starved_rerun(lambda: judge_code(problem=suite.problem, suite=suite, language=language, code=code,
-                                              mode=mode, loaded=loaded, subset=subset).to_dict())
+    tests = len(loaded.tests) if loaded is not None else suite.test_count
+
+    def judge() -> dict[str, Any]:
+        with cpu_slots(lanes_wanted(tests)) as lanes, judge_lanes(lanes):
+            return judge_code(problem=suite.problem, suite=suite, language=language, code=code, mode=mode,
+                              loaded=loaded, subset=subset).to_dict()
+
+    result = starved_rerun(judge)
     job = get_current_job()
     # epoch seconds, one machine's clock for the API's breakdown of a call (bench/verify.py)
     enqueued = job.enqueued_at if job is not None else None

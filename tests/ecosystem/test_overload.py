@@ -122,12 +122,12 @@ def test_a_busy_loop_does_not_starve_verls_builtin_reward(live_server, token, ur
 
 
 def _grpo(tag: str) -> tuple[list[str], list[str], list[float]]:
-    """32 groups of 8 samples (problem, completion, right reward): in every group a busy loop,
-    wrong answers, a completion without code and correct ones, some samples repeated as a
-    policy repeats itself; every group's programs differ from every other group's."""
+    """32 groups of 8 samples (problem, completion, right reward): in every group a busy loop of
+    its own, correct and wrong answers (the same across groups, as a policy that converges
+    writes them) and a completion without code."""
     problems, completions, expected = [], [], []
     for g in range(32):
-        group = [(_correct(f"{tag} {g}"), 1.0)] * 4 + [(_wrong(f"{tag} {g}"), 0.0)] * 2
+        group = [(_correct(tag), 1.0)] * 4 + [(_wrong(tag), 0.0)] * 2
         group += [(_busy(f"{tag} {g}"), 0.0)]
         for code, reward in group:
             problems.append("test:fast-sum")
@@ -139,7 +139,7 @@ def _grpo(tag: str) -> tuple[list[str], list[str], list[float]]:
     return problems, completions, expected
 
 
-@pytest.mark.heavy(seconds=80)
+@pytest.mark.heavy(seconds=60)
 def test_a_grpo_batch_scores_right_on_a_loaded_machine(live_server, token, second_worker, cpu_hog,
                                                         no_verdict_cache):
     from hardtests_client import AsyncHardTestsClient, HardTestsClient
@@ -150,12 +150,12 @@ def test_a_grpo_batch_scores_right_on_a_loaded_machine(live_server, token, secon
     assert Problem.objects.filter(pid="fast-sum").exists()
 
     problems, completions, expected = _grpo("sync")
-    with HardTestsClient(live_server.url, token, batch_size=64) as client:
+    with HardTestsClient(live_server.url, token, batch_size=32) as client:
         assert client.score_completions(problems, completions) == expected
 
     async def run() -> list[float]:
         problems, completions, _ = _grpo("async")
-        async with AsyncHardTestsClient(live_server.url, token, batch_size=64, concurrency=4) as client:
+        async with AsyncHardTestsClient(live_server.url, token, batch_size=32, concurrency=4) as client:
             return await client.score_completions(problems, completions)
 
     assert asyncio.run(run()) == _grpo("async")[2]
