@@ -32,6 +32,7 @@ from generation.materialise.oracles import (
     JudgeLenient,
     JudgeRejects,
     agree,
+    hostile_judge,
     lenient_judge,
 )
 from generation.materialise.tolerance import answer_tolerance, is_standard_judge
@@ -167,6 +168,10 @@ def materialise_kit(*, kit: TestKit, progress: Progress | None = None, sb: Sandb
         # A judge that accepts anything makes every agreement trivial and every program pass.
         answers = [(_str(t.input), _str(t.output)) for t in tests[:CROSS_INPUTS]]
         found = lenient_judge(sb, checker, answers)
+        if found is None:
+            # ... and one that accepts NaN, inf, garbage or extra tokens lets through programs that
+            # print them; several answers are a reason only where no real-number tolerance is known
+            found = hostile_judge(sb, checker, answers, several_answers=checker.tolerance is None)
         if found is not None:
             raise JudgeLenient(found[0], found[1])
     if size > settings.HARDTESTS_SUITE_MAX_MB * 1024 * 1024:

@@ -20,6 +20,7 @@ itself, and accept outputs that are equal token for token. A judge that does not
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -161,6 +162,73 @@ def lenient_judge(sb: Sandbox, checker: Checker, answers: list[tuple[str, str]],
                 "answer is right for this input, not only its form",
                 [JudgeCase(t[0], _text(t[1]), _text(t[2]), "accepted") for t in taken[:MAX_CASES]])
     return None
+
+
+# Hostile outputs: what no correct answer can be, whatever the statement allows (a tolerance makes
+# numbers close, several right answers make other values right; neither makes these right). Each
+# replaces the reference's first number, where it has one; the others replace or extend the output.
+NEVER_NUMBERS = ("nan", "NaN", "-nan", "inf", "-inf", "Infinity", "1e400", "-1e400", "9" * 400)
+# Finite values fed too: wrong unless a tolerance or several answers allow them (then not refused).
+ODD_NUMBERS = ("-0", "1e308", "-1e308")
+GARBAGE = b"\xff\xfe\x00\x1b[2J\xc3("
+HOSTILE_ANSWERS = 3
+_TOKEN = re.compile(r"\S+")
+_NUMBERISH = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+
+
+def hostile_outputs(reference: str) -> list[tuple[str, bytes, bool]]:
+    """(what it is, the output, whether no statement can make it right) for one reference output."""
+    spans = [m.span() for m in _TOKEN.finditer(reference)]
+    found: list[tuple[str, bytes, bool]] = [
+        ("the empty output", b"", True),
+        ("garbage bytes", GARBAGE + b"\n", True),
+        ("the answer followed by an extra token", (reference.rstrip() + " 0\n").encode(), True),
+        ("the answer followed by garbage bytes", reference.rstrip().encode() + b" " + GARBAGE + b"\n", True),
+    ]
+    number = next(((a, b) for a, b in spans if _NUMBERISH.match(reference[a:b])), None)
+    if number is not None:
+        a, b = number
+        for value, never in [(v, True) for v in NEVER_NUMBERS] + [(v, False) for v in ODD_NUMBERS]:
+            if value != reference[a:b]:
+                shown = value if len(value) < 20 else f"a {len(value)}-digit number"
+                found.append((f"{shown} in place of {reference[a:b][:40]!r}",
+                              (reference[:a] + value + reference[b:]).encode(), never))
+    return found
+
+
+def hostile_judge(sb: Sandbox, checker: Checker, answers: list[tuple[str, str]],
+                  several_answers: bool) -> tuple[str, list[JudgeCase]] | None:
+    """What a judging function accepts of hostile outputs (hostile_outputs) against the first
+    HOSTILE_ANSWERS correct (input, output) pairs, said for the model, or None. An output the
+    exact comparison rejects is refused unless the statement gives a reason to accept it: numbers
+    within the problem's tolerance (checker.tolerance), or, where several answers may be right
+    (`several_answers`), a finite value in place of another. NaN is the classic: `abs(a - b) > tol`
+    is False for a = nan, so a judge written that way accepts it."""
+    given = [(text, ref) for text, ref in answers if ref.strip()][:HOSTILE_ANSWERS]
+    probes: list[tuple[str, str, bytes, str]] = []  # (what, input, candidate, reference)
+    for text, ref in given:
+        for what, candidate, never in hostile_outputs(ref):
+            if compare_tokens(ref.encode(), candidate):
+                continue
+            if not never and (several_answers or (checker.tolerance is not None
+                                                  and within_tolerance(ref, candidate, checker.tolerance))):
+                continue
+            probes.append((what, text, candidate, ref))
+    if not probes:
+        return None
+    verdicts = checker.accepts(sb, [(text, candidate, ref.encode()) for _, text, candidate, ref in probes])
+    taken = [probe for probe, (ok, _) in zip(probes, verdicts, strict=True) if ok]
+    if not taken:
+        return None
+    kinds = list(dict.fromkeys(what.split(" in place of ")[0] for what, *_ in taken))
+    what, text, candidate, ref = taken[0]
+    return (f"output_judging_function accepts outputs that no correct answer can be ({', '.join(kinds[:6])}): "
+            f"e.g. for input {text[:200]!r} (reference {ref[:200]!r}) it accepts {_text(candidate)[:200]!r} "
+            f"({what}). It must reject any output that is not a valid answer: numbers must be finite (NaN "
+            "compares False with everything, so `abs(a - b) > tol` lets it through: test the accepting "
+            "condition, e.g. `abs(a - b) <= tol`, and reject nan/inf), the output must hold exactly the "
+            "expected tokens (no extra ones), and anything it cannot parse is a wrong answer",
+            [JudgeCase(t, _text(c), r, f"accepted: {w}") for w, t, c, r in taken[:MAX_CASES]])
 
 
 class ManyAnswers(MaterialiseError):
