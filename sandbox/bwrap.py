@@ -263,7 +263,10 @@ class _Started:
         self.started_at = time.monotonic()
         self.ready_lock = threading.Lock()
         self.accounting = "cgroup"
-        self.cgroup = cgroups.open_batch(spec.memory_bytes(), _cgroup_pids(spec))
+        wait_nice = spare_nice() if spare else 0
+        # the batch's CPU cgroup (which the runner joins at its start) weighs the least while
+        # a spare waits at a low priority; the batch that takes it gets the harness's weight
+        self.cgroup = cgroups.open_batch(spec.memory_bytes(), _cgroup_pids(spec), held_back=wait_nice > 0)
         self.errors = tempfile.TemporaryFile()
         try:
             if self.cgroup is None:
@@ -274,7 +277,7 @@ class _Started:
             runner = [f"{BIN_DIR}/hts-runner", "-o", IO_DIR, "-i", IN_DIR]
             if spare:
                 runner.append("-C")
-                self.nice = spare_nice()
+                self.nice = wait_nice
                 if self.nice:
                     runner += ["-L", str(self.nice)]
                 self.in_dir = cache.make_private_dir(spec.inputs_dir.parent, prefix=SPARE_PREFIX)

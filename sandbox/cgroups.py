@@ -20,6 +20,18 @@ v2  one directory per batch in the unified hierarchy (/sys/fs/cgroup, or
     before that the peak comes from rusage, while memory.max and the OOM count
     still apply.
 
+Scheduling weight ("cpu-weight"): every batch is also a CPU cgroup of its own (v1: a
+directory in the cpu hierarchy, which the runner joins at its start, so that its launcher,
+zygote and every test are born in it; where cpu and cpuacct share a hierarchy the cpuacct
+directory is that cgroup already; v2: the cpu controller, enabled like memory and pids).
+Its weight is the harness's, set here: the default (cpu.shares 1024, cpu.weight 100, the
+weight of one nice-0 task or session), or the least while a spare waits (`held_back`).
+A task in a CPU cgroup other than the root is not scheduled by its session's autogroup,
+so a program's write to /proc/self/autogroup moves nothing, and however many threads or
+processes a test runs, they share that one weight.  hardtests-sandbox itself weighs one
+default per CPU, so that one batch per CPU weighs as one nice-0 session each, as each
+program did in an autogroup of its own.
+
 HARDTESTS_SANDBOX_CGROUPS chooses: ``auto`` (default; v1 where writable, else
 v2, else none), ``v1``, ``v2``, or ``0`` (rlimits and rusage only).  ``1`` is
 read as ``auto``.  `accounting()` says what is in use.
@@ -58,8 +70,15 @@ FD_FILES = (
     # the file cache a test brought in, left out of its reported peak
     ("memory", "memory.stat", os.O_RDONLY),
 )
-# v2 controllers we enable; CPU needs none (cpu.stat's usage_usec is always there)
-V2_CONTROLLERS = ("memory", "pids")
+# the hierarchy of the scheduling weight (v1); optional: without it the runner still refuses
+# "starved" to a test that raised its autogroup's nice value
+CPU_CONTROLLER = "cpu"
+# v2 controllers we enable; CPU time needs none (cpu.stat's usage_usec is always there),
+# the cpu controller gives each batch a scheduling weight of its own
+V2_CONTROLLERS = ("memory", "pids", "cpu")
+# the scheduling weight of a batch (one nice-0 task's), and of a spare that waits (the least)
+V1_SHARES, V1_SHARES_HELD = 1024, 2
+V2_WEIGHT, V2_WEIGHT_HELD = 100, 1
 # order expected by hts-runner's -G option, each with the feature it needs (None: always)
 V2_FD_FILES = (
     ("cgroup.procs", os.O_WRONLY, None),
@@ -77,7 +96,8 @@ class Accounting:
     """Which cgroup accounting the sandbox uses, and what it covers."""
 
     version: str  # "v1", "v2" or "none"
-    # what the cgroup provides: cpu, memory (limit), memory-peak, oom, pids, kill
+    # what the cgroup provides: cpu, memory (limit), memory-peak, oom, pids, kill,
+    # cpu-weight (a scheduling weight of the batch's own)
     features: frozenset[str] = frozenset()
     base: Path | None = None  # v2: the directory that holds the batch cgroups
 
@@ -88,7 +108,7 @@ class Accounting:
     def describe(self) -> str:
         if self.version == "none":
             return "none (rlimits and rusage)"
-        order = ("cpu", "memory", "memory-peak", "oom", "pids", "kill")
+        order = ("cpu", "memory", "memory-peak", "oom", "pids", "kill", "cpu-weight")
         text = f"{self.version} ({', '.join(f for f in order if f in self.features)})"
         missing = [f for f in ("memory", "pids") if f not in self.features]
         if missing:
@@ -129,7 +149,7 @@ def _select(mode: str) -> Accounting:
     if mode == "0":
         return NONE
     if mode in ("auto", "v1") and all(_probe_v1(c) for c in CONTROLLERS):
-        return Accounting("v1", V1_FEATURES)
+        return Accounting("v1", V1_FEATURES | ({"cpu-weight"} if _probe_v1_cpu() else set()))
     if mode in ("auto", "v2"):
         found = _probe_v2()
         if found is not None:
@@ -139,14 +159,21 @@ def _select(mode: str) -> Accounting:
     return NONE
 
 
-def open_batch(memory_bytes: int, pids: int) -> BatchCgroup | None:
-    """The cgroup for a new batch, or None where cgroups are not used."""
+def open_batch(memory_bytes: int, pids: int, *, held_back: bool = False) -> BatchCgroup | None:
+    """The cgroup for a new batch, or None where cgroups are not used.  `held_back`: a spare
+    that waits at a low priority, whose scheduling weight is the least until `set_limits`."""
     chosen = accounting()
     if chosen.version == "v1":
-        return V1BatchCgroup(memory_bytes, pids)
+        return V1BatchCgroup(chosen, memory_bytes, pids, held_back=held_back)
     if chosen.version == "v2":
-        return V2BatchCgroup(chosen, memory_bytes, pids)
+        return V2BatchCgroup(chosen, memory_bytes, pids, held_back=held_back)
     return None
+
+
+def _weigh_base(path: Path, name: str, default: int, most: int) -> None:
+    """hardtests-sandbox's own weight: one default per CPU (see the module's docstring)."""
+    with contextlib.suppress(OSError):
+        (path / name).write_text(str(min(most, default * max(1, os.cpu_count() or 1))))
 
 
 # -- v1 ---------------------------------------------------------------------
@@ -167,6 +194,22 @@ def _own_path(controller: str) -> str:
 
 def _base(controller: str) -> Path:
     return V1_ROOT / controller / _own_path(controller).lstrip("/") / SANDBOX_DIR
+
+
+def _same_hierarchy(one: str, other: str) -> bool:
+    """Whether two v1 controllers are mounted together (cpu,cpuacct): one directory for both."""
+    try:
+        return os.path.samefile(V1_ROOT / one, V1_ROOT / other)
+    except OSError:
+        return False
+
+
+def _probe_v1_cpu() -> bool:
+    """Whether batches get a CPU cgroup of their own (v1): the cpu hierarchy, writable."""
+    if not (V1_ROOT / CPU_CONTROLLER / "cpu.shares").exists() or not _probe_v1(CPU_CONTROLLER):
+        return False
+    _weigh_base(_base(CPU_CONTROLLER), "cpu.shares", V1_SHARES, 262144)
+    return True
 
 
 def _probe_v1(controller: str) -> bool:
@@ -280,6 +323,9 @@ def _probe_v2() -> Accounting | None:
     _enable(base, [c for c in given if c not in _words(base / "cgroup.subtree_control")])
     enabled = _words(base / "cgroup.subtree_control")
     features = {"cpu"}
+    if "cpu" in enabled:
+        features.add("cpu-weight")
+        _weigh_base(base, "cpu.weight", V2_WEIGHT, 10000)
     if (base / "cgroup.kill").exists():
         features.add("kill")
     if "memory" in enabled:
@@ -317,6 +363,7 @@ class BatchCgroup:
     fds: list[int]
     bounds_memory = True
     limits: tuple[int, int] | None = None
+    held_back = False
 
     def runner_args(self) -> list[str]:
         raise NotImplementedError
@@ -334,13 +381,21 @@ class BatchCgroup:
 
     def set_limits(self, memory_bytes: int, pids: int) -> None:
         """The limits of the batch it now serves (a spare sandbox's cgroup is opened before its
-        batch is known); a value that has not changed is not written again."""
+        batch is known); a value that has not changed is not written again.  A spare held
+        back gets the harness's scheduling weight here, before its batch's first test."""
         if (memory_bytes, pids) != self.limits:
             self._write_limits(memory_bytes, pids)
             self.limits = (memory_bytes, pids)
+        if self.held_back:
+            self._write_weight(held_back=False)
+            self.held_back = False
 
     def _write_limits(self, memory_bytes: int, pids: int) -> None:
         raise NotImplementedError
+
+    def _write_weight(self, *, held_back: bool) -> None:
+        """The batch's scheduling weight, where it has a CPU cgroup: a failure to set it is an
+        error (a batch must never run at a weight other than the harness's)."""
 
     def close(self) -> None:
         raise NotImplementedError
@@ -355,21 +410,38 @@ class BatchCgroup:
 class V1BatchCgroup(BatchCgroup):
     """One directory per controller."""
 
-    def __init__(self, memory_bytes: int, pids: int) -> None:
+    def __init__(self, chosen: Accounting, memory_bytes: int, pids: int, *, held_back: bool = False) -> None:
         name = f"b-{os.getpid()}-{uuid.uuid4().hex[:12]}"
         self.dirs = {c: _base(c) / name for c in CONTROLLERS}
+        # the CPU cgroup: the cpuacct directory where both share a hierarchy, else one of its own
+        self.cpu_dir: Path | None = None
+        self.cpu_own = False
+        if "cpu-weight" in chosen.features:
+            self.cpu_own = not _same_hierarchy(CPU_CONTROLLER, "cpuacct")
+            self.cpu_dir = _base(CPU_CONTROLLER) / name if self.cpu_own else self.dirs["cpuacct"]
         self.fds = []
         try:
             for path in self.dirs.values():
                 path.mkdir()
+            if self.cpu_own and self.cpu_dir is not None:
+                self.cpu_dir.mkdir()
             with contextlib.suppress(OSError):
                 (self.dirs["memory"] / "memory.swappiness").write_text("0")
+            self._write_weight(held_back=held_back)
+            self.held_back = held_back
             self.set_limits(memory_bytes, pids)
             for controller, filename, flags in FD_FILES:
                 self.fds.append(os.open(self.dirs[controller] / filename, flags | os.O_CLOEXEC))
+            if self.cpu_own and self.cpu_dir is not None:
+                # the runner joins it at its start (hts-runner's ninth -g descriptor)
+                self.fds.append(os.open(self.cpu_dir / "cgroup.procs", os.O_WRONLY | os.O_CLOEXEC))
         except OSError:
             self.close()
             raise
+
+    def _write_weight(self, *, held_back: bool) -> None:
+        if self.cpu_dir is not None:
+            (self.cpu_dir / "cpu.shares").write_text(str(V1_SHARES_HELD if held_back else V1_SHARES))
 
     def _write_limits(self, memory_bytes: int, pids: int) -> None:
         mem = self.dirs["memory"]
@@ -396,12 +468,14 @@ class V1BatchCgroup(BatchCgroup):
         self._close_fds()
         for path in self.dirs.values():
             _remove(path)
+        if self.cpu_own and self.cpu_dir is not None:
+            _remove(self.cpu_dir)
 
 
 class V2BatchCgroup(BatchCgroup):
     """One directory in the unified hierarchy, with whatever controllers it was given."""
 
-    def __init__(self, chosen: Accounting, memory_bytes: int, pids: int) -> None:
+    def __init__(self, chosen: Accounting, memory_bytes: int, pids: int, *, held_back: bool = False) -> None:
         assert chosen.base is not None
         self.features = chosen.features
         self.bounds_memory = "memory" in self.features
@@ -415,6 +489,8 @@ class V2BatchCgroup(BatchCgroup):
                 with contextlib.suppress(OSError):
                     # no swap either, so the limit is real memory
                     (self.path / "memory.swap.max").write_text("0")
+            self._write_weight(held_back=held_back)
+            self.held_back = held_back
             self.set_limits(memory_bytes, pids)
             for filename, flags, needs in V2_FD_FILES:
                 if needs is not None and needs not in self.features:
@@ -434,6 +510,10 @@ class V2BatchCgroup(BatchCgroup):
             (self.path / "memory.max").write_text(str(memory_bytes))
         if "pids" in self.features:
             (self.path / "pids.max").write_text(str(pids))
+
+    def _write_weight(self, *, held_back: bool) -> None:
+        if "cpu-weight" in self.features:
+            (self.path / "cpu.weight").write_text(str(V2_WEIGHT_HELD if held_back else V2_WEIGHT))
 
     def runner_args(self) -> list[str]:
         return ["-G", ",".join(str(fd) for fd in self.slots)]

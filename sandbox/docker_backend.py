@@ -20,6 +20,14 @@ The guarantees match the bubblewrap backend's:
   has room of its own above it), and whose counters the runner resets per test:
   the memory peak is the cgroup's (every process of the test), less the file
   cache it brought in.
+* Scheduling: every process of the container (runner and programs) is in the
+  container's CPU cgroup, whose weight the engine sets (the default: one nice-0
+  task's) and no program can reach (read-only /sys, root-only cgroup binds).  A
+  task outside the root CPU cgroup is not scheduled by its session's autogroup, so
+  /proc/self/autogroup moves nothing; the runner's filter makes setpriority and the
+  sched_* calls no-ops, and the runner measures starvation per test, as on
+  bubblewrap (runner.c, sample_test).  hardtests-docker weighs one default per CPU,
+  so that one container per CPU weighs as one nice-0 session each.
 * The seccomp filter of `seccomp_policy`, no network, no new privileges, a
   read-only root.
 """
@@ -158,6 +166,11 @@ class BatchCgroupParent:
                         (mem / "memory.swappiness").write_text("0")
                 if pids > 0:
                     (self.dirs["pids"] / "prog" / "pids.max").write_text(str(pids))
+                cpu_base = V1_ROOT / "cpu" / CGROUP_BASE
+                if (V1_ROOT / "cpu" / "cpu.shares").exists():
+                    # the engine makes the container's CPU cgroup below it (see the docstring)
+                    cpu_base.mkdir(exist_ok=True)
+                    _weigh_base(cpu_base, "cpu.shares", cgroups.V1_SHARES, 262144)
             else:
                 root = cgroups.v2_own_dir()
                 if root is None:
@@ -170,6 +183,7 @@ class BatchCgroupParent:
                     for controller in ("memory", "pids", "cpu"):
                         with contextlib.suppress(OSError):
                             (parent / "cgroup.subtree_control").write_text(f"+{controller}")
+                _weigh_base(base, "cpu.weight", cgroups.V2_WEIGHT, 10000)
                 path = root / self.name
                 path.mkdir()
                 self.dirs["unified"] = path
@@ -218,6 +232,11 @@ class BatchCgroupParent:
                 except OSError:
                     time.sleep(0.02)
         self.dirs.clear()
+
+
+def _weigh_base(path: Path, name: str, default: int, most: int) -> None:
+    with contextlib.suppress(OSError):
+        (path / name).write_text(str(min(most, default * max(1, os.cpu_count() or 1))))
 
 
 def _sweep_stale_cgroups() -> None:

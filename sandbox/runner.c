@@ -13,7 +13,9 @@
  * cgroups (optional; the trusted parent opens the control files, we inherit
  * the descriptors):
  *   -g (v1) mem procs, pids procs, cpuacct procs, memory.max_usage_in_bytes,
- *           memory.usage_in_bytes, memory.oom_control, cpuacct.usage, memory.stat
+ *           memory.usage_in_bytes, memory.oom_control, cpuacct.usage, memory.stat,
+ *           cpu procs (the batch's CPU cgroup, where cpu is a hierarchy of its own: the
+ *           runner joins it at its start, so its launcher, zygote and tests are born in it)
  *   -G (v2) cgroup.procs, cpu.stat, cgroup.kill, memory.peak, memory.current,
  *           memory.events, memory.stat
  * "-1" for a file that is not there.  v1 counters are reset before each test;
@@ -63,10 +65,11 @@
 #define ERR_TAIL 4096
 
 /* the first three are the cgroup.procs files to join (v1: one per hierarchy) */
-enum { CG_PROCS_1, CG_PROCS_2, CG_PROCS_3, CG_MEM_MAX, CG_MEM_USAGE, CG_MEM_OOM, CG_CPU_USAGE, CG_KILL, CG_MEM_STAT, CG_N };
-/* where each descriptor of -g and -G goes (memory.stat last: an older caller may leave it out) */
+enum { CG_PROCS_1, CG_PROCS_2, CG_PROCS_3, CG_MEM_MAX, CG_MEM_USAGE, CG_MEM_OOM, CG_CPU_USAGE, CG_KILL, CG_MEM_STAT,
+       CG_CPU_PROCS, CG_N };
+/* where each descriptor of -g and -G goes (the later ones last: an older caller may leave them out) */
 static const int cg_v1_slots[] = {CG_PROCS_1, CG_PROCS_2, CG_PROCS_3, CG_MEM_MAX, CG_MEM_USAGE, CG_MEM_OOM, CG_CPU_USAGE,
-                                  CG_MEM_STAT};
+                                  CG_MEM_STAT, CG_CPU_PROCS};
 static const int cg_v2_slots[] = {CG_PROCS_1, CG_CPU_USAGE, CG_KILL, CG_MEM_MAX, CG_MEM_USAGE, CG_MEM_OOM, CG_MEM_STAT};
 
 static long long cpu_kill_us = 10000000, wall_kill_us = 30000000, starved_kill_us = -1;
@@ -135,7 +138,9 @@ static const char *const denied_calls[] = {
  * only warms pages, which reading does too, but it is a free write with no CPU cost.
  * Scheduling: a program that lowers its own priority or pins its threads to one CPU
  * makes the machine withhold the CPU from it, which must never pass for an overloaded
- * machine (SE): every test runs at the same priority on any CPU. */
+ * machine (SE): every test runs at the same priority on any CPU.  (The one priority no
+ * system call sets, its session's autogroup nice in /proc/self/autogroup, is out of play
+ * in the batch's CPU cgroup and checked by the runner: see sample_test.) */
 static const char *const ignored_calls[] = {
     "fadvise64", "readahead", "setpriority", "sched_setscheduler", "sched_setattr", "sched_setparam",
     "sched_setaffinity", "ioprio_set",
@@ -500,26 +505,102 @@ static void drain(struct sink *k) {
     }
 }
 
-/* The test's live tasks, from their schedstat (fields 1 and 2, ns): the time they spent on
- * a CPU (*on_cpu_us) and the time they spent runnable but waiting for one (the scheduler's
- * run delay, returned), in microseconds; -1 if /proc cannot be read.  The run delay is
- * the direct measure of a machine that withheld the CPU from the test: a task that
- * sleeps, blocks, is stopped or is a zombie accrues none, whatever its state says.  A
- * task that lowers its own priority to make itself wait is refused by the filter
- * (setpriority, sched_setscheduler, sched_setaffinity do nothing).  Every process in our
- * /proc other than us, our ancestors (pid 1: bwrap's init, or ourselves in a container),
- * the launcher and the Python zygote belongs to the current test. */
+/* ---- starvation, measured per test ---------------------------------------
+ * "Starved" (the machine withheld the CPU from a test that wanted it: SE, never the
+ * program's verdict) is measured on the test as a whole, from the scheduler's own figures of
+ * each live task (/proc/<pid>/task/<tid>/schedstat: field 1 the time it ran, field 2 the
+ * time it waited, runnable, for a CPU: its run delay).  What counts is the time in which
+ * some task of the test waited while none of its tasks ran.  Between two looks (every
+ * SAMPLE_US) a task i that ran dr_i and waited dw_i waited at least dw_i - (dC - dr_i) of
+ * that time while no task of the test ran, dC being the CPU time of the whole test (its
+ * cgroup) in between: the other tasks ran dC - dr_i at most.  The test's withheld time
+ * grows by the largest of these (never below 0), so threads that wait for each other (a
+ * thousand woken at once, sixteen spinning on two CPUs) count as the time the test itself
+ * waited, not once per thread: a sum over threads counted each of them.  A task's run delay
+ * grows only when it gets a CPU again, so a task seen runnable at two looks that did not run
+ * in between (same run time, same count of timeslices: it cannot have slept without running)
+ * is credited the whole interval as waiting now, and that credit is taken off its run delay
+ * when the delay shows up; else a test waiting in stretches longer than the window would look
+ * idle at the backstop.
+ *
+ * Nothing a program does raises that figure beyond what the machine did to it, as long as
+ * its scheduling weight is the harness's: every test runs in the batch's CPU cgroup (a
+ * weight set by the host, shared by all its threads and processes: a task outside the root
+ * CPU cgroup is not scheduled by its session's autogroup), and the filter makes setpriority
+ * and the sched_* calls no-ops.  Where there is no CPU cgroup, a session's autogroup nice
+ * (/proc/<pid>/autogroup, which any member may raise) would lower the test's weight: the
+ * same looks read it for each process, and a test that raised it is never starved (TLE at
+ * the backstop, as a plain loop would be TLE on its CPU time).  Every process in our /proc
+ * other than us, our ancestors (pid 1: bwrap's init, or ourselves in a container), the
+ * launcher and the Python zygote belongs to the current test. */
 static pid_t launcher_pid = -1;
 
-static long long run_delay_us(long long *on_cpu_us) {
-    long long delay = 0, on_cpu = 0;
+#define SAMPLE_US 50000
+#define TASKS_MAX 1024
+struct task_seen { pid_t tid; char state; long long run_us, wait_us, slices, credit_us; };
+static struct task_seen seen[2][TASKS_MAX];
+static int seen_n[2], seen_cur, seen_overflow;
+static long long seen_at_us;
+/* since the test's start: the withheld time, its CPU time (cgroup, else what its live tasks
+ * ran), and at the last look: when, and what its live tasks had run in all */
+static long long withheld_us, sampled_cpu_us, sampled_at_us, live_cpu_us;
+/* /proc could not be read (no figures: idle), a process raised its autogroup's nice value */
+static int sched_unknown, weight_lowered;
+
+static void sample_reset(long long now) {
+    seen_n[0] = seen_n[1] = seen_cur = seen_overflow = 0;
+    withheld_us = sampled_cpu_us = live_cpu_us = 0;
+    sampled_at_us = seen_at_us = now;
+    sched_unknown = weight_lowered = 0;
+}
+
+/* The nice value of a process's autogroup ("/autogroup-12 nice 19"), 0 if none. */
+static int autogroup_nice(pid_t pid) {
+    char path[64], buf[128];
+    snprintf(path, sizeof path, "/proc/%d/autogroup", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return 0;
+    buf[n] = 0;
+    char *p = strstr(buf, " nice ");
+    return p ? atoi(p + 6) : 0;
+}
+
+/* One look at the test's live tasks (see above); cpu0: the test cgroup's CPU figure at the
+ * test's start, -1 without one. */
+/* A task's state letter (R: running or runnable), from /proc/<pid>/task/<tid>/stat; 0 unknown. */
+static char task_state(pid_t pid, const char *tid) {
+    char path[320], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/task/%s/stat", pid, tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return 0;
+    buf[n] = 0;
+    char *p = strrchr(buf, ')'); /* the name may hold anything, even ") R" */
+    return p && p[1] == ' ' ? p[2] : 0;
+}
+
+static void sample_test(long long cpu0, long long now) {
+    sampled_at_us = now;
+    long long interval = now - seen_at_us;
+    seen_at_us = now;
     DIR *d = opendir("/proc");
-    if (!d) return -1;
-    struct dirent *e;
+    if (!d) {
+        sched_unknown = 1;
+        return;
+    }
+    int next = 1 - seen_cur, n = 0, overflow = 0;
+    long long top = 0, ran = 0, live = 0;
     pid_t self = getpid();
+    struct dirent *e;
     while ((e = readdir(d)) != NULL) {
         pid_t pid = atoi(e->d_name);
         if (pid <= 1 || pid == self || pid == zpid || pid == launcher_pid) continue;
+        if (autogroup_nice(pid) > 0) weight_lowered = 1;
         char path[64];
         snprintf(path, sizeof path, "/proc/%d/task", pid);
         DIR *t = opendir(path);
@@ -531,34 +612,70 @@ static long long run_delay_us(long long *on_cpu_us) {
             snprintf(spath, sizeof spath, "/proc/%d/task/%s/schedstat", pid, te->d_name);
             int fd = open(spath, O_RDONLY | O_CLOEXEC);
             if (fd < 0) continue;
-            ssize_t n = read(fd, buf, sizeof buf - 1);
+            ssize_t got = read(fd, buf, sizeof buf - 1);
             close(fd);
-            long long run_ns = 0, wait_ns = 0;
-            if (n > 0) {
-                buf[n] = 0;
-                if (sscanf(buf, "%lld %lld", &run_ns, &wait_ns) == 2) {
-                    delay += wait_ns / 1000;
-                    on_cpu += run_ns / 1000;
-                }
+            long long run_ns = 0, wait_ns = 0, slices = 0;
+            if (got <= 0) continue;
+            buf[got] = 0;
+            if (sscanf(buf, "%lld %lld %lld", &run_ns, &wait_ns, &slices) != 3) continue;
+            pid_t tid = atoi(te->d_name);
+            char state = task_state(pid, te->d_name);
+            long long run = run_ns / 1000, wait = wait_ns / 1000;
+            struct task_seen *was = NULL;
+            for (int i = 0; i < seen_n[seen_cur] && !was; i++)
+                if (seen[seen_cur][i].tid == tid) was = &seen[seen_cur][i];
+            /* a task born since the last look did all its running and waiting since; one not
+             * kept last time (too many tasks) has unknown figures: count none */
+            long long dr = run, dw = wait, credit = 0;
+            if (was) {
+                dr = run - was->run_us;
+                dw = wait - was->wait_us;
+                credit = was->credit_us;
+            } else if (seen_overflow) {
+                dr = dw = 0;
             }
+            if (dr < 0) dr = 0;
+            if (dw < 0) dw = 0;
+            /* the run delay that shows up now was partly credited already */
+            long long taken = dw < credit ? dw : credit;
+            dw -= taken;
+            credit -= taken;
+            if (was && was->state == 'R' && state == 'R' && dr == 0 && slices == was->slices) {
+                dw += interval; /* runnable all along, and never on a CPU: waiting now */
+                credit += interval;
+            }
+            ran += dr;
+            live += run;
+            if (dr + dw > top) top = dr + dw;
+            if (n < TASKS_MAX) seen[next][n++] = (struct task_seen){tid, state, run, wait, slices, credit};
+            else overflow = 1;
         }
         closedir(t);
     }
     closedir(d);
-    *on_cpu_us = on_cpu;
-    return delay;
+    long long cpu = cpu0 >= 0 && cg[CG_CPU_USAGE] >= 0 ? cg_cpu() : -1;
+    cpu = cpu < 0 ? -1 : cpu - cpu0;
+    long long dcpu = cpu >= 0 ? cpu - sampled_cpu_us : ran;
+    if (dcpu < ran) dcpu = ran; /* the cgroup read after the tasks': never less than they ran */
+    if (top - dcpu > 0) withheld_us += top - dcpu;
+    sampled_cpu_us = cpu >= 0 ? cpu : sampled_cpu_us + ran;
+    live_cpu_us = live;
+    seen_cur = next;
+    seen_n[next] = n;
+    seen_overflow = overflow;
 }
 
 /* Whether the machine kept the test from running: over `span_us` of wall time in which
- * the test ran `cpu_us`, its tasks waited for a CPU at least half of the time they were
- * not running.  A sleeping, blocked or zombie test waits for nothing and is idle. */
-static int starved_over(long long span_us, long long cpu_us, long long delay_us) {
+ * the test ran `cpu_us`, it was withheld (some task waited, none ran) at least half of
+ * the time it was not running.  A sleeping, blocked or zombie test waits for nothing and is
+ * idle; one that lowered its own weight is never starved. */
+static int starved_over(long long span_us, long long cpu_us, long long withheld) {
     long long off_cpu = span_us - (cpu_us > 0 ? cpu_us : 0);
-    return delay_us > 0 && delay_us * 2 >= off_cpu;
+    return !weight_lowered && withheld > 0 && withheld * 2 >= off_cpu;
 }
 
 /* Whether a process of the test other than its init is still alive (or not yet reaped): a
- * program that forked and left children behind.  Same census as run_delay_us. */
+ * program that forked and left children behind.  Same census as sample_test. */
 static int test_leftovers(pid_t init) {
     DIR *d = opendir("/proc");
     if (!d) return 1; /* cannot tell: assume there are */
@@ -842,10 +959,12 @@ static void run_one(const char *input) {
     if (pipe2(rep, O_CLOEXEC) != 0) die("pipe");
     if (unix_baseline < 0) unix_baseline = unix_sockets();
     long long t0 = now_us();
-    long long idle_checked = t0, progress_at = t0, progress_cpu = 0, progress_delay = 0;
+    sample_reset(t0);
+    long long sample_cpu0 = cg[CG_CPU_USAGE] >= 0 ? cpu0 : -1;
+    long long idle_checked = t0, progress_at = t0, progress_cpu = 0, progress_withheld = 0;
     /* the backstop's window: the last 400 ms (less for a backstop under 800 ms) */
     long long window = wall_kill_us / 2 < 400000 ? wall_kill_us / 2 : 400000;
-    long long ref_t = -1, ref_used = 0, ref_delay = 0, ref_on_cpu = 0;
+    long long ref_t = -1, ref_used = 0, ref_withheld = 0;
     pid_t init;
     if (flat_mode) {
         init = fork();
@@ -901,52 +1020,51 @@ static void run_one(const char *input) {
         if (pr < 0 && errno != EINTR) die("poll");
         if (!killed && out.total >= fsize_bytes) killed = 3;
         if (!killed && cpu0 >= 0 && cg[CG_CPU_USAGE] >= 0 && cg_cpu() - cpu0 > cpu_kill_us) killed = 1;
+        /* the starvation figures (see sample_test), from the first SAMPLE_US of a test on: a
+         * test of a few milliseconds costs nothing */
+        if (!killed && t1 - sampled_at_us >= SAMPLE_US) sample_test(sample_cpu0, t1);
         if (!killed && idle_kill_us > 0 && t1 - idle_checked >= 200000) {
-            /* -e: no CPU progress for idle_kill_us while nothing waited for a CPU */
+            /* -e: no CPU progress for idle_kill_us while the test was not withheld from a CPU */
             idle_checked = t1;
-            long long on_cpu = 0;
-            long long delay = run_delay_us(&on_cpu);
-            long long cpu = cg[CG_CPU_USAGE] >= 0 ? cg_cpu() - cpu0 : on_cpu;
-            if (cpu - progress_cpu >= 20000 || delay < 0) {
+            sample_test(sample_cpu0, t1);
+            long long cpu = sampled_cpu_us;
+            if (cpu - progress_cpu >= 20000 || sched_unknown) {
                 progress_cpu = cpu;
                 progress_at = t1;
-                progress_delay = delay;
+                progress_withheld = withheld_us;
             } else if (t1 - progress_at > idle_kill_us &&
-                       !starved_over(t1 - progress_at, cpu - progress_cpu, delay - progress_delay)) {
+                       !starved_over(t1 - progress_at, cpu - progress_cpu, withheld_us - progress_withheld)) {
                 killed = 2;
             }
         }
         if (!killed && ref_t < 0 && t1 - t0 >= wall_kill_us - window) {
             /* the start of the window the backstop looks at */
             ref_t = t1;
-            ref_delay = run_delay_us(&ref_on_cpu);
-            ref_used = cg[CG_CPU_USAGE] >= 0 ? cg_cpu() - cpu0 : ref_on_cpu;
+            sample_test(sample_cpu0, t1);
+            ref_used = sampled_cpu_us;
+            ref_withheld = withheld_us;
         }
         if (!killed && t1 - t0 > wall_kill_us && t1 - ref_t >= window) {
             /* the wall-clock backstop, over the last window (a program busy at its start,
              * a JVM's, and idle since is idle now): a test that was neither on a CPU nor
-             * waiting for one (the run delay) most of that time is idle, whatever its tasks'
-             * states (sleeping, blocked, stopped, a zombie's parent): killed at once, TLE.
-             * A busy one may go on (the CPU limit still stops it) until -W; there, if its
-             * tasks waited for a CPU at least half of the time they did not run, the machine
-             * held it back and the verdict is the machine's fault (4), never the program's;
-             * otherwise it is TLE */
-            long long on_cpu = 0;
-            long long delay = run_delay_us(&on_cpu);
-            long long cpu = cg[CG_CPU_USAGE] >= 0 ? cg_cpu() - cpu0 : -1;
-            long long used = cpu >= 0 ? cpu : on_cpu;
-            long long span = t1 - ref_t, d_used = used - ref_used, d_delay = delay - ref_delay;
+             * withheld from one most of that time is idle, whatever its tasks' states
+             * (sleeping, blocked, stopped, a zombie's parent): killed at once, TLE.  So is a
+             * test that lowered its own weight (its autogroup's nice).  A busy one may go on
+             * (the CPU limit still stops it) until -W; there, if it was withheld at least
+             * half of the time it did not run, the machine held it back and the verdict is
+             * the machine's fault (4), never the program's; otherwise it is TLE */
+            sample_test(sample_cpu0, t1);
+            long long span = t1 - ref_t, d_used = sampled_cpu_us - ref_used, d_withheld = withheld_us - ref_withheld;
             if (d_used < 0) d_used = 0;
-            if (d_delay < 0) d_delay = 0; /* a task that ended took its run delay with it */
             /* without a cgroup's CPU figure, the live tasks' own CPU time still
              * enforces the CPU limit (a fork bomb is busy, not starved) */
-            if (cpu < 0 && on_cpu > cpu_kill_us) killed = 1;
-            else if (delay < 0 || ref_delay < 0 || (d_used + d_delay) * 2 < span) killed = 2;
+            if (sample_cpu0 < 0 && live_cpu_us > cpu_kill_us) killed = 1;
+            else if (sched_unknown || weight_lowered || (d_used + d_withheld) * 2 < span) killed = 2;
             else if (t1 - t0 > (starved_kill_us > wall_kill_us ? starved_kill_us : wall_kill_us))
-                killed = starved_over(span, d_used, d_delay) ? 4 : 2;
+                killed = starved_over(span, d_used, d_withheld) ? 4 : 2;
             ref_t = t1;
-            ref_used = used;
-            ref_delay = delay;
+            ref_used = sampled_cpu_us;
+            ref_withheld = withheld_us;
         }
         if (killed) {
             /* the test may have ended since the poll above (its init then sleeps in the
@@ -1070,6 +1188,12 @@ int main(int argc, char **argv) {
         return 2;
     }
     prog_argv = argv + optind;
+    /* the batch's CPU cgroup (v1, cpu a hierarchy of its own): joined before anything is
+     * forked, so that the launcher, the zygote and every test are born in it, at the
+     * harness's weight; a batch never runs outside it */
+    if (cg[CG_CPU_PROCS] >= 0 && !cg_write(cg[CG_CPU_PROCS], "0")) die("join the batch's CPU cgroup");
+    if (cg[CG_CPU_PROCS] >= 0) close(cg[CG_CPU_PROCS]);
+    cg[CG_CPU_PROCS] = -1;
     /* raising one's own nice value is always allowed; the launcher and the zygote inherit it */
     if (!configure_later || idle_nice <= 0 || setpriority(PRIO_PROCESS, 0, idle_nice) != 0) idle_nice = 0;
     build_filter();
