@@ -39,7 +39,7 @@ from problems.models import Problem, TestSuite
 router = Router()
 
 ERRORS = {400: s.ValidationErrorOut, 401: s.Error, 404: s.Error, 413: s.Error, 429: s.Error}
-VERIFY_ERRORS = {**ERRORS, 503: s.Error}
+VERIFY_ERRORS = {**ERRORS, 422: s.ValidationErrorOut, 503: s.Error}
 
 
 # -- verification ---------------------------------------------------------------------------

@@ -109,6 +109,17 @@ def install_error_handlers(api: NinjaAPI) -> None:
         if too_many:
             # A batch over the limit is a size refusal (413, as documented), not a malformed body.
             return respond(request, 413, _body("batch_too_large", f"items: {too_many[0]['msg']}"))
+        unknown = [e for e in errors if e["type"] == "extra_forbidden"]
+        if unknown:
+            # A field the request does not have (api.schemas._NO_UNKNOWN_FIELDS): 422, named.
+            def where(loc: list[str]) -> str:
+                while loc[:1] == ["body"]:  # ninja's own wrapping of the request body
+                    loc = loc[1:]
+                return ".".join(loc)
+
+            names = ", ".join(repr(where(e["loc"])) for e in unknown)
+            return respond(request, 422, _body("unknown_field", f"unknown field {names}: not a field of this "
+                                                                "request (see /api/v1/openapi.json)", errors=unknown))
         first: ValidationErrorItem = errors[0] if errors else {"loc": [], "msg": "invalid input", "type": ""}
         where = ".".join(first["loc"])
         detail = f"{where}: {first['msg']}" if where else first["msg"]

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 import annotated_types
 from django.conf import settings
 from ninja import Field, Schema
-from pydantic import AfterValidator, BaseModel, BeforeValidator, StringConstraints
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, StringConstraints
 
 MAX_INT = 2**31 - 1
 
@@ -53,7 +53,17 @@ def _not_bool_or_text(value: Any) -> Any:
     return value
 
 
+# /api/v1/'s own requests refuse a field they do not know (422 `unknown_field` naming it): a
+# misspelt "rewardd" or "wait" silently ignored is a setting the caller believes in and does not
+# have. The compatible endpoints (/sandboxfusion/, /api/v1/openrlhf/) keep ignoring them, as the
+# servers they stand in for do: their clients send fields of their own (SandboxFusion's
+# TestConfig has a dozen this server has no use for).
+_NO_UNKNOWN_FIELDS = ConfigDict(extra="forbid")
+
+
 class VerifyIn(Schema):
+    model_config = _NO_UNKNOWN_FIELDS
+
     problem: CleanStr = Field(
         min_length=1, max_length=300, description="the problem's pid, or source:pid when the pid is ambiguous"
     )
@@ -84,6 +94,7 @@ class TestOut(Built):
     time_ms: int
     wall_ms: int
     memory_kb: int
+    message: str = Field(default="", description="what judged a failing test said (a package checker's message)")
 
 
 class VerifyOut(Built):
@@ -106,6 +117,8 @@ class VerifyOut(Built):
 
 
 class BatchIn(Schema):
+    model_config = _NO_UNKNOWN_FIELDS
+
     # The schema states the limit this server was started with, so clients (and fuzzers) know it;
     # the view checks the current setting again and answers 413 batch_too_large.
     items: list[VerifyIn] = Field(min_length=1, max_length=max(1, int(settings.HARDTESTS_API_BATCH_MAX)),

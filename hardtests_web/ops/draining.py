@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import json
 import selectors
 import socket
 import struct
@@ -28,6 +29,7 @@ from concurrent import futures
 from functools import partial
 from typing import Any
 
+from gunicorn import util as gunicorn_util
 from gunicorn.workers.gthread import TConn, ThreadWorker
 
 # Classic BPF, run by the kernel on each TCP segment a listening socket receives (the data
@@ -174,3 +176,27 @@ class DrainingWorker(ThreadWorker):  # type: ignore[misc]
             self._wrap_future(self.tpool.submit(self.handle, conn), conn)
         if last:
             self.log.info("draining: answering %d connection(s) taken before stopping", len(last))
+
+
+# gunicorn's own refusals (a request line over limit_request_line, too many or too large
+# headers, a malformed request), answered before the application sees the request: in the API's
+# JSON shape {"code", "detail"} instead of gunicorn's HTML page, so a client parses every error
+# the same way.
+_GUNICORN_CODES = {400: "bad_request", 403: "forbidden", 431: "headers_too_large", 500: "internal",
+                   501: "not_implemented"}
+
+
+def json_error_write(sock: socket.socket, status_int: int, reason: str, mesg: str) -> None:
+    code = _GUNICORN_CODES.get(status_int, "bad_request")
+    if "Request Line is too large" in mesg:
+        code = "request_line_too_long"
+    detail = f"{reason}: {mesg}" if mesg else reason
+    body = json.dumps({"code": code, "detail": detail[:500]}).encode()
+    head = (f"HTTP/1.1 {status_int} {reason}\r\nConnection: close\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n").encode("latin-1")
+    gunicorn_util.write_nonblock(sock, head + body)
+
+
+def json_errors_install() -> None:
+    """Make gunicorn write its refusals as JSON (hardtests_web.ops.gunicorn calls it at load)."""
+    gunicorn_util.write_error = json_error_write

@@ -18,10 +18,11 @@ from typing import Any
 from core.embedded import parent_death_kills_me
 from core.env import env_int
 from hardtests_web.gunicorn_conf import *  # noqa: F403
-from hardtests_web.ops.draining import door_close_on_stop
+from hardtests_web.ops.draining import door_close_on_stop, json_errors_install
 from hardtests_web.ops.process import exit_fast
 
 graceful_timeout = env_int("HARDTESTS_API_SYNC_TIMEOUT_S", 60) + 15
+json_errors_install()
 # gthread, answering every connection it has taken before it exits (hardtests_web.ops.draining)
 worker_class = "hardtests_web.ops.draining.DrainingWorker"
 

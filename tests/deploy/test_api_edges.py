@@ -128,3 +128,84 @@ def test_migrate_storage_without_credentials_says_why_in_one_line(tmp_path: Any)
     assert "Traceback" not in done.stderr, done.stderr[-2000:]
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "s3://bucket/x" in lines[0], done.stderr
+
+
+@pytest.mark.parametrize("extra", [{"rewardd": 1}, {"wait": "yes"}])
+def test_an_unknown_field_of_a_verification_is_422_naming_it(client: Client, extra: dict[str, Any]) -> None:
+    [name] = extra
+    for path, body, field in (("/api/v1/verify", {**ITEM, **extra}, name),
+                              ("/api/v1/verify/batch", {"items": [ITEM], **extra}, name),
+                              ("/api/v1/verify/batch", {"items": [{**ITEM, **extra}]}, f"items.0.{name}")):
+        response = _post(client, body, path)
+        assert response.status_code == 422, response.content
+        answer = response.json()
+        assert answer["code"] == "unknown_field" and f"unknown field {field!r}:" in answer["detail"], answer
+        assert [e["type"] for e in answer["errors"]] == ["extra_forbidden"]
+
+
+def test_the_compatible_endpoints_accept_what_their_clients_send(client: Client) -> None:
+    """SandboxFusion's and OpenRLHF's clients send fields this server has no use for (SandboxFusion's
+    TestConfig has a dozen; its own server ignores what it does not know): accepted, not refused.
+    No worker runs here, so an accepted request is 503 no_workers."""
+    config = {"dataset_type": "CommonOJDataset", "language": "python", "locale": "en", "is_fewshot": False,
+              "compile_timeout": 10, "run_timeout": 10, "provided_data": None, "extra": {},
+              "custom_extract_logic": None}
+    calls = [
+        ("/sandboxfusion/submit", {"dataset": "hardtests", "id": "edge:ab", "config": config,
+                                   "completion": "```python\nprint(3)\n```", "future_field": 1}),
+        ("/sandboxfusion/run_code", {"code": "print(1)", "language": "python", "stdin": "", "compile_timeout": 10,
+                                     "run_timeout": 10, "memory_limit_MB": None, "files": {}, "fetch_files": [],
+                                     "future_field": 1}),
+        ("/api/v1/openrlhf/reward", {"query": ["```python\nprint(3)\n```"], "prompts": [""], "labels": ["edge:ab"],
+                                     "future_field": 1}),
+    ]
+    for path, body in calls:
+        response = _post(client, body, path)
+        assert response.status_code in (200, 503), (path, response.content)
+        assert response.json().get("code") in (None, "no_workers"), (path, response.content)
+
+
+@pytest.mark.slow
+def test_gunicorns_own_refusals_are_in_the_json_error_shape(tmp_path: Any) -> None:
+    import socket
+    import time
+
+    from tests.conftest import process_group_stop
+    from tests.deploy.conftest import free_port
+
+    port = free_port()
+    env = {**worker_env(), "HARDTESTS_WEB_WORKERS": "1", "HARDTESTS_WEB_BIND": f"127.0.0.1:{port}"}
+    child = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", "python:hardtests_web.ops.gunicorn",
+                              "hardtests_web.wsgi"], cwd=REPO, env=env, start_new_session=True,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+
+    def ask(raw: bytes) -> tuple[int, dict[str, str], Any]:
+        with socket.create_connection(("127.0.0.1", port), timeout=60) as conn:
+            conn.sendall(raw)
+            data = b""
+            while chunk := conn.recv(65536):
+                data += chunk
+        head, _, body = data.partition(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
+        return int(lines[0].split()[1]), headers, json.loads(body)
+
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert child.poll() is None and time.monotonic() < deadline, "gunicorn did not start"
+                time.sleep(0.2)
+        status, headers, body = ask(f"GET /api/v1/jobs/{'j' * 5000} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+        assert (status, headers["content-type"], body["code"]) == (400, "application/json", "request_line_too_long")
+        assert "4094" in body["detail"]
+        many = "".join(f"X-H{i}: v\r\n" for i in range(150))
+        status, headers, body = ask(f"GET /healthz HTTP/1.1\r\nHost: x\r\n{many}\r\n".encode())
+        assert (status, body["code"]) == (431, "headers_too_large") and body["detail"]
+        status, _, body = ask(b"G\x01T / HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert (status, body["code"]) == (400, "bad_request")
+    finally:
+        process_group_stop(child)
