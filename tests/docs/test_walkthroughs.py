@@ -31,7 +31,7 @@ from tests.api.conftest import sandbox_worker  # noqa: F401  (a fixture)
 from tests.conftest import REPO, worker_env
 
 DOCS = REPO / "docs"
-FENCE = re.compile(r"```(\w*)\n(.*?)```", re.S)
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)  # fences start a line (code may hold ``` inside)
 
 
 def blocks(page: str) -> list[tuple[str, str, str]]:
@@ -45,7 +45,7 @@ def blocks(page: str) -> list[tuple[str, str, str]]:
 
 
 def needs_llm(prose: str) -> bool:
-    return "needs your LLM" in prose.split("\n\n")[-1]
+    return "needs your LLM" in " ".join(prose.strip().split("\n\n")[-1].split())
 
 
 def run_line(line: str, cwd: Path) -> subprocess.CompletedProcess[str]:
