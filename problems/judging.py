@@ -316,10 +316,12 @@ _JUDGE_BROKEN = ("loading the code failed", "no function named")
 
 
 def _accepts(
-    sb: Sandbox, judge_code: str | None, tests: list[LoadedTest], results: list[RunResult], comparison: str = "tokens"
+    sb: Sandbox, judge_code: str | None, tests: list[LoadedTest], results: list[RunResult], comparison: str = "tokens",
+    fail_fast: bool = False,
 ) -> list[tuple[str, str]]:
     """(verdict, reason) for each OK run: "AC" or "WA" by the judging function if there is one,
-    else by the problem's comparison; "SE" when the judging function itself failed (see above)."""
+    else by the problem's comparison; "SE" when the judging function itself failed (see above).
+    In fail-fast mode only the first failure counts, so only it is called again."""
     if judge_code is None:
         return [("AC" if compare_outputs(t.output, r.stdout, comparison) else "WA", "")
                 for t, r in zip(tests, results, strict=False)]
@@ -341,6 +343,14 @@ def _accepts(
         else:
             out.append(("", failure))
             suspects.append(index)
+    if fail_fast and suspects:
+        # a test after the first failure is never read: its second call (up to the judging
+        # function's time limit each) would only delay the answer
+        first = next(index for index, (verdict, _) in enumerate(out) if verdict != "AC")
+        for index in suspects:
+            if index > first:
+                out[index] = ("SE", "judging error: not judged again (an earlier test failed first)")
+        suspects = [index for index in suspects if index <= first]
     if suspects:
         again = call_python(sb, judge_code, "output_judging_function",
                             [(calls[i][0], calls[i][2], calls[i][2]) for i in suspects], checker_limits())
@@ -645,7 +655,7 @@ def _run_lane(
         ok_pairs = [(t, r) for (_, t), r in zip(part, runs, strict=False)
                     if r.verdict == Verdict.OK and t.kind != TIME_ONLY]
         accepted = iter(_accepts(sb, loaded.judge_code, [t for t, _ in ok_pairs], [r for _, r in ok_pairs],
-                                 loaded.comparison) if loaded.checker is None else
+                                 loaded.comparison, fail_fast) if loaded.checker is None else
                         checker_accepts(sb, loaded.checker, [t.input for t, _ in ok_pairs],
                                         [t.output for t, _ in ok_pairs], [r for _, r in ok_pairs]))
         for (position, test), run in zip(part, runs, strict=False):

@@ -107,3 +107,24 @@ def test_a_starved_judging_function_is_a_judging_error() -> None:
         assert result.verdict == "SE" and "starved" in result.message, (code, result.message)
     # the machine's failure is not retried as if the program's output were to blame
     assert starved.judge_runs == 3
+
+
+class _CountingJudge(_StarvedJudge):
+    """The real sandbox, counting the calls of a judging function (each input of its harness)."""
+
+    def run(self, prog: Any, inputs: Sequence[bytes | str], limits: Any, **kwargs: Any) -> list[RunResult]:
+        first = inputs[0] if inputs else b""
+        if (first.encode() if isinstance(first, str) else first).startswith(b'{"function": "output_judging'):
+            self.judge_runs += len(inputs)
+        return self.real.run(prog, inputs, limits, **kwargs)
+
+
+@pytest.mark.parametrize(("mode", "calls"), [("fail_fast", 2 + 1), ("all", 2 + 2)])
+def test_only_a_failure_that_counts_is_called_again_with_the_reference(mode: str, calls: int) -> None:
+    """Fail-fast reads the first failure only: a judging function failing on every test is called
+    again on that one (each second call may cost its whole time limit)."""
+    problem = ProblemFactory()
+    suite = _judged(problem, BROKEN["crash"])
+    counting = _CountingJudge(get_sandbox())
+    result = judge_code(problem=problem, suite=suite, language="python3", code=ADD, mode=mode, sandbox=counting)
+    assert result.verdict == "SE" and counting.judge_runs == calls
