@@ -53,6 +53,8 @@ MIN_TESTS_PER_LANE = 4
 CACHE_MAX_BYTES = 512 * 1024 * 1024
 # How much of a failing program's output a stored verdict keeps for the matrix's cell view.
 FAILURE_OUTPUT_KEPT = 1024 * 1024
+# How much of a failing test's judge message a result carries (API tests[].message).
+TEST_MESSAGE_KEPT = 500
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,8 @@ class TestOutcome:
     time_ms: int
     wall_ms: int
     memory_kb: int
+    # what judged a failing test said (a package checker's message, a judging failure's reason)
+    message: str = ""
 
 
 @dataclass
@@ -419,7 +423,8 @@ def judge_code(
         if reason and not result.message:
             result.message = reason
         result.tests.append(
-            TestOutcome(len(result.tests), test.ordinal, test.kind, verdict, run.time_ms, run.wall_ms, run.memory_kb)
+            TestOutcome(len(result.tests), test.ordinal, test.kind, verdict, run.time_ms, run.wall_ms, run.memory_kb,
+                        reason[-TEST_MESSAGE_KEPT:] if verdict != "AC" else "")
         )
         if verdict == "AC":
             result.passed += 1

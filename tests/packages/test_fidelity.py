@@ -1,0 +1,62 @@
+"""`judge_package`: every labelled submission of hello and different gets its folder's verdict,
+as verifyproblem gives it (the time limit computed from the accepted submissions); guess
+(interactive) and oddecho (scoring) are reported as not judged, with the reason."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from problems.models import Problem, Solution
+
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
+
+
+def _fidelity(*pids: str) -> list[dict[str, Any]]:
+    out = io.StringIO()
+    call_command("judge_package", *pids, "--json", stdout=out)
+    result: list[dict[str, Any]] = json.loads(out.getvalue())
+    return result
+
+
+def test_every_labelled_submission_of_hello_and_different_gets_its_folder_s_verdict(kattis_dir: Path) -> None:
+    call_command("import_dataset", "icpc", str(kattis_dir), stdout=io.StringIO())
+    hello, different, guess, oddecho = _fidelity("icpc:hello", "icpc:different", "icpc:guess", "icpc:oddecho")
+    for report in (hello, different):
+        assert report["mismatches"] == 0, report
+        assert all(sub["ok"] for sub in report["submissions"]), report
+        # no fixed limit in either package: verifyproblem's max(1 s, ceil(slowest AC x 5)) (legacy multiplier)
+        assert report["time_limit_computed"]["time_limit_s"] == 1.0
+    assert {s["name"]: s["result_high"] for s in hello["submissions"]} == {
+        "accepted/hello.cc": "AC", "accepted/hello.java": "AC", "accepted/hello.py": "AC",
+        "run_time_error/memory_limit.cc": "RE", "wrong_answer/hello.cc": "WA"}
+    got = {s["name"]: s["result"] for s in different["submissions"]}
+    assert got["time_limit_exceeded/different_linear_search.cc"] == "TLE"
+    assert got["wrong_answer/different_no_abs.cc"] == got["wrong_answer/different_int.cc"] == "WA"
+    assert different["time_limit_high_s"] == 4.0  # time_safety_margin 4
+    assert Problem.objects.get(source="icpc", pid="different").time_limit_ms == 1000
+    assert "interactive" in guess["not_judged"] and guess["mismatches"] == 0
+    assert all(s["note"].startswith("not judged") for s in guess["submissions"])
+    assert "scoring" in oddecho["not_judged"]
+
+
+def test_a_submission_that_does_not_get_its_folder_s_verdict_is_a_mismatch_with_the_checker_s_message(
+        kattis_dir: Path) -> None:
+    call_command("import_dataset", "icpc", str(kattis_dir / "different"), stdout=io.StringIO())
+    problem = Problem.objects.get(source="icpc", pid="different")
+    # keep one accepted and one wrong submission, and file the wrong one as accepted
+    keep = ["accepted/different.cc", "wrong_answer/different_no_abs.cc"]
+    problem.solutions.filter(role=Solution.Role.CANDIDATE).exclude(name__in=keep).delete()
+    problem.solutions.filter(name="wrong_answer/different_no_abs.cc").update(package_verdict="accepted")
+    out = io.StringIO()
+    with pytest.raises(CommandError, match="did not get their folder's verdict"):
+        call_command("judge_package", "icpc:different", stdout=out)
+    table = out.getvalue()
+    assert "MISMATCH accepted" in table and "wrong_answer/different_no_abs.cc" in table
+    # per test, with the output validator's own message
+    assert "judge answer = " in table and "but submission output = " in table

@@ -1,0 +1,92 @@
+"""A package's checker through the API with a real RQ worker: a testlib checker that FAILs,
+crashes or runs out of time is 503 `judging_error` (never reward 0); a working one judges
+AC and WA; imported Kattis packages (hello: the default validator, different: a C++ output
+validator) judge a Python and a C++ submission of each as their folders say."""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+
+from problems.models import PackageJudge, Problem, Solution, TestSuite
+from tests.api.conftest import AB_TESTS, GOOD, WRONG, api, make_suite, sandbox_worker, user  # noqa: F401
+from tests.packages.test_external import BROKEN, broken_checker
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _short_checker_limit() -> Iterator[None]:
+    """The module's worker (started after this) gives a checker 1 s of CPU, not 10."""
+    saved = os.environ.get("HARDTESTS_CHECKER_TIME_S")
+    os.environ["HARDTESTS_CHECKER_TIME_S"] = "1"
+    yield
+    if saved is None:
+        os.environ.pop("HARDTESTS_CHECKER_TIME_S", None)
+    else:
+        os.environ["HARDTESTS_CHECKER_TIME_S"] = saved
+
+
+@pytest.fixture(scope="module")
+def worker(_short_checker_limit: None, sandbox_worker: Any) -> Any:  # noqa: F811
+    return sandbox_worker
+
+
+def _problem_with_checker(pid: str, judge: Any) -> None:
+    problem = Problem.objects.create(source="pkg", pid=pid, title=pid, statement="", time_limit_ms=1000)
+    suite = make_suite(problem, AB_TESTS[:2])
+    row = PackageJudge.objects.create(problem=problem, kind=judge.kind, name=judge.entry, language=judge.language,
+                                      entry=judge.entry, files=dict(judge.files), flags=[], digest=judge.digest)
+    TestSuite.objects.filter(pk=suite.pk).update(checker=row)
+
+
+@pytest.mark.parametrize("how", ["fail", "crash", "timeout"])
+def test_a_checker_that_fails_crashes_or_times_out_is_503_judging_error(api: Any, worker: Any,  # noqa: F811
+                                                                        testlib_dir: Path, how: str) -> None:
+    _problem_with_checker(how, broken_checker((testlib_dir / "testlib.h").read_text(), BROKEN[how][0]))
+    for code in (GOOD, WRONG):
+        response = api.post("/api/v1/verify", {"problem": f"pkg:{how}", "language": "python3", "code": code})
+        assert response.status_code == 503, (how, response.content)
+        body = response.json()
+        assert body["code"] == "judging_error" and BROKEN[how][1] in body["detail"], body
+
+
+def test_a_working_testlib_checker_judges_through_the_api(api: Any, worker: Any,  # noqa: F811
+                                                          testlib_dir: Path) -> None:
+    judge = broken_checker((testlib_dir / "testlib.h").read_text(),
+                           "if (ouf.readLong() != ans.readLong()) quitf(_wa, \"sums differ\");")
+    _problem_with_checker("fair", judge)
+    for code, verdict in ((GOOD, "AC"), (WRONG, "WA")):
+        response = api.post("/api/v1/verify", {"problem": "pkg:fair", "language": "python3", "code": code})
+        assert response.status_code == 200, response.content
+        assert response.json()["verdict"] == verdict
+    # the checker's own message, per failing test
+    failing = [t for t in response.json()["tests"] if t["verdict"] != "AC"]
+    assert failing and failing[0]["message"] == "wrong answer sums differ", failing
+
+
+def test_imported_kattis_packages_judge_python_and_cpp_through_the_api(api: Any, worker: Any,  # noqa: F811
+                                                                        kattis_dir: Path) -> None:
+    call_command("import_dataset", "icpc", str(kattis_dir / "hello"), str(kattis_dir / "different"),
+                 stdout=io.StringIO())
+    wanted = {
+        "hello": ["accepted/hello.py", "accepted/hello.cc", "wrong_answer/hello.cc"],
+        "different": ["accepted/different_py3.py", "accepted/different.cc", "wrong_answer/different_no_abs.cc"],
+    }
+    for pid, names in wanted.items():
+        for name in names:
+            sol = Solution.objects.get(problem__source="icpc", problem__pid=pid, role="candidate", name=name)
+            response = api.post("/api/v1/verify", {"problem": f"icpc:{pid}", "language": sol.language,
+                                                   "code": sol.code, "mode": "all"})
+            assert response.status_code == 200, (name, response.content)
+            assert response.json()["verdict"] == sol.gold_verdict, (name, response.json())
+    # the default output validator compares tokens case-insensitively (not our byte comparison)
+    response = api.post("/api/v1/verify", {"problem": "icpc:hello", "language": "python3",
+                                           "code": "print('hello   WORLD!')\n"})
+    assert response.json()["verdict"] == "AC", response.json()
