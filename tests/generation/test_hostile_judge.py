@@ -83,6 +83,8 @@ def test_sound_judges_pass_the_hostile_outputs() -> None:
     # the demo's own judges: several answers (any valid pair) and a real number within 1e-6
     two_sum = (DEMO / "two-sum-any" / "kit" / "judge.py").read_text()
     assert hostile_judge(sb, Checker(two_sum), [("4 9\n2 7 11 15\n", "1 2\n")], several_answers=True) is None
+    derangement = (DEMO / "derangement" / "kit" / "judge.py").read_text()
+    assert hostile_judge(sb, Checker(derangement), [("2\n3\n1\n", "2 3 1\n-1\n")], several_answers=True) is None
     meet = (DEMO / "meet-on-line" / "kit" / "judge.py").read_text()
     assert hostile_judge(sb, Checker(meet, tolerance=Tolerance(1e-6)), reals, several_answers=False) is None
 
