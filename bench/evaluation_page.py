@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 TARGET_MS = 300.0
@@ -105,7 +106,8 @@ def main() -> int:
         fast_suite_report(fast_suite_records(limit=FAST_REPORT_SUITES))
         old_read_ms = 1000 * (time.perf_counter() - started)
         client = Client()
-        client.force_login(annotator("bench"))
+        user: Any = annotator("bench")
+        client.force_login(user)
         client.get("/evaluation/")  # warm: templates compiled, caches filled
         times = []
         for _ in range(args.repeat):

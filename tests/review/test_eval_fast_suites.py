@@ -39,6 +39,14 @@ def test_each_wrong_program_is_judged_against_an_order_built_without_it():
     assert r["tests_run_full_kind"] == 17 and r["tests_run_fast_kill"] < r["tests_run_full_kind"]
     assert r["cpu_ms_full_kind"] == 5 * 17
     assert r["fast_tests"] == 3 and r["full_tests"] == 4
+    # one change at a time: each arm's ratio is the baseline (full suite, kind order) over that arm
+    arms = {a["arm"]: a for a in r["arms"]}
+    assert list(arms) == ["full_kind", "full_kill", "fast_kind", "fast_kill"]
+    assert arms["full_kind"]["tests_run"] == 17 and arms["full_kind"]["fewer_tests"] == 1.0
+    for arm in ("full_kill", "fast_kind", "fast_kill"):
+        assert arms[arm]["fewer_tests"] == 17 / arms[arm]["tests_run"]
+    assert arms["fast_kill"]["tests_run"] == r["tests_run_fast_kill"]
+    assert arms["full_kill"]["tests_run"] < 17  # the order alone saves tests: wrong programs stop sooner
     keep = {d["keep"]: d for d in r["random_drop"]}
     assert keep[1.0]["precision"] == 1.0 and keep[0.2]["precision"] < 1.0
 
