@@ -56,3 +56,18 @@ def test_a_404_reached_from_a_form_shows_what_was_typed_to_copy(maintainer_clien
     assert response.status_code == 404
     assert "What you typed is kept" in html and ">a long careful comment</textarea>" in html
     assert "kept-resend" not in html  # sent again it would be refused the same way
+
+
+def test_the_500_page_shows_the_failed_forms_fields_to_copy() -> None:
+    from django.test import RequestFactory
+
+    from hardtests_web.urls import handler500
+    from hardtests_web.views import server_error
+
+    assert handler500 == "hardtests_web.views.server_error"
+    request = RequestFactory().post("/studies/1/items/1/label/", {"comment": "typed before the crash",
+                                                                   "password": "hunter2"})
+    response = server_error(request)
+    html = response.content.decode()
+    assert response.status_code == 500 and "Something went wrong on our side" in html
+    assert ">typed before the crash</textarea>" in html and "hunter2" not in html
