@@ -1,9 +1,10 @@
 # The two commands: `make run` and `make test`. Everything they need is installed by
 # scripts/bootstrap.sh (system packages when root, the virtualenv, Python packages).
+# `make test-fast` is the fast tier: the unit tests needing no Redis, sandbox, server or browser.
 PY := .venv/bin/python
 PORT ?= 8000
 
-.PHONY: run test check docs bootstrap lint lock bench stop clean-var
+.PHONY: run test test-fast check docs bootstrap lint lock bench stop clean-var
 
 run: bootstrap
 	$(PY) manage.py migrate --noinput
@@ -12,6 +13,9 @@ run: bootstrap
 
 test: bootstrap
 	scripts/test.sh
+
+test-fast: bootstrap
+	scripts/test-fast
 
 bootstrap:
 	@scripts/bootstrap.sh

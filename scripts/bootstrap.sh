@@ -48,7 +48,7 @@ if [[ -z "$PYTHON" ]]; then
     fi
   done
 fi
-[[ -n "$PYTHON" ]] || { echo "bootstrap: Python 3.11-3.13 is required" >&2; exit 1; }
+[[ -n "$PYTHON" ]] || { echo "bootstrap: Python 3.11 not found (CI runs 3.11; a 3.12 or 3.13 would be used, untested)" >&2; exit 1; }
 
 if [[ ! -x .venv/bin/python ]]; then
   echo "bootstrap: creating .venv with $PYTHON"

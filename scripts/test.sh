@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
-# The whole suite: every test on SQLite, then the database tests (marker `postgres`) again
-# on a real PostgreSQL server that scripts/with_postgres.py starts and stops.
+# The whole suite, in four steps (docs/testing.md):
+#   parallel  every test but the sandbox's own, on SQLite, in several processes
+#   serial    the sandbox's own tests (marker `serial`), one process, nothing beside it
+#   alone     the tests marked `alone`, each in a fresh process
+#   postgres  the database tests (marker `postgres`) again on a throwaway PostgreSQL server
+# `scripts/test.sh [PYTEST ARGS]` runs the four in that order; `scripts/test.sh --step NAME
+# [PYTEST ARGS]` runs one (.ci/run starts them itself). The fast tier is scripts/test-fast.
 # (Lint is `make lint`, kept apart so a style nit never hides test results.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,6 +14,13 @@ cd "$(dirname "$0")/.."
 # of the project it imported again (PYTHONDONTWRITEBYTECODE may come set from outside).
 unset PYTHONDONTWRITEBYTECODE
 
+steps=(parallel serial alone postgres)
+if [[ "${1:-}" == "--step" ]]; then
+  [[ -n "${2:-}" ]] || { echo "usage: scripts/test.sh [--step parallel|serial|alone|postgres] [PYTEST ARGS]" >&2; exit 2; }
+  steps=("$2")
+  shift 2
+fi
+
 # Two processes (pytest-xdist) a core and one more, each with its own database, Redis and
 # workers: much of a test's time is waiting (servers starting, faults healing, browsers), and
 # with fewer the last long files ran alone on an idle machine (first pass on 2 cores, the same
@@ -16,15 +28,30 @@ unset PYTHONDONTWRITEBYTECODE
 # its module fixtures are built once. HARDTESTS_TEST_PROCS=1 runs everything in one process.
 procs=${HARDTESTS_TEST_PROCS:-$(( 2 * $(nproc) + 1 ))}
 # The longest files go first (tests/conftest.py orders them; xdist's own reordering is off).
-parallel=(-n "$procs" --dist loadfile --no-loadscope-reorder)
-[[ "$procs" == 1 ]] && parallel=()
+xdist=(-n "$procs" --dist loadfile --no-loadscope-reorder)
+[[ "$procs" == 1 ]] && xdist=()
+pytest=(.venv/bin/pytest -q -p no:cacheprovider)
 # Exit 5 (no tests collected) is not a failure here: arguments may select nothing in a pass.
 run() { "$@" || { rc=$?; [[ $rc -eq 5 ]] || exit $rc; }; }
-run .venv/bin/pytest -q -p no:cacheprovider "${parallel[@]}" --durations=15 -m "not serial and not alone" "$@"
+
+parallel() { run "${pytest[@]}" "${xdist[@]}" --durations=15 -m "not serial and not alone" "$@"; }
 # The sandbox's own tests measure CPU time and memory: one process, nothing beside them.
-run .venv/bin/pytest -q -p no:cacheprovider --durations=5 -m serial "$@"
+serial() { run "${pytest[@]}" --durations=5 -m serial "$@"; }
 # Tests that measure their own process (peak memory, a program's CPU) each get a fresh one.
-for test in $(.venv/bin/pytest -q -p no:cacheprovider --collect-only -m alone "$@" | grep '::'); do
-  run .venv/bin/pytest -q -p no:cacheprovider "$test"
+alone() {
+  local test
+  for test in $("${pytest[@]}" --collect-only -m alone "$@" | grep '::'); do
+    run "${pytest[@]}" "$test"
+  done
+}
+postgres() { run .venv/bin/python scripts/with_postgres.py -- "${pytest[@]}" "${xdist[@]}" -m postgres "$@"; }
+
+for step in "${steps[@]}"; do
+  case "$step" in
+    parallel|serial|alone|postgres) ;;
+    *) echo "scripts/test.sh: no step $step (parallel, serial, alone, postgres)" >&2; exit 2 ;;
+  esac
+  started=$SECONDS
+  "$step" "$@"
+  echo "== test $step: $((SECONDS - started)) s"
 done
-run .venv/bin/python scripts/with_postgres.py -- .venv/bin/pytest -q -p no:cacheprovider "${parallel[@]}" -m postgres "$@"

@@ -2,6 +2,11 @@
 
 Only the LLM is ever faked. Redis is a real redis-server started here on a unix socket in
 a temporary directory, so tests never touch the development server under var/.
+
+With HARDTESTS_TEST_TIER=fast (`make test-fast`, scripts/test-fast) only the tests
+tests/tiers.py marks `fast` run, no Redis is started, and any use of Redis, the sandbox or a
+subprocess against the test services raises FastTierViolation: a test tiered wrongly fails
+loudly instead of passing by luck or hanging.
 """
 
 from __future__ import annotations
@@ -20,15 +25,57 @@ from django.db import connection
 from django.test.utils import override_settings
 
 from core.embedded import start_redis_server
+from tests.tiers import mark_fast, not_fast_path
 
 REPO = Path(__file__).resolve().parent.parent
+FAST_TIER = os.environ.get("HARDTESTS_TEST_TIER") == "fast"
+# Where Redis would be in the fast tier: nothing listens, and connecting raises before that.
+NO_REDIS_URL = "unix:///nonexistent/the-fast-tier-starts-no-redis.sock?db=0"
+
+
+class FastTierViolation(BaseException):
+    """A fast-tier test reached Redis, the sandbox or the test services from a subprocess.
+    A BaseException, so that product code's `except Exception` (which turns a sandbox failure
+    into an SE, a Redis error into a 503) cannot hide it."""
+
+
+_violations: list[str] = []
+
+
+def _refuse(what: str) -> Any:
+    def refuse(*_args: Any, **_kwargs: Any) -> Any:
+        _violations.append(what)
+        raise FastTierViolation(
+            f"{what} in the fast tier (HARDTESTS_TEST_TIER=fast): list this test's file or fixture in "
+            "tests/tiers.py so it runs only in the full suite")
+    return refuse
+
+
+def _fast_tier_guards(patch: pytest.MonkeyPatch) -> None:
+    import redis.asyncio.connection
+    import redis.connection
+
+    import sandbox
+    from sandbox.bwrap import BwrapSandbox
+    from sandbox.docker_backend import DockerSandbox
+
+    patch.setattr(redis.connection.AbstractConnection, "connect_check_health", _refuse("Redis"))
+    patch.setattr(redis.asyncio.connection.AbstractConnection, "connect_check_health", _refuse("Redis"))
+    patch.setattr(BwrapSandbox, "__init__", _refuse("the sandbox"))
+    patch.setattr(DockerSandbox, "__init__", _refuse("the sandbox"))
+    sandbox._instances.clear()
 
 
 @pytest.fixture(scope="session", autouse=True)
 def _private_services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    redis_dir = tmp_path_factory.mktemp("redis")
-    child = start_redis_server(redis_dir, daemonize=False)
-    url = f"unix://{redis_dir / 'redis.sock'}?db=0"
+    guards = pytest.MonkeyPatch()
+    if FAST_TIER:
+        _fast_tier_guards(guards)
+        child, url = None, NO_REDIS_URL
+    else:
+        redis_dir = tmp_path_factory.mktemp("redis")
+        child = start_redis_server(redis_dir, daemonize=False)
+        url = f"unix://{redis_dir / 'redis.sock'}?db=0"
     media = tmp_path_factory.mktemp("media")
     queues = {name: {**conf, "URL": url} for name, conf in settings.RQ_QUEUES.items()}
     override = override_settings(REDIS_URL=url, REDIS_URL_FROM_ENV=url, RQ_QUEUES=queues, MEDIA_ROOT=str(media))
@@ -52,9 +99,25 @@ def _private_services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None
         for entry, saved in zip(django_rq.settings.QUEUES_LIST, saved_list, strict=True):
             entry.update(saved)
         override.disable()
-        assert child is not None
-        child.terminate()
-        child.wait(timeout=10)
+        guards.undo()
+        if child is not None:
+            child.terminate()
+            child.wait(timeout=10)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    _violations.clear()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """A violation swallowed on the way (in a thread, by a broad except) still fails its test."""
+    outcome = yield
+    report = outcome.get_result()  # type: ignore[attr-defined]
+    if FAST_TIER and call.when == "call" and report.passed and _violations:
+        report.outcome = "failed"
+        report.longrepr = (f"FastTierViolation: the test reached {', '.join(sorted(set(_violations)))} "
+                           "(caught and hidden on the way): list its file or fixture in tests/tiers.py")
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -63,6 +126,8 @@ def _queues_start_empty(_private_services: None) -> None:
     (a campaign's materialisation jobs, a run's judging: up to 311 seen in one process) would
     otherwise be the first work of this file's own worker: its counts jumped, and once it stayed
     busy for 30 s (CI, the verdict cache's test)."""
+    if FAST_TIER:
+        return
     from core.queues import get_queue
 
     for name in settings.RQ_QUEUES:
@@ -72,6 +137,8 @@ def _queues_start_empty(_private_services: None) -> None:
 def worker_env() -> dict[str, str]:
     """Environment for a subprocess (an RQ worker, a management command) that must use
     the test database, the test Redis and the test media root."""
+    if FAST_TIER:
+        _refuse("a subprocess against the test services")()
     db = connection.settings_dict
     if db["ENGINE"].endswith("sqlite3"):
         url = f"sqlite:///{db['NAME']}"
@@ -139,14 +206,27 @@ def demo_runs(django_db_setup: Any, django_db_blocker: Any) -> Iterator[dict[str
             outer.__exit__(None, None, None)
 
 
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """The fast tier does not import the files it would leave out whole (their imports and
+    fixtures cost seconds of collection in every process)."""
+    return True if FAST_TIER and not_fast_path(collection_path) else None
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The sandbox's own tests measure what a program can do to its verdict (CPU time, memory,
     the worker's peak memory, what a hostile program reaches in a few seconds of CPU): they run
-    alone, in the `serial` pass of scripts/test.sh, not beside another test process."""
+    alone, in the `serial` pass of scripts/test.sh, not beside another test process.
+    Then every test tests/tiers.py finds fast is marked `fast`; the fast tier runs only those."""
     sandbox_dir = REPO / "tests" / "sandbox"
     for item in items:
         if sandbox_dir in Path(str(item.path)).parents and not item.get_closest_marker("alone"):
             item.add_marker(pytest.mark.serial)
+    mark_fast(items)
+    if FAST_TIER:
+        slow = [item for item in items if not item.get_closest_marker("fast")]
+        if slow:
+            config.hook.pytest_deselected(items=slow)
+            items[:] = [item for item in items if item.get_closest_marker("fast")]
     _longest_files_first(items)
 
 

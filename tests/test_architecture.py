@@ -326,10 +326,14 @@ def test_migration_0004_installs_the_index_the_search_repair_installs() -> None:
     # Read the migration as Django does, not by importing it.
     from django.db.migrations.loader import MigrationLoader
     from django.db.migrations.operations import RunPython
+    from django.test import override_settings
 
     from problems import search_index
 
-    operation = MigrationLoader(None).get_migration("problems", "0004_problem_search_index").operations[0]
+    # (the fast tier's --nomigrations hides migrations through MIGRATION_MODULES)
+    with override_settings(MIGRATION_MODULES={}):
+        loader = MigrationLoader(None)
+    operation = loader.get_migration("problems", "0004_problem_search_index").operations[0]
     assert isinstance(operation, RunPython) and operation.reverse_code is not None
     calls: list[str] = []
 
