@@ -12,7 +12,10 @@ reward and any other SandboxFusion caller work unchanged. Differences a caller c
   languages (`config.language` picks among several blocks); by default tests stop at the
   first failure (`config.extra.mode = "all"` runs every test);
 - an infrastructure failure is HTTP 503 (with `status: SandboxError` on /run_code), never a
-  normal-looking answer; both clients raise on it.
+  normal-looking answer; both clients raise on it (verl's built-in reward counts it a failed test);
+- /run_code shares the workers among programs (api/coderun.py): a slow program's many runs wait
+  for its share, and a run that cannot start before the caller's read timeout (verl:
+  compile_timeout + run_timeout + 10 s) is answered 503 `busy` without running.
 """
 
 from __future__ import annotations
