@@ -3,17 +3,20 @@
 A real redis-server (Debian's package, installed by `make run`) listens on a unix socket
 under var/redis/, so the web process, the RQ workers and management commands share it
 without a port. The first process that needs it starts it (under a file lock, so two
-workers starting together do not race), and `make run` stops it on Ctrl-C.
+workers starting together do not race) and stops it as it exits: `serve` on Ctrl-C, a one-off
+command when it is done; a process that finds one running uses it and leaves it be.
 """
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import fcntl
 import os
 import shutil
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -73,8 +76,10 @@ def embedded_redis_enabled() -> bool:
     return not settings.REDIS_URL_FROM_ENV
 
 
-def start_redis_server(directory: Path, *, daemonize: bool) -> subprocess.Popen[bytes] | None:
-    """Start redis-server on directory/redis.sock; return the child when not daemonized."""
+def start_redis_server(directory: Path, *, daemonize: bool, die_with_me: bool = True) -> subprocess.Popen[bytes] | None:
+    """Start redis-server on directory/redis.sock; return the child when not daemonized.
+    die_with_me: PR_SET_PDEATHSIG, which fires when the *thread* that started it ends, so only
+    from a thread that lives as long as the process."""
     binary = shutil.which("redis-server")
     if binary is None:
         raise EmbeddedRedisError(
@@ -102,7 +107,10 @@ def start_redis_server(directory: Path, *, daemonize: bool) -> subprocess.Popen[
     else:
         # Own session, so a terminal's Ctrl-C does not stop Redis before the workers are done;
         # and it dies with whoever started it.
-        child = subprocess.Popen(args, stdout=subprocess.DEVNULL, preexec_fn=die_with_parent())  # noqa: PLW1509
+        if die_with_me:
+            child = subprocess.Popen(args, stdout=subprocess.DEVNULL, preexec_fn=die_with_parent())  # noqa: PLW1509
+        else:
+            child = subprocess.Popen(args, stdout=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 10
     while not _answers(socket):
         if time.monotonic() > deadline:
@@ -117,8 +125,14 @@ def start_redis_server(directory: Path, *, daemonize: bool) -> subprocess.Popen[
     return child
 
 
-def ensure_redis(*, daemonize: bool = True) -> subprocess.Popen[bytes] | None:
-    """Make sure the configured Redis answers, starting the embedded one if needed."""
+def ensure_redis(*, supervisor: bool = False) -> subprocess.Popen[bytes] | None:
+    """Make sure the configured Redis answers, starting the embedded one if needed.
+
+    Nothing outlives what started it. The process that starts the embedded server owns it:
+    `serve` (supervisor=True) gets the child to watch, restart and stop; any other process (a
+    one-off command: generate_tests --sync, judge, evaluate, curate ...) stops it as it exits
+    (atexit, and PR_SET_PDEATHSIG for a kill; a server found running 24 minutes after such a
+    command was a leak). A process that finds one answering attaches and leaves it be."""
     if not embedded_redis_enabled():
         return None
     directory = Path(settings.EMBEDDED_REDIS_DIR)
@@ -134,7 +148,31 @@ def ensure_redis(*, daemonize: bool = True) -> subprocess.Popen[bytes] | None:
         if _answers(socket):
             return None
         socket.unlink(missing_ok=True)
-        return start_redis_server(directory, daemonize=daemonize)
+        main = threading.current_thread() is threading.main_thread()
+        child = start_redis_server(directory, daemonize=False, die_with_me=main or supervisor)
+        assert child is not None
+        if not supervisor:
+            atexit.register(_stop_owned, child, socket)
+        return child
+
+
+def _stop_owned(child: subprocess.Popen[bytes], socket: Path) -> None:
+    """At the exit of the process that started the embedded Redis (not `serve`): stop it."""
+    if child.poll() is not None:
+        return
+    try:
+        _client(socket).shutdown(nosave=True)
+    except redis.RedisError:
+        pass  # shutdown closes the connection under us; a server that did not answer is killed below
+    try:
+        child.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.wait(timeout=5)
+
+
+def embedded_redis_answers() -> bool:
+    return embedded_redis_enabled() and _answers(Path(settings.EMBEDDED_REDIS_SOCKET))
 
 
 def stop_redis() -> bool:

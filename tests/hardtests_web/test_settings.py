@@ -52,28 +52,37 @@ def test_a_malformed_variable_fails_loudly(tmp_path):
 
 
 def test_embedded_redis_starts_on_demand_is_shared_and_stops(tmp_path):
-    code = (
-        "import django; django.setup()\n"
-        "from core.embedded import ensure_redis, stop_redis\n"
-        "import redis; from django.conf import settings\n"
-        "ensure_redis(); ensure_redis()\n"
-        "r = redis.Redis.from_url(settings.REDIS_URL); r.set('k', 'v'); print(r.get('k').decode())\n"
-    )
-    started = _run(code, HARDTESTS_VAR_DIR=str(tmp_path))
-    assert started.stdout.strip() == "v", started.stderr
-    # A second process sees the same server and data.
-    shared = _run(
-        "import django; django.setup(); import redis; from django.conf import settings; "
-        "print(redis.Redis.from_url(settings.REDIS_URL).get('k').decode())",
-        HARDTESTS_VAR_DIR=str(tmp_path),
-    )
-    assert shared.stdout.strip() == "v"
-    stopped = _run(
-        "import django; django.setup(); from core.embedded import stop_redis; print(stop_redis())",
-        HARDTESTS_VAR_DIR=str(tmp_path),
-    )
-    assert stopped.stdout.strip() == "True"
+    """The process that starts the embedded Redis stops it as it exits; a process that finds it
+    running uses it and leaves it be (tests/hardtests_web/test_embedded_lifetime.py: commands)."""
+    import time
+
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys, django; django.setup()\n"
+         "from core.embedded import ensure_redis\n"
+         "import redis; from django.conf import settings\n"
+         "assert ensure_redis() is not None and ensure_redis() is None\n"
+         "redis.Redis.from_url(settings.REDIS_URL).set('k', 'v'); print('READY', flush=True); sys.stdin.read()\n"],
+        cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        env={**{k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "DATABASE_URL")},
+             "DJANGO_SETTINGS_MODULE": "hardtests_web.settings", "HARDTESTS_VAR_DIR": str(tmp_path)})
+    assert holder.stdout is not None and holder.stdin is not None
+    assert holder.stdout.readline().strip() == "READY"
+    read = ("import django; django.setup(); import redis; from django.conf import settings; "
+            "from core.embedded import ensure_redis; assert ensure_redis() is None; "
+            "print(redis.Redis.from_url(settings.REDIS_URL).get('k').decode())")
+    # A second process sees the same server and data, and leaves it running as it exits.
+    assert _run(read, HARDTESTS_VAR_DIR=str(tmp_path)).stdout.strip() == "v"
+    assert _run(read, HARDTESTS_VAR_DIR=str(tmp_path)).stdout.strip() == "v"
+    holder.stdin.close()
+    assert holder.wait(timeout=30) == 0
+    deadline = time.monotonic() + 5
+    while (tmp_path / "redis" / "redis.sock").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert not (tmp_path / "redis" / "redis.sock").exists()
+    stopped = _run("import django; django.setup(); from core.embedded import stop_redis; print(stop_redis())",
+                   HARDTESTS_VAR_DIR=str(tmp_path))
+    assert stopped.stdout.strip() == "False"
 
 
 @pytest.mark.django_db

@@ -36,7 +36,13 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
-from core.embedded import die_with_parent, embedded_redis_enabled, ensure_redis, stop_redis
+from core.embedded import (
+    die_with_parent,
+    embedded_redis_answers,
+    embedded_redis_enabled,
+    ensure_redis,
+    stop_redis,
+)
 from core.queues import DEFAULT_QUEUE, GENERATION_QUEUE, JUDGING_QUEUE, VERIFICATION_QUEUE
 from hardtests_web.ops.process import exit_fast, exit_fast_enabled
 
@@ -134,7 +140,7 @@ class Command(BaseCommand):
     # -- starting ---------------------------------------------------------------------------
 
     def _start(self, port: int, options: dict[str, Any]) -> None:
-        self.redis_child = ensure_redis(daemonize=False)
+        self.redis_child = ensure_redis(supervisor=True)
         self.own_redis = embedded_redis_enabled() and self.redis_child is not None
         if embedded_redis_enabled():
             self.stdout.write(f"redis: embedded at {settings.EMBEDDED_REDIS_SOCKET}")
@@ -302,6 +308,7 @@ class Command(BaseCommand):
 
     def _watch_redis(self, now: float) -> None:
         if not self.own_redis:
+            self._adopt_redis(now)
             return
         if self.redis_child is not None and self.redis_child.poll() is not None:
             uptime = now - getattr(self, "_redis_started", 0.0)
@@ -314,7 +321,7 @@ class Command(BaseCommand):
             self.redis_restart_at = now + delay
         if self.redis_child is None and self.redis_restart_at is not None and now >= self.redis_restart_at:
             try:
-                self.redis_child = ensure_redis(daemonize=False)
+                self.redis_child = ensure_redis(supervisor=True)
                 self._redis_started = time.monotonic()
                 self.redis_restart_at = None
                 self.log("the embedded Redis is back")
@@ -324,6 +331,25 @@ class Command(BaseCommand):
                 delay = self._backoff(self.redis_failures)
                 self.stderr.write(f"serve: could not start the embedded Redis ({exc}); again in {delay:g} s")
                 self.redis_restart_at = now + delay
+
+    def _adopt_redis(self, now: float) -> None:
+        """An embedded Redis this serve found running belongs to the process that started it (a
+        one-off command), which stops it as it exits: then this serve starts its own."""
+        if not embedded_redis_enabled() or now < getattr(self, "_adopt_check_at", 0.0):
+            return
+        self._adopt_check_at = now + 1.0
+        if embedded_redis_answers():
+            return
+        try:
+            self.redis_child = ensure_redis(supervisor=True)
+        except Exception as exc:
+            self.stderr.write(f"serve: could not start the embedded Redis ({exc}); trying again")
+            return
+        if self.redis_child is not None:
+            self.own_redis = True
+            self._redis_started = time.monotonic()
+            self.log("the embedded Redis it shared has stopped; this serve runs its own now")
+            self._requeue_orphans()
 
     # -- stopping ---------------------------------------------------------------------------
 
