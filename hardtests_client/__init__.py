@@ -1,13 +1,14 @@
 """Client of the hardtests_web verification API, for training loops and benchmarks.
 
 - HardTestsClient / AsyncHardTestsClient: verify(), verify_many() (batched, 202 polling,
-  retries with backoff on 429/502/503/504), score_completions() (code extracted here).
+  retries with backoff on 429/502/503/504, items answered SE sent again; errors="return" keeps
+  the good items), score_completions() (code extracted here).
 - hardtests_client.verl: compute_score (sync), compute_score_async, compute_score_batch
   for verl's custom_reward_function.
 - hardtests_client/openrlhf_reward_func.py: a reward_func file for OpenRLHF (--reward.remote_url).
 - extract_code: the completion -> program rule the server uses too.
 
-Infrastructure failures raise InfrastructureError; they are never a reward of 0.
+Infrastructure failures raise InfrastructureError once the retries fail; they are never a reward of 0.
 Configuration: arguments, else $HARDTESTS_URL (e.g. http://host:8000) and $HARDTESTS_TOKEN.
 """
 

@@ -14,7 +14,8 @@ plain ones in its executor) and the legacy ``naive`` / ``prime`` / ``dapo`` mana
 them; ``compute_score_batch`` scores a batch for the legacy ``batch`` manager (the reward
 loop has no batch manager). Each returns 1.0 when the program in the completion passes
 every test, 0.0 when it fails one or has no code, and raises InfrastructureError when the
-server could not judge it. A problem the server does not know raises RequestRejected
+server could not judge it, after the client's retries (backoff and jitter; a sample answered
+SE is sent again): verl's reward managers let that stop the step. A problem the server does not know raises RequestRejected
 (``on_error: raise``, the default) or scores None (``on_error: none``; only for callers that
 filter None out, verl itself needs a number).
 
