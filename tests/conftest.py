@@ -15,6 +15,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,10 +25,35 @@ from django.conf import settings
 from django.db import connection
 from django.test.utils import override_settings
 
-from core.embedded import start_redis_server
+from core.embedded import parent_death_kills_me, start_redis_server
 from tests.tiers import mark_fast, not_fast_path
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+def _children_die_with_the_tests() -> None:
+    """Every process a test (or xdist) starts from the main thread dies with the process that
+    started it (PR_SET_PDEATHSIG), so a killed `make test` (a CI timeout) leaves no RQ worker,
+    server or helper behind to take the next run's jobs (tests/deploy/test_killed_runner.py).
+    Not from other threads: the signal comes when the thread that started the child ends."""
+    start = subprocess.Popen.__init__
+
+    def init(self: subprocess.Popen[Any], *args: Any, **kwargs: Any) -> None:
+        if threading.current_thread() is threading.main_thread():
+            then, parent = kwargs.get("preexec_fn"), os.getpid()
+
+            def preexec() -> None:
+                parent_death_kills_me(parent)
+                if then is not None:
+                    then()
+
+            kwargs["preexec_fn"] = preexec
+        start(self, *args, **kwargs)
+
+    subprocess.Popen.__init__ = init  # type: ignore[method-assign]
+
+
+_children_die_with_the_tests()
 FAST_TIER = os.environ.get("HARDTESTS_TEST_TIER") == "fast"
 # Where Redis would be in the fast tier: nothing listens, and connecting raises before that.
 NO_REDIS_URL = "unix:///nonexistent/the-fast-tier-starts-no-redis.sock?db=0"
