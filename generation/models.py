@@ -69,6 +69,10 @@ class GenerationRun(models.Model):
     model_name = models.CharField(max_length=100, blank=True)
     # Which inputs prompt call 2 uses (generation.profiles): hardtestgen, minimal, structured, contrastive.
     profile = models.CharField(max_length=20, default="hardtestgen")
+    # The language the LLM writes the generators and the checker in: python3 (the kit contract) or
+    # cpp (testlib programs, generation/materialise/testlib.py; `generate_tests --kit-language cpp`).
+    kit_language = models.CharField(max_length=10, choices=[("python3", "Python"), ("cpp", "C++ (testlib)")],
+                                    default="python3")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True)
     stage = models.CharField(max_length=15, choices=Stage.choices, default=Stage.QUEUED)
     # {"llm_validator": 1.2, "generating": 3.4, ...} seconds per stage.

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import shlex
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -381,3 +382,216 @@ def parse_inputs_reply(reply: str) -> InputsReply:
     if not direct and regular is None and hacking is None:
         raise ReplyInvalid("the reply gives no inputs at all: no direct inputs and no generators")
     return InputsReply(direct_inputs=list(direct), regular_generator=regular, hacking_generator=hacking)
+
+
+# -- C++ kits on testlib (`generate_tests --kit-language cpp`) ---------------------------------------
+
+TESTLIB_VALIDATOR_KEYS = ("input_validator", "needs_custom_output_judging_function", "checker")
+TESTLIB_INPUTS_KEYS = ("LLMGen_input", "generator", "commands", "hacking_commands")
+MAX_COMMANDS = 200
+MAX_COMMAND_CHARS = 1000
+_CPP_MAIN = re.compile(r"\bint\s+main\s*\(")
+
+
+@dataclass
+class TestlibValidatorReply:
+    input_validator: str
+    needs_output_judge: bool
+    checker: str | None
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class TestlibInputsReply:
+    direct_inputs: list[str]
+    generator: str | None
+    commands: list[str]
+    hacking_commands: list[str]
+
+
+def check_cpp(code: str, what: str, *, testlib: bool = True) -> None:
+    """What can be told of C++ without compiling it (the sandbox compiles it next): a main, and
+    testlib.h included when the contract is testlib's."""
+    if not code.strip():
+        raise ReplyInvalid(f"the {what} is empty")
+    if not _CPP_MAIN.search(code):
+        raise ReplyInvalid(f"the {what} defines no `int main(int argc, char* argv[])`")
+    if testlib and "testlib.h" not in code:
+        raise ReplyInvalid(f'the {what} must `#include "testlib.h"` (and call registerGen/registerTestlibCmd)')
+
+
+def parse_testlib_validator_reply(reply: str) -> TestlibValidatorReply:
+    """Call 1 of a C++ kit: a Python input validator (the validator filter is unchanged) and a
+    testlib checker (`checker input output answer`), or null when outputs are compared as text."""
+    data = extract_json(reply, TESTLIB_VALIDATOR_KEYS)
+    _check_keys(data, TESTLIB_VALIDATOR_KEYS)
+    validator = data["input_validator"]
+    if not isinstance(validator, str) or not validator.strip():
+        raise ReplyInvalid("'input_validator' must be a non-empty string of Python source")
+    check_function(validator, VALIDATOR_FUNCTION, 1, "input validator")
+    needs = data["needs_custom_output_judging_function"]
+    if not isinstance(needs, bool):
+        raise ReplyInvalid("'needs_custom_output_judging_function' must be true or false")
+    checker = data["checker"]
+    notes: list[str] = []
+    if checker is not None and not isinstance(checker, str):
+        raise ReplyInvalid("'checker' must be a string of C++ source (a testlib checker) or null")
+    checker = checker if checker and checker.strip() else None
+    if needs:
+        if checker is None:
+            raise ReplyInvalid("'needs_custom_output_judging_function' is true but 'checker' is empty")
+        check_cpp(checker, "checker")
+        if "registerTestlibCmd" not in checker:
+            raise ReplyInvalid("the checker must call registerTestlibCmd(argc, argv) (it is run as "
+                               "`checker input output answer`)")
+    elif checker is not None:
+        notes.append("checker ignored: needs_custom_output_judging_function is false")
+        checker = None
+    return TestlibValidatorReply(input_validator=validator, needs_output_judge=needs, checker=checker, notes=notes)
+
+
+def _commands(data: dict[str, Any], key: str) -> list[str]:
+    value = data.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(c, str) for c in value):
+        raise ReplyInvalid(f"'{key}' must be a list of strings (the generator's arguments, one command each)")
+    commands = [c.strip() for c in value if c.strip()]
+    if len(commands) > MAX_COMMANDS:
+        raise ReplyInvalid(f"'{key}' has {len(commands)} commands, at most {MAX_COMMANDS}")
+    for command in commands:
+        if len(command) > MAX_COMMAND_CHARS:
+            raise ReplyInvalid(f"a command in '{key}' is {len(command)} characters long, at most {MAX_COMMAND_CHARS}")
+        if any(ch in command for ch in "<>|;&$`\n"):
+            raise ReplyInvalid(f"the command {command[:100]!r} in '{key}' is not plain arguments: give the "
+                               "generator's arguments only (no redirection, pipes or shell syntax)")
+    return commands
+
+
+def command_argv(command: str) -> list[str]:
+    """A command's arguments, as a shell would split them (quotes kept together); a leading
+    `gen` or `./gen` names the program and is dropped."""
+    try:
+        words = shlex.split(command)
+    except ValueError as exc:
+        raise ReplyInvalid(f"the command {command[:100]!r} cannot be split into arguments: {exc}") from exc
+    if words and words[0] in ("gen", "./gen", "generator", "./generator"):
+        words = words[1:]
+    return words
+
+
+def parse_testlib_inputs_reply(reply: str) -> TestlibInputsReply:
+    """Call 2 of a C++ kit: direct inputs, one testlib generator and its commands."""
+    data = extract_json(reply, TESTLIB_INPUTS_KEYS)
+    _check_keys(data, TESTLIB_INPUTS_KEYS)
+    direct = data.get("LLMGen_input") or []
+    if not isinstance(direct, list) or not all(isinstance(x, str) for x in direct):
+        raise ReplyInvalid("'LLMGen_input' must be a list of input strings")
+    for i, item in enumerate(direct):
+        if len(item) > MAX_DIRECT_INPUT_CHARS:
+            raise ReplyInvalid(f"'LLMGen_input'[{i}] is too long ({len(item)} characters); write it as a command")
+    generator = data.get("generator")
+    if generator is not None and not isinstance(generator, str):
+        raise ReplyInvalid("'generator' must be a string of C++ source (a testlib generator) or null")
+    generator = generator if generator and generator.strip() else None
+    commands, hacking = _commands(data, "commands"), _commands(data, "hacking_commands")
+    for command in commands + hacking:
+        command_argv(command)
+    if generator is not None:
+        check_cpp(generator, "generator")
+        if "registerGen" not in generator:
+            raise ReplyInvalid("the generator must call registerGen(argc, argv, 1) so that rnd is seeded from "
+                               "its arguments")
+        if not commands and not hacking:
+            raise ReplyInvalid("the generator has no commands: list its arguments in 'commands' or "
+                               "'hacking_commands'")
+    elif commands or hacking:
+        raise ReplyInvalid("'commands' are given but 'generator' is null")
+    if not direct and generator is None:
+        raise ReplyInvalid("the reply gives no inputs at all: no direct inputs and no generator")
+    return TestlibInputsReply(direct_inputs=list(direct), generator=generator, commands=commands,
+                              hacking_commands=hacking)
+
+
+# -- SEARCH/REPLACE edits (CodeContests-O's refinement, its prompt B.2) ------------------------------
+
+_SEARCH = re.compile(r"^[ \t]*<{7}[ \t]*SEARCH[ \t]*$")
+_DIVIDER = re.compile(r"^[ \t]*={7}[ \t]*$")
+_REPLACE = re.compile(r"^[ \t]*>{7}[ \t]*REPLACE[ \t]*$")
+_FENCE_ONLY = re.compile(r"^[ \t]*(`{3,}|~{3,})[^`]*$")
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One SEARCH/REPLACE block against the file it names."""
+
+    target: str
+    search: str
+    replace: str
+    number: int
+
+
+def parse_edits(reply: str, targets: tuple[str, ...]) -> list[Edit]:
+    """Every SEARCH/REPLACE block of the reply, each against the file named on the line before
+    it (one of `targets`, e.g. `generator.cpp`, `checker.cpp`). A block with no known file
+    before it, or that is not closed, is refused with the reason."""
+    lines = reply.splitlines()
+    edits: list[Edit] = []
+    i = 0
+    while i < len(lines):
+        if not _SEARCH.match(lines[i]):
+            i += 1
+            continue
+        number = len(edits) + 1
+        target = ""
+        for back in range(i - 1, -1, -1):
+            text = lines[back].strip()
+            if not text or _FENCE_ONLY.match(lines[back]):
+                continue
+            target = text.strip("`*#: ").removeprefix("File").strip("`*#: ")
+            break
+        if target not in targets:
+            raise ReplyInvalid(f"SEARCH/REPLACE block {number} does not name its file on the line before "
+                               f"`<<<<<<< SEARCH` (one of {', '.join(targets)}; found {target[:80]!r})")
+        j = i + 1
+        while j < len(lines) and not _DIVIDER.match(lines[j]):
+            j += 1
+        k = j + 1
+        while k < len(lines) and not _REPLACE.match(lines[k]):
+            k += 1
+        if j >= len(lines) or k >= len(lines):
+            raise ReplyInvalid(f"SEARCH/REPLACE block {number} ({target}) is not closed: it needs `=======` and "
+                               "`>>>>>>> REPLACE` lines")
+        search = "\n".join(lines[i + 1:j])
+        if not search.strip():
+            raise ReplyInvalid(f"SEARCH/REPLACE block {number} ({target}) has an empty SEARCH part: copy the "
+                               "lines to replace from the current file")
+        edits.append(Edit(target, search, "\n".join(lines[j + 1:k]), number))
+        i = k + 1
+    return edits
+
+
+def apply_edits(files: dict[str, str], edits: list[Edit]) -> dict[str, str]:
+    """The files with every edit applied in order. A block whose SEARCH text does not occur
+    exactly once (character for character, whitespace included) in the file as it stands is
+    refused: ReplyInvalid naming every such block and why, so the model can resend them."""
+    out = dict(files)
+    refused: list[str] = []
+    for edit in edits:
+        text = out.get(edit.target)
+        if text is None:
+            refused.append(f"block {edit.number} ({edit.target}): there is no such file")
+            continue
+        count = text.count(edit.search)
+        if count == 1:
+            out[edit.target] = text.replace(edit.search, edit.replace, 1)
+            continue
+        first = edit.search.strip().splitlines()[0][:120]
+        why = ("its SEARCH text does not occur in the file" if count == 0 else
+               f"its SEARCH text occurs {count} times; include more lines to make it unique")
+        refused.append(f"block {edit.number} ({edit.target}, starting {first!r}): {why}")
+    if refused:
+        raise ReplyInvalid("SEARCH/REPLACE blocks that do not apply exactly were refused (no block was applied; "
+                           "a SEARCH part must copy lines of the current file exactly, whitespace included): "
+                           + "; ".join(refused))
+    return out

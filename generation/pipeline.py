@@ -17,6 +17,7 @@ from django.db import transaction
 
 from generation import oracle_free
 from generation.asking import Conversation, judge_repair, judge_request, llm_kit
+from generation.asking_testlib import llm_testlib_kit
 from generation.materialise import (
     JudgeLenient,
     JudgeRejects,
@@ -26,6 +27,7 @@ from generation.materialise import (
     materialise_kit,
 )
 from generation.materialise.oracles import ManyAnswers
+from generation.materialise.testlib import checker_judge, testlib_missing, testlib_parts
 from generation.materialise.tolerance import answer_tolerance, tolerance_judge_code
 from generation.materialise.types import RunFailed
 from generation.models import FailureReason, GenerationRun
@@ -35,7 +37,13 @@ from generation.refine.feedback import known_correct_gate, refine_suite
 from generation.refine.repair import generators_repair
 from generation.refine.review import checkers_review
 from generation.selectors import kit_to_materialise
-from generation.services import run_activate, run_claim, run_fail_recorded, run_succeed_unchanged
+from generation.services import (
+    run_activate,
+    run_claim,
+    run_fail_recorded,
+    run_succeed_unchanged,
+    testlib_checker_row,
+)
 from problems.blobs import blob_sha256
 from problems.models import CodeOrigin, Solution, TestKit, TestSuite
 from problems.services import judge_create, kit_create, suite_add_tests, suite_create
@@ -59,9 +67,13 @@ def _kit_for(run: GenerationRun) -> TestKit:
 
 def _unchanged_from(kit: TestKit, result: Materialised) -> TestSuite | None:
     """The active generated suite when it holds exactly these tests with the same code, else None."""
-    active = kit.problem.suites.filter(origin=TestSuite.Origin.GENERATED, status=TestSuite.Status.ACTIVE).first()
+    active = (kit.problem.suites.filter(origin=TestSuite.Origin.GENERATED, status=TestSuite.Status.ACTIVE)
+              .select_related("checker").first())
     if (active is None or active.test_count != len(result.tests) or active.validator_id != kit.validator_id
             or active.output_judge_id != kit.output_judge_id or active.unverified != result.unverified):
+        return None
+    testlib = testlib_parts(kit).checker
+    if (active.checker.digest if active.checker else None) != (checker_judge(testlib).digest if testlib else None):
         return None
     ours = [(t.kind, blob_sha256(t.input), blob_sha256(t.output)) for t in result.tests]
     theirs = list(active.tests.order_by("ordinal").values_list("kind", "input_sha256", "output_sha256"))
@@ -72,10 +84,15 @@ def _build_suite(run: GenerationRun, rec: RunRecorder, kit: TestKit, result: Mat
     """Write the tests into a new BUILDING suite (not yet visible to judging)."""
     rec.stage(GenerationRun.Stage.SAVING)
     tests = result.tests
+    testlib = testlib_parts(kit).checker
     with transaction.atomic():
         suite = suite_create(problem=run.problem, origin=TestSuite.Origin.GENERATED, kit=kit, validator=kit.validator,
                              output_judge=kit.output_judge, note=f"generation run #{run.pk} from kit v{kit.version}",
                              unverified=result.unverified)
+        if testlib:
+            # a C++ kit's suite is judged by its testlib checker, as a package's checker is (FAIL: SE)
+            suite.checker = testlib_checker_row(problem=run.problem, code=testlib)
+            suite.save(update_fields=["checker"])
         GenerationRun.objects.filter(pk=run.pk).update(suite=suite)
     for start in range(0, len(tests), SAVE_CHUNK):
         rec.check_cancel()
@@ -87,7 +104,7 @@ def _with_tolerance_judge(run: GenerationRun, rec: RunRecorder, kit: TestKit) ->
     """A kit without a judging function for a problem whose answers are real numbers gets the standard
     tolerance judge (a new kit version): suites are judged as the statement accepts, not token by token."""
     tolerance = answer_tolerance(run.problem, kit)
-    if kit.output_judge_id is not None or tolerance is None:
+    if kit.output_judge_id is not None or tolerance is None or testlib_parts(kit).checker:
         return kit
     with transaction.atomic():
         judge = judge_create(problem=kit.problem, code=tolerance_judge_code(tolerance), origin=CodeOrigin.IMPORTED,
@@ -113,6 +130,10 @@ def _materialise(run: GenerationRun, rec: RunRecorder, sb: Sandbox, kit: TestKit
     were right send the run back for a judging function once, and a judging function that rejects
     correct outputs goes back once."""
     kit = _with_tolerance_judge(run, rec, kit)
+    if testlib_parts(kit).present:
+        # The judge round trips ask for Python judging functions (generation.asking); a C++ kit's checker
+        # is fixed by refinement instead.
+        session = None
     asked_judge = repaired_judge = False
     while True:
         try:
@@ -147,6 +168,10 @@ def _make_kit(run: GenerationRun, rec: RunRecorder, sb: Sandbox, flight: Preflig
     """Where a run chooses its mode: the kit to materialise, and the conversation when the model is at
     hand for the later round trips (judge requests and repairs, refinement); None for runs from a kit."""
     # A kit already saved by this run (the campaign LLM stage, or before a crash) is never asked again.
+    if run.mode == GenerationRun.Mode.FROM_SCRATCH and run.kit_id is None and run.kit_language == "cpp":
+        # C++ kit parts (testlib): compile errors go back in calls 1 and 2; the Python review and repair
+        # steps do not apply to them, refinement does.
+        return llm_testlib_kit(run, rec, sb, flight)
     if run.mode == GenerationRun.Mode.FROM_SCRATCH and run.kit_id is None:
         kit, session = llm_kit(run, rec, sb, flight)
         kit = checkers_review(run, rec, sb, flight, session, kit)
@@ -154,6 +179,15 @@ def _make_kit(run: GenerationRun, rec: RunRecorder, sb: Sandbox, flight: Preflig
     kit = _kit_for(run)
     rec.log(f"materialising kit v{kit.version} ({kit.get_origin_display()})")
     return kit, None
+
+
+def _testlib_refusal(run: GenerationRun) -> None:
+    """A run that needs testlib.h (C++ kit parts) and has none is refused before anything runs."""
+    cpp = run.kit_language == "cpp" if run.mode == GenerationRun.Mode.FROM_SCRATCH and run.kit_id is None else \
+        testlib_parts(run.kit or kit_to_materialise(run.problem)).present
+    missing = testlib_missing() if cpp else None
+    if missing:
+        raise RunFailed(FailureReason.INPUT_GENERATION_FAILED, f"refused before anything runs: {missing}")
 
 
 def open_sandbox() -> Sandbox:
@@ -176,6 +210,7 @@ def generation_run_execute(*, run_id: int) -> GenerationRun:
     rec.start_heartbeat()
     try:
         rec.log(f"run #{run.pk} started: {run.get_mode_display()} for {run.problem.pid}")
+        _testlib_refusal(run)
         sb = open_sandbox()
         if run.mode in GenerationRun.ORACLE_FREE_MODES:  # no oracle, no pre-flight: generation/oracle_free
             suite = oracle_free.execute(run, rec, sb)

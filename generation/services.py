@@ -30,12 +30,13 @@ from django.utils import timezone
 
 from core.queues import GENERATION_QUEUE, JUDGING_QUEUE, get_queue, redis_connection
 from generation.accounting import run_account_calls
+from generation.materialise.testlib import CHECKER_FILE, checker_judge
 from generation.materialise.types import RunFailed
 from generation.models import Campaign, FailureReason, GenerationRun
 from generation.profiles import profile_get
 from generation.recorder import MAX_LOG_CHARS, RunRecorder, stale_after_s
 from generation.selectors import has_usable_oracle, kit_to_materialise
-from problems.models import Problem, TestSuite
+from problems.models import PackageJudge, Problem, TestSuite
 from problems.services import suite_activate, suite_fail
 
 log = logging.getLogger(__name__)
@@ -80,6 +81,7 @@ def generation_run_start(
     enqueue: bool = True,
     judge_candidates: bool = False,
     profile: str = "hardtestgen",
+    kit_language: str = "python3",
 ) -> GenerationRun:
     """Create a QUEUED run and enqueue its job on the `generation` queue after commit.
 
@@ -94,6 +96,8 @@ def generation_run_start(
     when one is open already, nothing is created and that run comes back with
     `run.created = False` (callers say so); a new run has `run.created = True`.
     """
+    if kit_language not in ("python3", "cpp"):
+        raise ValueError(f"unknown kit language {kit_language!r}; choose python3 or cpp")
     if mode not in GenerationRun.Mode.values:
         raise ValueError(f"unknown generation mode {mode!r}; choose one of {', '.join(GenerationRun.Mode.values)}")
     mode = oracle_free_mode_for(problem=problem, mode=mode)
@@ -106,6 +110,7 @@ def generation_run_start(
                 problem=problem, mode=mode, model_name=model or (settings.HARDTESTS_LLM_MODEL if asks_llm else ""),
                 created_by=user if getattr(user, "is_authenticated", False) else None, kit=kit,
                 judge_candidates=judge_candidates, heartbeat_at=timezone.now(), profile=profile_get(profile).name,
+                kit_language=kit_language,
                 log=f"{timezone.now():%H:%M:%S} queued by {getattr(user, 'username', None) or 'system'}\n",
             )
             if enqueue:
@@ -121,6 +126,19 @@ def generation_run_start(
         return existing
     run.created = True
     return run
+
+
+def testlib_checker_row(*, problem: Problem, code: str) -> PackageJudge:
+    """The PackageJudge that judges a C++ kit's suites with its testlib checker (one row per checker
+    text): problems/judging.py then runs it as it runs a package's checker, FAIL a judging failure."""
+    judge = checker_judge(code)
+    row = PackageJudge.objects.filter(problem=problem, kind=PackageJudge.Kind.TESTLIB_CHECKER,
+                                      digest=judge.digest).first()
+    if row is None:
+        row = PackageJudge.objects.create(problem=problem, kind=PackageJudge.Kind.TESTLIB_CHECKER,
+                                          name=f"generated/{CHECKER_FILE}", language="cpp", entry=CHECKER_FILE,
+                                          files=dict(judge.files), flags=[], digest=judge.digest)
+    return row
 
 
 def oracle_free_mode_for(*, problem: Problem, mode: str) -> str:

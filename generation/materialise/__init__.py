@@ -35,6 +35,7 @@ from generation.materialise.oracles import (
     hostile_judge,
     lenient_judge,
 )
+from generation.materialise.testlib import testlib_parts
 from generation.materialise.tolerance import answer_tolerance, is_standard_judge
 from generation.materialise.types import (
     Cancelled,
@@ -50,7 +51,7 @@ from problems.services import NewTest
 from sandbox import Sandbox, get_sandbox
 
 __all__ = ["Cancelled", "JudgeLenient", "JudgeRejects", "Materialised", "MaterialiseError", "NullProgress", "Progress",
-           "ValidatorErrors", "materialise_kit"]
+           "ValidatorErrors", "kit_checker", "materialise_kit"]
 
 
 @dataclass
@@ -91,6 +92,15 @@ def judge_sample_check(sb: Sandbox, checker: Checker, samples: list[tuple[str, s
             for t, (ok, why) in zip(triples, checker.accepts(sb, triples), strict=True) if not ok]
 
 
+def kit_checker(kit: TestKit, clock: SandboxClock | None = None) -> Checker:
+    """How a kit compares outputs: its testlib checker (a C++ kit), its judging function, else the
+    problem's comparison (with the real-number tolerance when there is one)."""
+    testlib = testlib_parts(kit).checker
+    code = testlib or (kit.output_judge.code if kit.output_judge else None)
+    return Checker(code, kit.problem.comparison, clock or SandboxClock(),
+                   tolerance=answer_tolerance(kit.problem, kit), language="cpp" if testlib else "python3")
+
+
 def materialise_kit(*, kit: TestKit, progress: Progress | None = None, sb: Sandbox | None = None,
                     oracles: list[Solution] | None = None) -> Materialised:
     """Run the kit's generators, validator and the problem's oracles; raise MaterialiseError on failure.
@@ -107,8 +117,7 @@ def materialise_kit(*, kit: TestKit, progress: Progress | None = None, sb: Sandb
             sb = get_sandbox()
         except Exception as exc:  # noqa: BLE001 - SandboxUnavailable or a backend start failure
             raise MaterialiseError(FailureReason.SANDBOX_ERROR, f"sandbox unavailable: {exc}") from exc
-    checker = Checker(kit.output_judge.code if kit.output_judge else None, problem.comparison, clock,
-                      tolerance=answer_tolerance(problem, kit))
+    checker = kit_checker(kit, clock)
     samples = sample_pairs(problem)
     rejected = judge_sample_check(sb, checker, samples)
     if rejected:

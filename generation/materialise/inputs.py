@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 from django.conf import settings
 
 from generation.materialise.batching import call_many
+from generation.materialise.testlib import testlib_candidates
 from generation.materialise.types import (
     Candidate,
     MaterialiseError,
@@ -168,6 +169,9 @@ def generate_candidates(
             candidates.append(Candidate(text, TestCase.Kind.DIRECT, "LLMGen_input", index))
         else:
             tally.add(TestCase.Kind.DIRECT, "failed")
+    # A C++ kit's testlib generator (generation/materialise/testlib.py): its commands, after the direct inputs.
+    candidates += testlib_candidates(sb=sb, kit=kit, tally=tally, progress=progress, clock=clock,
+                                     check_calls=check_calls(), unreproducible=unreproducible)
     jobs, problems = generator_jobs(kit)
     for problem in problems:
         progress.log(f"generator code skipped: {problem}")

@@ -31,6 +31,7 @@ from django.db.models import F
 
 from generation.materialise.inputs import machine_failure_check, run_checker_calls
 from generation.materialise.reproducible import compile_oracle
+from generation.materialise.testlib import testlib_checker_accepts
 from generation.materialise.tolerance import Tolerance, is_standard_judge, within_tolerance
 from generation.materialise.types import (
     NO_ORACLE_MESSAGE,
@@ -254,6 +255,8 @@ class Checker:
     comparison: str = "tokens"
     clock: SandboxClock = field(default_factory=SandboxClock)
     tolerance: Tolerance | None = None
+    # "cpp": judge_code is a testlib checker (generation/materialise/testlib.py), not Python
+    language: str = "python3"
 
     def compare(self, reference: bytes, candidate: bytes) -> bool:
         """The comparison without a judging function."""
@@ -265,6 +268,8 @@ class Checker:
         """(accepted, error) for each (input, candidate, reference)."""
         if self.judge_code is None:
             return [(self.compare(ref, cand), "") for _, cand, ref in triples]
+        if self.language == "cpp":
+            return testlib_checker_accepts(sb, self.judge_code, triples, self.clock)
         args = [(text, _text(cand), _text(ref)) for text, cand, ref in triples]
         results = run_checker_calls(sb, self.judge_code, "output_judging_function", args, self.clock)
         verdicts: list[tuple[bool, str]] = []

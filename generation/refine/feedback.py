@@ -26,6 +26,7 @@ from django.db.models import Sum
 
 from generation.asking import Conversation, Review, ask
 from generation.materialise import Materialised, MaterialiseError, materialise_kit
+from generation.materialise.testlib import testlib_parts
 from generation.materialise.types import RunFailed
 from generation.models import FailureReason, GenerationRun, LLMCall, RefinementRound
 from generation.parsing import ReplyInvalid, ValidatorReply, extract_json
@@ -41,6 +42,13 @@ from generation.refine.repair import (
     prompt_messages,
 )
 from generation.refine.split import HELD_OUT, TUNING, Split, candidate_split
+from generation.refine.testlib import (
+    REFINE_TESTLIB_PROMPT,
+    refine_parser,
+    refine_review,
+    refine_values,
+    revised_testlib_kit,
+)
 from problems.judging import judge_code, limits_for, suite_cache
 from problems.models import CodeOrigin, Solution, TestKit, TestSuite
 from problems.services import judge_create, kit_create, suite_fail, validator_create
@@ -303,6 +311,44 @@ def known_correct_gate(run: GenerationRun, rec: RunRecorder, sb: Sandbox, suite:
     rec.log(f"suite v{suite.version} accepts all {len(correct) + len(held)} known-correct candidate(s)")
 
 
+def _python_round(run: GenerationRun, rec: RunRecorder, sb: Sandbox, flight: Preflight,
+                  session: Conversation | None, k: TestKit, number: int, scores: str, text: str,
+                  misses: list[Miss]) -> tuple[TestKit, Materialised]:
+    """One round of a Python kit: the kit keys back, whole modules per key."""
+    messages = prompt_messages(REFINE_PROMPT, {
+        "statement": run.problem.statement.strip(), "time_limit_ms": run.problem.time_limit_ms,
+        "memory_limit_mb": run.problem.memory_limit_mb,
+        "validator_code": (k.validator.code if k.validator else "(none)").rstrip(),
+        "judge_code": (k.output_judge.code if k.output_judge else "(none)").rstrip(),
+        "judge_note": "used" if k.output_judge else f"none: outputs are compared as {run.problem.comparison}",
+        "direct_inputs": json.dumps(k.direct_inputs or [], indent=1)[:6000],
+        "regular_code": k.regular_generator.rstrip() or "(none)",
+        "hacking_code": k.hacking_generator.rstrip() or "(none)",
+        "scores": scores, "feedback": text,
+    })
+    changed, _ = ask(run, rec, purpose=f"refine{number}", prompt_version=REFINE_PROMPT, messages=messages,
+                     parse=parse_refine_reply, review=_self_check(session, k))
+    if kit_unchanged(k, changed):
+        raise RunFailed(FailureReason.LLM_REPLY_INVALID, "the model returned the kit unchanged")
+    new_kit = _revised_kit(run, k, changed, number, misses)
+    rec.log(f"kit v{new_kit.version}: revised {', '.join(sorted(changed))}")
+    return new_kit, materialise_kit(kit=new_kit, progress=rec, sb=sb, oracles=flight.oracles)
+
+
+def _testlib_round(run: GenerationRun, rec: RunRecorder, sb: Sandbox, flight: Preflight,
+                   session: Conversation | None, k: TestKit, number: int, scores: str, text: str,
+                   misses: list[Miss]) -> tuple[TestKit, Materialised]:
+    """One round of a C++ kit (generation/refine/testlib.py): SEARCH/REPLACE blocks against its testlib
+    programs and commands to add; a block that does not apply exactly is refused and sent back."""
+    messages = prompt_messages(REFINE_TESTLIB_PROMPT, {**refine_values(run, k), "scores": scores, "feedback": text})
+    changes, _ = ask(run, rec, purpose=f"refine{number}", prompt_version=REFINE_TESTLIB_PROMPT, messages=messages,
+                     parse=refine_parser(k), review=refine_review(run, rec, sb))
+    new_kit = revised_testlib_kit(run, k, changes, number,
+                                  [f"{m.kind}: {m.solution.name or m.solution.pk}" for m in misses])
+    rec.log(f"kit v{new_kit.version}: revised {', '.join(changes.changed)} ({changes.edits} SEARCH/REPLACE block(s))")
+    return new_kit, materialise_kit(kit=new_kit, progress=rec, sb=sb, oracles=flight.oracles)
+
+
 def refine_suite(run: GenerationRun, rec: RunRecorder, sb: Sandbox, flight: Preflight,
                  session: Conversation | None, kit: TestKit, result: Materialised, *, build: Build
                  ) -> TestSuite | None:
@@ -329,27 +375,11 @@ def refine_suite(run: GenerationRun, rec: RunRecorder, sb: Sandbox, flight: Pref
                   f"{settings.HARDTESTS_REFINE_ALPHA:.0%}\nTNR (wrong programs rejected): "
                   f"{_percent(last.tuning.tnr)}, target at least {settings.HARDTESTS_REFINE_BETA:.0%}")
         k = last.kit
-        messages = prompt_messages(REFINE_PROMPT, {
-            "statement": run.problem.statement.strip(), "time_limit_ms": run.problem.time_limit_ms,
-            "memory_limit_mb": run.problem.memory_limit_mb,
-            "validator_code": (k.validator.code if k.validator else "(none)").rstrip(),
-            "judge_code": (k.output_judge.code if k.output_judge else "(none)").rstrip(),
-            "judge_note": "used" if k.output_judge else f"none: outputs are compared as {run.problem.comparison}",
-            "direct_inputs": json.dumps(k.direct_inputs or [], indent=1)[:6000],
-            "regular_code": k.regular_generator.rstrip() or "(none)",
-            "hacking_code": k.hacking_generator.rstrip() or "(none)",
-            "scores": scores, "feedback": text,
-        })
         rec.stage(GenerationRun.Stage.LLM_INPUTS)
         rec.log(f"refinement round {number}: sending {len(sent)} misjudged program(s)")
+        revise = _testlib_round if testlib_parts(k).present else _python_round
         try:
-            changed, _ = ask(run, rec, purpose=f"refine{number}", prompt_version=REFINE_PROMPT, messages=messages,
-                             parse=parse_refine_reply, review=_self_check(session, k))
-            if kit_unchanged(k, changed):
-                raise RunFailed(FailureReason.LLM_REPLY_INVALID, "the model returned the kit unchanged")
-            new_kit = _revised_kit(run, k, changed, number, last.tuning.misses)
-            rec.log(f"kit v{new_kit.version}: revised {', '.join(sorted(changed))}")
-            new_result = materialise_kit(kit=new_kit, progress=rec, sb=sb, oracles=flight.oracles)
+            new_kit, new_result = revise(run, rec, sb, flight, session, k, number, scores, text, last.tuning.misses)
         except (RunFailed, MaterialiseError) as exc:
             if getattr(exc, "reason", "") in (FailureReason.CANCELLED, FailureReason.SANDBOX_ERROR):
                 raise

@@ -29,6 +29,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db.models import Q
 
+from generation.materialise.testlib import testlib_missing
 from generation.models import GenerationRun
 from generation.pipeline import generation_run_execute
 from generation.profiles import PROFILES
@@ -101,6 +102,10 @@ class Command(BaseCommand):
         parser.add_argument("--judge", action="store_true", help="judge the candidates against each new suite")
         parser.add_argument("--profile", default="hardtestgen", choices=sorted(PROFILES),
                             help="generation profile of call 2 (generation.profiles)")
+        parser.add_argument("--kit-language", default="python3", choices=["python3", "cpp"],
+                            help="the language the LLM writes generators and the checker in: python3 (the kit "
+                                 "contract) or cpp (testlib generators and checker; needs testlib.h, "
+                                 "HARDTESTS_TESTLIB_H)")
         bulk = parser.add_argument_group("bulk selection (instead of PIDs)")
         bulk.add_argument("--source", default=None, help="only problems from this source (dataset)")
         bulk.add_argument("--platform", default=None, help="only problems from this platform")
@@ -161,11 +166,19 @@ class Command(BaseCommand):
         mode = GenerationRun.Mode.FROM_KIT if options["from_kit"] else (options["mode"] or GenerationRun.Mode.FROM_SCRATCH)
         if options["model"] is not None and not options["model"].strip():
             raise CommandError("--model must not be empty")
+        language = options["kit_language"]
+        if language == "cpp":
+            if options["campaign"] is not None or mode != GenerationRun.Mode.FROM_SCRATCH:
+                raise CommandError("--kit-language cpp is for from-scratch runs (the LLM writes the kit); a C++ kit "
+                                   "is materialised again with --from-kit")
+            missing = testlib_missing()
+            if missing:
+                raise CommandError(f"refused before anything runs: {missing}")
         if options["sync"]:
             failed: list[str] = []
             for problem in problems:
                 run = generation_run_start(problem=problem, mode=mode, model_name=options["model"], enqueue=False,
-                                           profile=options["profile"],
+                                           profile=options["profile"], kit_language=language,
                                            judge_candidates=False)
                 run = generation_run_execute(run_id=run.pk)
                 self.stdout.write(json.dumps(run_summary(run)))
@@ -175,7 +188,7 @@ class Command(BaseCommand):
             return
         runs = [
             generation_run_start(problem=p, mode=mode, model_name=options["model"], judge_candidates=options["judge"],
-                                 profile=options["profile"])
+                                 profile=options["profile"], kit_language=language)
             for p in problems
         ]
         fresh = [r for r in runs if r.created]
