@@ -30,9 +30,10 @@ def fast_insert(model: type[models.Model], rows: Sequence[dict[str, Any] | model
     now = connection.ops.adapt_datetimefield_value(timezone.now())
     fields = [f for f in model._meta.concrete_fields if not (f.primary_key and f.get_internal_type() in _AUTO)]
     names = [f.attname for f in fields]
-    # A missing key takes the field's default; the value is serialised at once, so one
-    # default object can serve every row.
-    defaults = {f.attname: f.get_default() if f.has_default() else None for f in fields}
+    # A missing key takes the value the ORM would give it: the field's default, else "" for a
+    # text field that may not be NULL (Field.get_default), else None. The value is serialised
+    # at once, so one default object can serve every row.
+    defaults = {f.attname: f.get_default() for f in fields}
     pick = operator.itemgetter(*names)
     stamps = [i for i, f in enumerate(fields) if getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False)]
     converted = [(i, f.get_db_prep_save) for i, f in enumerate(fields)
