@@ -15,6 +15,8 @@ from django.core.management.base import CommandError
 
 from generation.models import GenerationRun, LLMCall, RefinementRound
 from generation.parsing import Edit, ReplyInvalid, apply_edits, parse_edits, parse_testlib_inputs_reply
+from generation.pipeline import generation_run_execute
+from generation.services import generation_run_start
 from problems.blobs import blob_pairs
 from problems.models import PackageJudge, Solution, TestCase
 from problems.services import solution_upsert
@@ -186,3 +188,18 @@ def test_generate_tests_kit_language_cpp_builds_a_suite_from_testlib_programs(
         a, b = map(int, given.split())
         assert a >= 999_000_000 and expected == f"{a + b}\n".encode()
     assert all(t.generator.startswith("generator ") for t in tests if t.kind != TestCase.Kind.DIRECT)
+
+
+@pytest.mark.django_db
+def test_a_queued_cpp_run_without_testlib_h_fails_with_the_reason_before_any_llm_call(
+        fake_llm: FakeLLM, settings: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("HARDTESTS_TESTLIB_H", raising=False)
+    settings.HARDTESTS_TESTLIB_H = ""
+    problem = make_problem()
+    run = generation_run_start(problem=problem, mode=GenerationRun.Mode.FROM_SCRATCH, enqueue=False,
+                               kit_language="cpp")
+    run = generation_run_execute(run_id=run.pk)
+    assert run.status == GenerationRun.Status.FAILED
+    assert run.failure_reason == "input_generation_failed"
+    assert run.error.startswith("refused before anything runs: a C++ kit needs testlib.h and none is configured")
+    assert fake_llm.requests == []
