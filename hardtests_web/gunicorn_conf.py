@@ -1,4 +1,4 @@
-"""gunicorn settings for the web process: `gunicorn -c python:hardtests_web.gunicorn_conf hardtests_web.wsgi`.
+"""gunicorn settings for the web process, the base of hardtests_web.ops.gunicorn (which every command and unit starts gunicorn with: `-c python:hardtests_web.ops.gunicorn`).
 
 Threads, not more processes: a verification request spends its time waiting on a sandbox
 worker's result (up to HARDTESTS_API_SYNC_TIMEOUT_S), not on the CPU, so each process
