@@ -28,6 +28,10 @@ from sandbox import Sandbox
 
 REQUIRED = {"accepted": "AC", "wrong_answer": "WA", "time_limit_exceeded": "TLE", "run_time_error": "RE",
             "memory_limit_exceeded": "RE", "slow_accepted": "AC or TLE"}
+# Polygon's solution tags (a package whose format is "polygon"); rejected/failed: anything but AC
+POLYGON_REQUIRED = {"main": "AC", "accepted": "AC", "wrong-answer": "WA", "presentation-error": "WA",
+                    "time-limit-exceeded": "TLE", "memory-limit-exceeded": "MLE", "rejected": "not AC",
+                    "failed": "not AC"}
 # our verdicts as Kattis names them (no MLE: a run-time error there)
 AS_KATTIS = {"AC": "AC", "WA": "WA", "TLE": "TLE", "RE": "RE", "MLE": "RE", "OLE": "RE", "CE": "CE", "SE": "SE"}
 # where the limit is unknown, AC submissions run under this (problemtools uses 300 s)
@@ -75,8 +79,9 @@ def _run(problem: Problem, suite: TestSuite, sol: Solution, seconds: float, sb: 
                       mode="all", sandbox=sb)
 
 
-def _rows(result: JudgeResult, names: dict[int, tuple[str, str]]) -> list[TestRow]:
-    rows = [TestRow(t.ordinal, *names.get(t.ordinal, ("", "")), AS_KATTIS.get(t.verdict, t.verdict), t.time_ms,
+def _rows(result: JudgeResult, names: dict[int, tuple[str, str]], *, keep_mle: bool = False) -> list[TestRow]:
+    rows = [TestRow(t.ordinal, *names.get(t.ordinal, ("", "")),
+                    t.verdict if keep_mle else AS_KATTIS.get(t.verdict, t.verdict), t.time_ms,
                     (result.failures.get(t.ordinal, (b"", ""))[1] or "")[-1000:])
             for t in result.tests]
     return sorted(rows, key=lambda r: r.ordinal)
@@ -104,6 +109,8 @@ def package_fidelity(*, problem: Problem, sandbox: Sandbox | None = None) -> dic
     names = {o: (g, n) for o, g, n in TestCase.objects.filter(suite=suite).values_list("ordinal", "group", "generator")}
     candidates = list(problem.solutions.filter(role=Solution.Role.CANDIDATE).exclude(package_verdict="")
                       .order_by("package_verdict", "name"))
+    polygon = package.get("format") == "polygon"
+    required = POLYGON_REQUIRED if polygon else REQUIRED
     tle_factor = float(package.get("time_limit_to_tle") or 2.0)
     limit_s = problem.time_limit_ms / 1000
     if not package.get("time_limit_fixed") and not report.get("not_judged"):
@@ -124,7 +131,7 @@ def package_fidelity(*, problem: Problem, sandbox: Sandbox | None = None) -> dic
     mismatches = 0
     for sol in candidates:
         row = SubmissionRow(name=sol.name, folder=sol.package_verdict, language=sol.language,
-                            expected=REQUIRED.get(sol.package_verdict, ""))
+                            expected=required.get(sol.package_verdict, ""))
         report["submissions"].append(row)
         if report.get("not_judged"):
             row.note = f"not judged: {report['not_judged']}"
@@ -137,7 +144,7 @@ def package_fidelity(*, problem: Problem, sandbox: Sandbox | None = None) -> dic
             row.result = row.result_high = result.verdict
             row.note = result.message[-1000:]
         else:
-            row.tests = _rows(result, names)
+            row.tests = _rows(result, names, keep_mle=polygon)
             row.result_high = _first_failure(row.tests, None)
             row.result = _first_failure(row.tests, round(limit_s * 1000))
         if "SE" in (row.result, row.result_high):
@@ -149,6 +156,8 @@ def package_fidelity(*, problem: Problem, sandbox: Sandbox | None = None) -> dic
             row.ok = row.result_high in ("AC", "TLE") and row.result in ("AC", "TLE")
             if row.ok and row.result == "AC":
                 row.note = "accepted within the time limit itself (not slow)"
+        elif row.expected == "not AC":
+            row.ok = row.result != "AC" and row.result_high != "AC"
         else:
             row.ok = row.expected in (row.result, row.result_high)
         mismatches += not row.ok

@@ -16,4 +16,5 @@ def formats() -> dict[str, DatasetFormat]:
 
 
 # Problem packages (folders, not row files): imported by problems/packages/importer.py.
-PACKAGE_FORMATS = {"icpc": "ICPC/Kattis problem packages (legacy, 2023-07, 2025-09): folders or .zip"}
+PACKAGE_FORMATS = {"icpc": "ICPC/Kattis problem packages (legacy, 2023-07, 2025-09): folders or .zip",
+                   "polygon": "Polygon packages (problem.xml): folders or .zip"}

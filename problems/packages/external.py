@@ -50,6 +50,8 @@ class Kind(enum.StrEnum):
     KATTIS_OUTPUT_VALIDATOR = "kattis_output_validator"
     TESTLIB_VALIDATOR = "testlib_validator"
     KATTIS_INPUT_VALIDATOR = "kattis_input_validator"
+    # a testlib generator: argv in (the request's "input" part, NUL-separated), one test on stdout
+    TESTLIB_GENERATOR = "testlib_generator"
 
 
 # what the judge's stdin is (a file the shim opens for it) and its argv after argv[0]
@@ -58,12 +60,14 @@ _STDIN = {
     Kind.KATTIS_OUTPUT_VALIDATOR: "output",
     Kind.TESTLIB_VALIDATOR: "input",
     Kind.KATTIS_INPUT_VALIDATOR: "input",
+    Kind.TESTLIB_GENERATOR: "",
 }
 _ARGS = {
     Kind.TESTLIB_CHECKER: ["input", "output", "answer"],
     Kind.KATTIS_OUTPUT_VALIDATOR: ["input", "answer", "feedback/"],
     Kind.TESTLIB_VALIDATOR: [],
     Kind.KATTIS_INPUT_VALIDATOR: [],
+    Kind.TESTLIB_GENERATOR: [],
 }
 LANGUAGES = ("cpp", "python3")
 
@@ -213,6 +217,7 @@ namespace hts_shim {
 static const char *STDIN_FILE = "@STDIN@";
 static const char *ARGS[] = {@ARGS@ nullptr};
 static const size_t REPORT_MAX = @REPORT_MAX@;
+static const bool GENERATOR = @GENERATOR@;
 static void die(const char *what) { fprintf(stderr, "hts-shim: %s: %s\n", what, strerror(errno)); _exit(120); }
 static std::string slurp(int fd) {
     std::string data; char buf[1 << 16]; ssize_t n;
@@ -224,9 +229,13 @@ static void spill(const char *path, const char *data, size_t size) {
     while (size) { ssize_t n = write(fd, data, size); if (n < 0) { if (errno == EINTR) continue; die(path); } data += n; size -= (size_t)n; }
     close(fd);
 }
-static std::string tail_of(const char *path) {
+static std::string whole(const char *path) {
     int fd = open(path, O_RDONLY); if (fd < 0) return std::string();
     std::string data = slurp(fd); close(fd);
+    return data;
+}
+static std::string tail_of(const char *path) {
+    std::string data = whole(path);
     return data.size() > REPORT_MAX ? data.substr(data.size() - REPORT_MAX) : data;
 }
 static void emit(const std::string &name, const std::string &data) {
@@ -250,18 +259,31 @@ __attribute__((constructor(101))) static void start(int argc, char **argv, char 
         pos = eol + 1 + size;
     }
     std::string().swap(in);
+    std::vector<std::string> extra;
+    if (GENERATOR) {
+        // the generator's argv came as the "input" part, NUL-separated
+        std::string raw = whole("input");
+        size_t start = 0;
+        while (start < raw.size()) {
+            size_t end = raw.find('\0', start);
+            if (end == std::string::npos) end = raw.size();
+            extra.push_back(raw.substr(start, end - start));
+            start = end + 1;
+        }
+    }
     if (mkdir("feedback", 0755) != 0 && errno != EEXIST) die("mkdir feedback");
     pid_t pid = fork();
     if (pid < 0) die("fork");
     if (pid == 0) {
         int src = STDIN_FILE[0] ? open(STDIN_FILE, O_RDONLY) : open("/dev/null", O_RDONLY);
-        int out = open("/dev/null", O_WRONLY);
+        int out = GENERATOR ? open("generated", O_WRONLY | O_CREAT | O_TRUNC, 0644) : open("/dev/null", O_WRONLY);
         int err = open("stderr.txt", O_WRONLY | O_CREAT | O_TRUNC, 0644);
         if (src < 0 || out < 0 || err < 0) die("open");
         dup2(src, 0); dup2(out, 1); dup2(err, 2);
         std::vector<char *> args;
         args.push_back(const_cast<char *>("judge"));
         for (const char **a = ARGS; *a; ++a) args.push_back(const_cast<char *>(*a));
+        for (std::string &a : extra) args.push_back(&a[0]);
         args.push_back(nullptr);
         execve("/proc/self/exe", args.data(), envp);
         die("exec");
@@ -275,6 +297,7 @@ __attribute__((constructor(101))) static void start(int argc, char **argv, char 
     emit("stderr", tail_of("stderr.txt"));
     emit("judgemessage.txt", tail_of("feedback/judgemessage.txt"));
     emit("teammessage.txt", tail_of("feedback/teammessage.txt"));
+    if (GENERATOR) emit("generated", whole("generated"));
     _exit(0);
 }
 }  // namespace hts_shim
@@ -348,6 +371,8 @@ def shim_source(judge: ExternalJudge) -> tuple[str, str]:
     stdin_file = _STDIN[judge.kind]
     args = [*_ARGS[judge.kind], *judge.flags]
     if judge.language == "python3":
+        if judge.kind == Kind.TESTLIB_GENERATOR:
+            raise JudgeUnavailable("a generator in Python is not supported here (testlib generators are C++)")
         head = (f"FILES = {dict(judge.files)!r}\nENTRY = {judge.entry!r}\nARGS = {args!r}\n"
                 f"STDIN_FILE = {stdin_file!r}\nREPORT_MAX = {REPORT_MAX}\nREPLY = {REPLY_MAGIC!r}\n")
         return "python3", head + _PY_SHIM
@@ -356,6 +381,7 @@ def shim_source(judge: ExternalJudge) -> tuple[str, str]:
     shim = (_CPP_SHIM.replace("@STDIN@", stdin_file)
             .replace("@ARGS@", "".join(f"{_c_string(a)}, " for a in args))
             .replace("@REPORT_MAX@", str(REPORT_MAX))
+            .replace("@GENERATOR@", "true" if judge.kind == Kind.TESTLIB_GENERATOR else "false")
             .replace("@REPLY@", REPLY_MAGIC))
     return "cpp", f'{shim}#line 1 "{judge.entry}"\n{body}\n'
 
@@ -530,3 +556,39 @@ def pick_entry(files: dict[str, str]) -> str:
     if with_main:
         return sorted(with_main, key=lambda n: (n.count("/"), n))[0]
     return sorted(sources)[0] if sources else (sorted(files)[0] if files else "")
+
+
+@dataclass
+class Generated:
+    output: bytes | None
+    error: str = ""
+
+
+def run_generator(sb: Sandbox, generator: ExternalJudge, argvs: Sequence[list[str]],
+                  limits: Limits | None = None) -> list[Generated]:
+    """One test per argv from a testlib generator (`gen args > $`), compiled once; a generator
+    that fails, crashes or runs out of time gives no test, with the reason."""
+    if not argvs:
+        return []
+    try:
+        language, source = shim_source(generator)
+    except JudgeUnavailable as exc:
+        return [Generated(None, str(exc)) for _ in argvs]
+    prog = sb.compile(language, source, cpp_std="gnu++17")
+    if not prog.ok:
+        return [Generated(None, f"the generator did not compile: {prog.message.strip()[-2000:]}") for _ in argvs]
+    requests = [request(Case("\0".join(argv).encode())) for argv in argvs]
+    runs = sb.run(prog, requests, limits or Limits(time_s=10.0, memory_mb=1024, output_kb=256 * 1024))
+    out: list[Generated] = []
+    for run in runs:
+        reply = parse_reply(run.stdout) if run.verdict == Verdict.OK else None
+        if reply is None:
+            out.append(Generated(None, f"the generator's run ended {run.verdict}: {run.stderr.strip()[-500:]}"))
+            continue
+        how, number, parts = reply
+        if how != "exit" or number != 0:
+            message = _text(parts.get("stderr", b"")).strip()[-500:]
+            out.append(Generated(None, f"the generator ended with {how} {number}: {message}"))
+            continue
+        out.append(Generated(parts.get("generated", b"")))
+    return out

@@ -99,6 +99,8 @@ class Package:
     refused: list[dict[str, str]] = field(default_factory=list)
     groups: dict[str, dict[str, Any]] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
+    # the problems' source: "icpc", or "polygon" (problems/packages/polygon.py reads into the same shape)
+    source: str = "icpc"
 
     @property
     def interactive(self) -> bool:

@@ -21,9 +21,9 @@ from problems.blobs import blobs_put, preview
 from problems.models import Comparison, PackageJudge, Problem, Solution, TestCase, TestSuite
 from problems.packages.external import ExternalJudge, Kind, refusal
 from problems.packages.icpc import JudgeSource, Package, PackageError, opened, package_dirs, package_read
+from problems.packages.polygon import polygon_dirs, polygon_read
 from problems.services import code_sha256, suite_activate, suite_create
-
-SOURCE = "icpc"
+from sandbox import Sandbox, get_sandbox
 
 
 class PackageImportAborted(Exception):
@@ -76,7 +76,7 @@ def package_write(pkg: Package) -> dict[str, Any]:
     """Write one read package (inside the caller's transaction); its report."""
     samples = [{"input": t.input.decode("utf-8", "replace"), "output": t.answer.decode("utf-8", "replace")}
                for t in pkg.tests if t.sample][:10]
-    problem, created = Problem.objects.get_or_create(source=SOURCE, pid=pkg.short_name,
+    problem, created = Problem.objects.get_or_create(source=pkg.source, pid=pkg.short_name,
                                                      defaults={"title": pkg.title[:500], "statement": pkg.statement})
     judges: list[tuple[JudgeSource, PackageJudge]] = []
     for source in pkg.judges:
@@ -96,7 +96,7 @@ def package_write(pkg: Package) -> dict[str, Any]:
     checker_source, checker = output[0] if output else (None, None)
     not_judgeable = _not_judgeable(pkg, checker_source, checker.refused if checker else "")
     package_meta = {
-        "format": "icpc", "version": pkg.version, "short_name": pkg.short_name, "types": pkg.types,
+        "format": pkg.source, "version": pkg.version, "short_name": pkg.short_name, "types": pkg.types,
         "validation": pkg.validation, "interactive": pkg.interactive, "scoring": pkg.scoring,
         "time_limit_fixed": pkg.time_limit_fixed, "time_limit_to_tle": pkg.time_limit_to_tle,
         "ac_to_time_limit": pkg.ac_to_time_limit,
@@ -117,8 +117,9 @@ def package_write(pkg: Package) -> dict[str, Any]:
     problem.extra = {**(problem.extra or {}), "package": {**package_meta, "tests_digest": digest}}
     problem.save()
     if not unchanged:
+        what = "Polygon package" if pkg.source == "polygon" else f"ICPC package ({pkg.version})"
         suite = suite_create(problem=problem, origin=TestSuite.Origin.OFFICIAL,
-                             note=f"{pkg.short_name}: ICPC package ({pkg.version}), groups "
+                             note=f"{pkg.short_name}: {what}, groups "
                                   f"{', '.join(sorted({t.group for t in pkg.tests}))}"[:500])
         suite.checker = checker
         suite.save(update_fields=["checker"])
@@ -146,13 +147,13 @@ def package_write(pkg: Package) -> dict[str, Any]:
         for role in roles:
             Solution.objects.update_or_create(
                 problem=problem, role=role, code_sha256=code_sha256(sub.code),
-                defaults={"language": sub.language, "code": sub.code, "source": "icpc_submission",
+                defaults={"language": sub.language, "code": sub.code, "source": f"{pkg.source}_submission",
                           "reliability": 1 if role == Solution.Role.ORACLE else None,
                           "gold_verdict": sub.gold if role == Solution.Role.CANDIDATE else Solution.GoldVerdict.AC,
                           "name": sub.path[:200], "package_verdict": sub.folder[:40]},
             )
     return {
-        "package": pkg.short_name, "problem": f"{SOURCE}:{pkg.short_name}",
+        "package": pkg.short_name, "problem": f"{pkg.source}:{pkg.short_name}",
         "status": "created" if created else ("unchanged" if unchanged else "updated"),
         "version": pkg.version, "types": pkg.types, "validation": pkg.validation,
         "time_limit_ms": pkg.time_limit_ms, "time_limit_fixed": pkg.time_limit_fixed, "memory_mb": pkg.memory_mb,
@@ -167,8 +168,9 @@ def package_write(pkg: Package) -> dict[str, Any]:
     }
 
 
-def packages_import(paths: list[str]) -> dict[str, Any]:
-    """Import every package under `paths` (package folders, folders of packages, .zip files)."""
+def packages_import(paths: list[str], *, fmt: str = "icpc", sandbox: Sandbox | None = None) -> dict[str, Any]:
+    """Import every package of format `fmt` ("icpc" or "polygon") under `paths` (package folders,
+    folders of packages, .zip files). Polygon's generated tests are made in the sandbox first."""
     if not paths:
         raise PackageImportAborted("nothing to import: give a package folder, a folder of packages or a .zip")
     read: list[Package] = []
@@ -185,14 +187,18 @@ def packages_import(paths: list[str]) -> dict[str, Any]:
             except PackageError as exc:
                 raise PackageImportAborted(str(exc)) from None
             contexts.append(context)
-            found = package_dirs(folder)
+            found = package_dirs(folder) if fmt == "icpc" else polygon_dirs(folder)
             if not found:
-                raise PackageImportAborted(f"{raw}: no problem package here (a folder with problem.yaml, or "
+                marker = "problem.yaml" if fmt == "icpc" else "problem.xml"
+                raise PackageImportAborted(f"{raw}: no problem package here (a folder with {marker}, or "
                                            "folders of them)")
             for root in found:
                 name = path.stem if root == folder and path.is_file() else None
                 try:
-                    read.append(package_read(root, name=name))
+                    if fmt == "polygon":
+                        read.append(polygon_read(root, sandbox or get_sandbox(), name=name))
+                    else:
+                        read.append(package_read(root, name=name))
                 except PackageError as exc:
                     skipped.append({"package": name or root.name, "reason": str(exc)})
         with transaction.atomic():
@@ -201,7 +207,7 @@ def packages_import(paths: list[str]) -> dict[str, Any]:
         for context in reversed(contexts):
             context.__exit__(None, None, None)
     return {
-        "format": "icpc",
+        "format": fmt,
         "inputs": list(paths),
         "packages": len(read) + len(skipped),
         "imported": len(reports),

@@ -14,7 +14,7 @@ from problems.packages.importer import PackageImportAborted, packages_import
 class Command(BaseCommand):
     help = (
         "Import a dataset: hardtests, codecontests, taco, klear or native; or problem packages: icpc "
-        "(package folders, folders of them, .zip; see docs/packages.md). Every row is checked before "
+        "or polygon (package folders, folders of them, .zip; see docs/packages.md). Every row is checked before "
         "anything is written; the first malformed row aborts the import (file:row and the reason) unless "
         "--skip-invalid. Re-importing is idempotent. Prints a JSON summary on stdout, progress on stderr."
     )
@@ -54,7 +54,7 @@ class Command(BaseCommand):
         if options["hf"]:
             raise CommandError("--hf is for datasets; a package is a folder or a .zip")
         try:
-            summary = packages_import(options["paths"])
+            summary = packages_import(options["paths"], fmt=options["format"])
         except PackageImportAborted as exc:
             raise CommandError(f"{exc} (nothing was imported)") from None
         self.stdout.write(json.dumps(summary, ensure_ascii=False))
