@@ -29,7 +29,7 @@ from problems.blobs import blob_pairs, blobs_put
 from problems.kill_order import KIND_ORDER, TIME_ONLY, known_wrong_ids, suite_kill_order_refresh
 from problems.models import SUPPORTED_LANGUAGES, OutputJudge, Problem, Solution, TestKit, TestSuite
 from problems.models import Verdict as VerdictRecord  # not sandbox.Verdict, a run's verdict
-from problems.packages.checking import SuiteChecker, checker_accepts, suite_checker
+from problems.packages.checking import SuiteChecker, checker_accepts, refusal_message, suite_checker
 from problems.services import verdict_record
 from sandbox import Limits, RunResult, Sandbox, Verdict, cache, call_python, compare_outputs, get_sandbox
 from sandbox.base import Batch, RerunBudget
@@ -400,6 +400,11 @@ def judge_code(
     )
     if language not in SUPPORTED_LANGUAGES:
         result.verdict, result.message = "CE", f"unsupported language {language!r}"
+        return _finish(result, started)
+    if loaded.checker is not None and loaded.checker.refused:
+        # a package checker that cannot judge (no testlib.h, an interactive problem): refused
+        # before the program runs, a judging error whatever the program would do
+        result.verdict, result.message = "SE", refusal_message(loaded.checker)
         return _finish(result, started)
     sb = sandbox or get_sandbox()
     limits = limits_for(problem)

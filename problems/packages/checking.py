@@ -61,13 +61,18 @@ class Judged:
     message: str
 
 
+def refusal_message(checker: SuiteChecker) -> str:
+    """Why this checker judges nothing (checker.refused set): judging refuses before anything runs."""
+    if checker.refused.startswith("judging error"):
+        return checker.refused
+    return f"judging error: the package's checker cannot run: {checker.refused}"
+
+
 def checker_accepts(sb: Sandbox, checker: SuiteChecker, inputs: Sequence[bytes], answers: Sequence[bytes],
                     runs: Sequence[RunResult]) -> list[tuple[str, str]]:
     """(verdict, message) for each OK run, judged by the package's checker."""
     if checker.refused:
-        reason = checker.refused if checker.refused.startswith("judging error") else \
-            f"judging error: the package's checker cannot run: {checker.refused}"
-        return [("SE", reason) for _ in runs]
+        return [("SE", refusal_message(checker)) for _ in runs]
     if checker.flags is not None:
         out: list[tuple[str, str]] = []
         for answer, run in zip(answers, runs, strict=True):
