@@ -370,6 +370,15 @@ HARDTESTS_COMPILE_MAX_ARTIFACT_MB = env_int("HARDTESTS_COMPILE_MAX_ARTIFACT_MB",
 HARDTESTS_SANDBOX_WORK_DIR = env_str("HARDTESTS_SANDBOX_WORK_DIR", "")
 # Sandbox batches one verification's tests are split across (1: one after another).
 HARDTESTS_JUDGE_PARALLEL = env_int("HARDTESTS_JUDGE_PARALLEL", os.cpu_count() or 1)
+# The verification and /run_code jobs of one host run at most one test per usable CPU between
+# them (CPU slots held with flock under the var dir); off: each job runs its lanes at once.
+HARDTESTS_JUDGE_ADMISSION = env_bool("HARDTESTS_JUDGE_ADMISSION", True)
+# A verification answered SE because the machine withheld the CPU is judged again by its worker
+# this many times (backoff with jitter, each at a calmer moment) before the SE goes out.
+HARDTESTS_STARVED_RERUNS = env_int("HARDTESTS_STARVED_RERUNS", 3)
+# testlib.h for kits and packages whose programs use testlib and bring no header of their own
+# (empty: such a kit or package is refused with that reason before anything runs).
+HARDTESTS_TESTLIB_H = env_str("HARDTESTS_TESTLIB_H", "")
 # Judge tests in each suite's kill order (the tests that fail known-wrong programs first) rather
 # than by kind; and serve `suite=fast` (the kill matrix's set cover) rather than the full suite.
 HARDTESTS_KILL_ORDER = env_bool("HARDTESTS_KILL_ORDER", True)

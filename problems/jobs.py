@@ -32,8 +32,7 @@ SANDBOX_QUEUE = "sandbox"
 # What the sandbox says of a program it stopped while it waited for a CPU (sandbox/base.py).
 STARVED_MARK = "the machine is overloaded"
 # A starved verification is judged again by its worker this many times, after backoff and at a
-# calmer moment, before it is answered SE (HARDTESTS_STARVED_RERUNS overrides it).
-STARVED_RERUNS = 3
+# calmer moment, before it is answered SE: HARDTESTS_STARVED_RERUNS (3).
 STARVED_BACKOFF_S = 1.0
 # How long one wait for a calmer moment may last, and the share of a CPU a short probe must get
 # for the moment to count as calm: a starved program got under a tenth of one.
@@ -64,7 +63,7 @@ def cpu_slots(wanted: int, *, wait_s: float = ADMISSION_WAIT_S) -> Iterator[int]
     """Hold up to ``wanted`` of this host's CPU slots (flock'd files, one per usable CPU, let go
     when the holder ends, even killed); yields how many tests at once the holder may run."""
     count = len(os.sched_getaffinity(0))
-    if not getattr(settings, "HARDTESTS_JUDGE_ADMISSION", True):
+    if not settings.HARDTESTS_JUDGE_ADMISSION:
         yield max(1, wanted)
         return
     folder = cpu_slots_dir()
@@ -144,7 +143,7 @@ def starved_rerun(judge: Callable[[], dict[str, Any]], *, answer_by: float | Non
     """``judge()``'s answer, judged again (bounded) while it is a starved SE: the server absorbs
     an overloaded moment instead of passing an SE on to every caller."""
     result = judge()
-    reruns = int(getattr(settings, "HARDTESTS_STARVED_RERUNS", STARVED_RERUNS))
+    reruns = int(settings.HARDTESTS_STARVED_RERUNS)
     for attempt in range(reruns):
         if not is_starved(result) or not calmer_moment(attempt, answer_by=answer_by):
             break
