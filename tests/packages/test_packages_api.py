@@ -90,3 +90,18 @@ def test_imported_kattis_packages_judge_python_and_cpp_through_the_api(api: Any,
     response = api.post("/api/v1/verify", {"problem": "icpc:hello", "language": "python3",
                                            "code": "print('hello   WORLD!')\n"})
     assert response.json()["verdict"] == "AC", response.json()
+
+
+def test_an_interactive_package_is_refused_before_the_program_runs(api: Any, worker: Any,  # noqa: F811
+                                                                   kattis_dir: Path) -> None:
+    call_command("import_dataset", "icpc", str(kattis_dir / "guess"), stdout=io.StringIO())
+    sol = Solution.objects.get(problem__pid="guess", role="candidate", name="accepted/guess.cc")
+    response = api.post("/api/v1/verify", {"problem": "icpc:guess", "language": "cpp", "code": sol.code})
+    assert response.status_code == 503, response.content
+    assert response.json()["code"] == "judging_error" and "interactive" in response.json()["detail"]
+    # in process: nothing ran (a program that would loop for ever is not a TLE here)
+    from problems.judging import judge_code
+
+    problem = Problem.objects.get(source="icpc", pid="guess")
+    result = judge_code(problem=problem, suite=problem.suites.get(), language="python3", code="while True: pass\n")
+    assert (result.verdict, result.tests) == ("SE", []) and "interactive" in result.message
