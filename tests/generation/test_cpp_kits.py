@@ -189,6 +189,14 @@ def test_generate_tests_kit_language_cpp_builds_a_suite_from_testlib_programs(
         assert a >= 999_000_000 and expected == f"{a + b}\n".encode()
     assert all(t.generator.startswith("generator ") for t in tests if t.kind != TestCase.Kind.DIRECT)
 
+    # the C++ kit materialises again with no LLM call, to the same tests judged by the same checker
+    requests = len(fake_llm.requests)
+    out = StringIO()
+    call_command("generate_tests", problem.pid, "--sync", "--from-kit", stdout=out)
+    again = json.loads(out.getvalue().splitlines()[-1])
+    assert again["status"] == "succeeded" and again["unchanged"] is True and again["suite_version"] == suite.version
+    assert len(fake_llm.requests) == requests
+
 
 @pytest.mark.django_db
 def test_a_queued_cpp_run_without_testlib_h_fails_with_the_reason_before_any_llm_call(
