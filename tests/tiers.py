@@ -58,6 +58,7 @@ NOT_FAST_MODULES: dict[str, str] = {
     # generation materialises kits in the sandbox; its LLM client counts calls in Redis
     "tests/generation/test_campaign.py": "the sandbox and Redis",
     "tests/generation/test_campaign_ratelimit.py": "Redis (the shared rate limits)",
+    "tests/generation/test_hostile_judge.py": "the sandbox",
     "tests/generation/test_command_exit_codes.py::test_generate_tests_sync_exits_0_when_every_run_succeeds": "the sandbox",
     "tests/generation/test_command_exit_codes.py::test_demo_materialise_sync_exits_1_when_a_demo_kit_fails": "the sandbox",
     "tests/generation/test_command_exit_codes.py::test_generate_tests_sync_exits_1_when_the_run_fails":
@@ -84,6 +85,8 @@ NOT_FAST_MODULES: dict[str, str] = {
     "tests/generation/test_self_checks.py": "the sandbox",
     # problems: judging runs in the sandbox and is queued on Redis
     "tests/problems/test_export.py::test_icpc_input_validator_exits_42_or_43_in_the_sandbox": "the sandbox",
+    "tests/problems/test_import_database.py::test_command_prints_a_json_summary_and_exits_nonzero_with_one_line":
+        "a management command in a subprocess",
     "tests/problems/test_import_klear.py::test_adapted_checker_and_generators_run_in_the_sandbox": "the sandbox",
     "tests/problems/test_jobs.py": "Redis",
     "tests/problems/test_judge_failures.py": "the sandbox",
