@@ -16,9 +16,9 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
-from generation.asking import Conversation, Review, ask, judge_feedback, validator_review
+from generation.asking import Conversation, Review, ask, validator_review
 from generation.materialise import judge_sample_check, sample_pairs
-from generation.materialise.oracles import Checker
+from generation.materialise.oracles import Checker, JudgeCase, cases_text
 from generation.materialise.testlib import (
     LANGUAGES_KEY,
     TESTLIB_KEY,
@@ -52,6 +52,13 @@ def compile_feedback(what: str, message: str) -> str:
             f"Fix the {what} so that it compiles; keep the other keys.")
 
 
+def checker_feedback(cases: list[JudgeCase]) -> str:
+    return ("the checker (`checker input output answer`) does not accept these cases, where the output is correct "
+            "(it is the answer itself, or the output of a trusted correct solution); its verdict and message follow "
+            "each case:\n" + cases_text(cases) + "\nFix the checker so that it exits 0 (quitf(_ok, ...)) on every "
+            "correct output; keep the other keys.")
+
+
 def checker_review(run: GenerationRun, rec: RunRecorder, sb: Sandbox, flight: Preflight
                    ) -> Review[TestlibValidatorReply]:
     """The Python validator's checks (generation.asking), then the checker: it compiles, and it accepts
@@ -71,9 +78,7 @@ def checker_review(run: GenerationRun, rec: RunRecorder, sb: Sandbox, flight: Pr
             return FailureReason.JUDGE_INVALID, compile_feedback("checker", error)
         rejected = judge_sample_check(sb, Checker(parsed.checker, language="cpp"), samples, oracle_outputs)
         if rejected:
-            return FailureReason.JUDGE_INVALID, judge_feedback(rejected).replace(
-                "output_judging_function(input_str, candidate_output, reference_output) returns False (or fails)",
-                "the checker rejects (or FAILs)").replace("judging function", "checker")
+            return FailureReason.JUDGE_INVALID, checker_feedback(rejected)
         return None
 
     return review

@@ -39,6 +39,8 @@ int main(int argc, char* argv[]) {
 '''
 # one missing semicolon: the compiler's message goes back to the model
 BROKEN_CHECKER = CHECKER.replace("long long got = ouf.readLong();", "long long got = ouf.readLong()")
+# compiles, but rejects every right answer: the case and the checker's message go back
+WRONG_CHECKER = CHECKER.replace("if (got != expected)", "if (got != expected + 1)")
 GENERATOR = r'''#include "testlib.h"
 #include <cstdio>
 #include <cstdlib>
@@ -132,12 +134,14 @@ def test_a_cpp_kit_without_testlib_h_is_refused_before_anything_runs(fake_llm: F
 @pytest.mark.slow
 @pytest.mark.usefixtures("small_counts")
 def test_generate_tests_kit_language_cpp_builds_a_suite_from_testlib_programs(
-        fake_llm: FakeLLM, testlib_h: Path) -> None:
+        fake_llm: FakeLLM, testlib_h: Path, settings: Any) -> None:
+    settings.HARDTESTS_LLM_REPLY_RETRIES = 2
     problem = make_problem()
     for name, code, gold in (("right", RIGHT, "AC"), ("off-by-one", WRONG_BIG, "WA")):
         solution_upsert(problem=problem, role=Solution.Role.CANDIDATE, language="python3", code=code, name=name,
                         gold_verdict=gold)
-    fake_llm.reply(validator_reply(BROKEN_CHECKER), validator_reply(CHECKER), inputs_reply(),
+    fake_llm.reply(validator_reply(BROKEN_CHECKER), validator_reply(WRONG_CHECKER), validator_reply(CHECKER),
+                   inputs_reply(),
                    refine_reply("    long long lo = 1;"), refine_reply("    long long lo = 0;"))
     out = StringIO()
     call_command("generate_tests", problem.pid, "--sync", "--kit-language", "cpp", stdout=out)
@@ -148,17 +152,23 @@ def test_generate_tests_kit_language_cpp_builds_a_suite_from_testlib_programs(
 
     # call 1: the checker that does not compile went back with the compiler's message
     calls = list(LLMCall.objects.filter(run=run).order_by("id"))
-    assert [c.purpose for c in calls] == ["validator", "validator_retry1", "inputs", "refine1", "refine1_retry1"]
-    assert calls[0].prompt_version == "validator_testlib_v1" and calls[2].prompt_version == "inputs_testlib_v1"
-    assert "the checker does not compile" in calls[0].parse_error and "error" in calls[0].parse_error
+    assert [c.purpose for c in calls] == ["validator", "validator_retry1", "validator_retry2", "inputs", "refine1",
+                                          "refine1_retry1"]
+    assert calls[0].prompt_version == "validator_testlib_v1" and calls[3].prompt_version == "inputs_testlib_v1"
+    assert "the checker does not compile" in calls[0].parse_error and "checker.cpp:8:5: error:" in calls[0].parse_error
     assert "the checker does not compile" in fake_llm.requests[1]["messages"][-1]["content"]
+    # the second checker compiles and rejects the sample's own answer: the case and its message went back
+    assert "does not accept these cases" in calls[1].parse_error
+    assert "input '1 2\\n': candidate '3\\n', reference '3\\n'" in calls[1].parse_error
+    assert "expected 3, found 3" in calls[1].parse_error
+    assert calls[2].parse_error == ""
 
     # refinement: the block that does not apply was refused with its reason and sent back
-    assert calls[3].prompt_version == "refine_testlib_v1"
+    assert calls[4].prompt_version == "refine_testlib_v1"
     assert ("block 1 (generator.cpp, starting 'long long lo = 1;'): its SEARCH text does not occur in the file"
-            in calls[3].parse_error)
-    assert "its SEARCH text does not occur in the file" in fake_llm.requests[4]["messages"][-1]["content"]
-    assert calls[4].parse_error == ""
+            in calls[4].parse_error)
+    assert "its SEARCH text does not occur in the file" in fake_llm.requests[5]["messages"][-1]["content"]
+    assert calls[5].parse_error == ""
 
     rounds = list(RefinementRound.objects.filter(run=run).order_by("number"))
     assert [r.number for r in rounds] == [0, 1]
@@ -211,3 +221,17 @@ def test_a_queued_cpp_run_without_testlib_h_fails_with_the_reason_before_any_llm
     assert run.failure_reason == "input_generation_failed"
     assert run.error.startswith("refused before anything runs: a C++ kit needs testlib.h and none is configured")
     assert fake_llm.requests == []
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("extra", "why"), [
+    (["--from-kit"], "is for from-scratch runs"),
+    (["--profile", "minimal"], "--profile minimal writes Python generators"),
+    (["--campaign", "c1"], "not campaigns"),
+])
+def test_kit_language_cpp_refuses_what_it_cannot_do(fake_llm: FakeLLM, testlib_h: Path, extra: list[str],
+                                                    why: str) -> None:
+    problem = make_problem()
+    with pytest.raises(CommandError, match=why):
+        call_command("generate_tests", problem.pid, "--sync", "--kit-language", "cpp", *extra, stdout=StringIO())
+    assert not GenerationRun.objects.filter(problem=problem).exists() and fake_llm.requests == []

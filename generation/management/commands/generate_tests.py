@@ -155,6 +155,9 @@ class Command(BaseCommand):
         return ids
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["kit_language"] == "cpp" and options["campaign"] is not None:
+            raise CommandError("--kit-language cpp is for single runs, not campaigns (a campaign's LLM stage writes "
+                               "Python kits)")
         if options["campaign"] is not None:
             self._campaign(options)
             return
@@ -168,9 +171,12 @@ class Command(BaseCommand):
             raise CommandError("--model must not be empty")
         language = options["kit_language"]
         if language == "cpp":
-            if options["campaign"] is not None or mode != GenerationRun.Mode.FROM_SCRATCH:
+            if mode != GenerationRun.Mode.FROM_SCRATCH:
                 raise CommandError("--kit-language cpp is for from-scratch runs (the LLM writes the kit); a C++ kit "
-                                   "is materialised again with --from-kit")
+                                   "is materialised again with --from-kit alone")
+            if options["profile"] != "hardtestgen":
+                raise CommandError(f"--profile {options['profile']} writes Python generators; --kit-language cpp has "
+                                   "its own prompts (leave --profile at hardtestgen)")
             missing = testlib_missing()
             if missing:
                 raise CommandError(f"refused before anything runs: {missing}")
