@@ -91,6 +91,7 @@ def generation_run_start(
     usable oracle, see oracle_free_mode_for). `enqueue=False` leaves it for
     generation.pipeline.generation_run_execute (the `--sync` command). `judge_candidates=True`
     queues judging of the problem's candidates against the new suite once it is active.
+    `kit_language="cpp"`: the LLM writes testlib generators and checker (generation/asking_testlib.py).
 
     A problem has at most one open (queued or running) run, enforced by a unique index:
     when one is open already, nothing is created and that run comes back with

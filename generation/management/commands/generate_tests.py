@@ -13,6 +13,11 @@ queued on the `generation` queue and a progress bar follows them until they end
 without PIDs) selects problems from the catalogue. A problem with an open run is not
 queued again; the command says so.
 
+--kit-language cpp has the LLM write testlib generators (argument commands) and a testlib checker
+instead of Python ones (docs/generation.md, "C++ kits on testlib"); it needs testlib.h
+(HARDTESTS_TESTLIB_H) and is refused before anything runs without it, with --from-kit, another
+--profile or --campaign.
+
 --campaign NAME makes (or extends and resumes) a campaign over the selection: one run per
 problem through the LLM stage (`manage.py llm_worker`) and the `sandbox` queue, with
 totals, a cost cap (--cost-cap USD) and a page. It prints one JSON object and returns;
