@@ -23,6 +23,11 @@ from hardtests_web.ops.process import exit_fast
 
 graceful_timeout = env_int("HARDTESTS_API_SYNC_TIMEOUT_S", 60) + 15
 json_errors_install()
+# The app is imported once, in the master, and each worker is a fork of it: a worker restarted
+# (killed, or replaced after max_requests) serves at once instead of importing Django and every
+# app again, which took up to 77 s at a load of 30 while requests waited in the accept queue.
+# Nothing connects at import (the database and Redis connect on first use, in the worker).
+preload_app = True
 # gthread, answering every connection it has taken before it exits (hardtests_web.ops.draining)
 worker_class = "hardtests_web.ops.draining.DrainingWorker"
 
@@ -57,3 +62,11 @@ def worker_exit(server: Any, worker: Any) -> None:
 def on_starting(server: Any) -> None:
     # new connections are dropped as the arbiter stops, so none is completed and then reset
     door_close_on_stop(server)
+    from django.apps import apps
+
+    if server.cfg.preload_app and apps.ready:
+        # What Django imports on a process's first request (the URLconf: every view, the API's
+        # schemas), imported here once so that no forked worker pays it.
+        from django.urls import get_resolver
+
+        get_resolver().url_patterns  # noqa: B018 - the import is the point
