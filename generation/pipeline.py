@@ -116,7 +116,9 @@ def _with_tolerance_judge(run: GenerationRun, rec: RunRecorder, kit: TestKit) ->
             hacking_generator=kit.hacking_generator, batch_generator=kit.batch_generator, model_name=kit.model_name,
             created_by=run.created_by,
             extra={**(kit.extra or {}), "generation_run": run.pk, "stage": "tolerance", "parent_version": kit.version,
-                   "float_tolerance": tolerance.bound, "float_tolerance_relative": tolerance.relative},
+                   "float_tolerance": tolerance.bound, "float_tolerance_relative": tolerance.relative,
+                   **({"languages": {**kit.extra["languages"], "checker": "python3"}}
+                      if isinstance((kit.extra or {}).get("languages"), dict) else {})},
         )
         GenerationRun.objects.filter(pk=run.pk).update(kit=new)
     rec.log(f"answers are real numbers (tolerance {tolerance}) and kit v{kit.version} has no judging function: "
