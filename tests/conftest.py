@@ -12,6 +12,7 @@ loudly instead of passing by luck or hanging.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -25,30 +26,45 @@ from django.conf import settings
 from django.db import connection
 from django.test.utils import override_settings
 
-from core.embedded import parent_death_kills_me, start_redis_server
+from core.embedded import start_redis_server
 from tests.tiers import mark_fast, not_fast_path
 
 REPO = Path(__file__).resolve().parent.parent
 
 
+def _long_lived(args: list[Any] | tuple[Any, ...]) -> bool:
+    """The servers, workers and helpers tests start: `manage.py ...` (RQ workers, serve, the
+    janitor), gunicorn, pytest and xdist's workers, redis-server, moto's server, `sleep`. Not
+    the sandbox's own processes (bubblewrap dies with its parent already) nor short commands,
+    where an exec more skews tests that time a loaded machine."""
+    words = [os.fspath(a) for a in args[:4] if isinstance(a, str | os.PathLike)]
+    if not words:
+        return False
+    return (any(w.endswith("manage.py") or w in ("gunicorn", "pytest") or "sys.stdin.readline()" in w  # xdist's
+                for w in words)
+            or os.path.basename(words[0]) in ("redis-server", "moto_server", "sleep", "gunicorn"))
+
+
 def _children_die_with_the_tests() -> None:
     """Every process a test (or xdist) starts from the main thread dies with the process that
-    started it (PR_SET_PDEATHSIG), so a killed `make test` (a CI timeout) leaves no RQ worker,
-    server or helper behind to take the next run's jobs (tests/deploy/test_killed_runner.py).
-    Not from other threads: the signal comes when the thread that started the child ends."""
+    started it (PR_SET_PDEATHSIG, set by util-linux's `setpriv` before it execs the command: no
+    Python runs in the child between fork and exec, which could deadlock on a lock another
+    thread held), so a killed `make test` (a CI timeout) leaves no RQ worker, server or helper
+    behind to take the next run's jobs (tests/deploy/test_killed_runner.py). Not from other
+    threads: the signal comes when the thread that started the child ends."""
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        return
     start = subprocess.Popen.__init__
 
-    def init(self: subprocess.Popen[Any], *args: Any, **kwargs: Any) -> None:
-        if threading.current_thread() is threading.main_thread():
-            then, parent = kwargs.get("preexec_fn"), os.getpid()
-
-            def preexec() -> None:
-                parent_death_kills_me(parent)
-                if then is not None:
-                    then()
-
-            kwargs["preexec_fn"] = preexec
-        start(self, *args, **kwargs)
+    def init(self: subprocess.Popen[Any], args: Any, *rest: Any, **kwargs: Any) -> None:
+        if (threading.current_thread() is threading.main_thread() and isinstance(args, list | tuple) and args
+                and not rest and not kwargs.get("shell") and kwargs.get("executable") is None
+                and _long_lived(args)
+                and shutil.which(os.fspath(args[0]), path=(kwargs.get("env") or os.environ).get("PATH"))):
+            # (a command that is not found still raises here, as without setpriv)
+            args = [setpriv, "--pdeathsig", "KILL", "--", *args]
+        start(self, args, *rest, **kwargs)
 
     subprocess.Popen.__init__ = init  # type: ignore[method-assign]
 
