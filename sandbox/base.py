@@ -149,6 +149,14 @@ class Batch(abc.ABC):
         lets them finish). Sandbox.run then returns the results it has."""
         self.aborted = True
 
+    def program_compiled(self) -> bool | None:
+        """A Python batch whose tests fork from a started interpreter (the zygote), before its
+        first test is asked for: True when that interpreter compiled the program as
+        `python3 -I main.py` does (which answers the syntax check of languages.compile_step:
+        the same compile), False when compiling raised, None when not known (no zygote, a
+        backend that cannot say, a batch that failed or was aborted): then only the check says."""
+        return None
+
 
 def judge(raw: RawResult, limits: Limits, language: str) -> RunResult:
     exit_code = os.waitstatus_to_exitcode(raw.status) if raw.status >= 0 else None
@@ -287,6 +295,12 @@ class Sandbox(abc.ABC):
         """Start sandboxes before batches need them, in a long-lived process (backends that
         can; `count` per kind of batch, default $HARDTESTS_SANDBOX_WARM); how many it keeps."""
         return 0
+
+    def batches_compile_python(self) -> bool:
+        """Whether this backend's Python batches say what compiling the program gave
+        (Batch.program_compiled), so that the syntax check waits for that answer instead of
+        starting beside the tests."""
+        return False
 
     def settle_warm(self) -> None:
         """Wait until the sandboxes asked for so far have started, and those of closed batches

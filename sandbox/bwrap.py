@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from . import cache, cgroups, languages
-from .base import MB, NO_CPU_ACCOUNTING, Batch, BatchSpec, RawResult, Sandbox, rusage_allowed
+from .base import MB, NO_CPU_ACCOUNTING, Batch, BatchSpec, RawResult, Sandbox, rusage_allowed, zygote_enabled
 from .types import SandboxUnavailable
 
 log = logging.getLogger(__name__)
@@ -735,6 +735,9 @@ class BwrapBatch(Batch):
         self.closed = False
         self.errors = started.errors
         self.accounting = started.accounting
+        # a zygote batch's runner first says what the zygote's compile gave (runner_zygote.h)
+        self.compile_unread = spec.zygote
+        self.compiled: bool | None = None
 
     def _runner_error(self, what: str) -> SandboxUnavailable:
         self.errors.seek(0)
@@ -757,8 +760,34 @@ class BwrapBatch(Batch):
             raise self._runner_error("the sandbox runner exited") from None
         self.unanswered += 1
 
+    def _read_compiled(self, deadline: float) -> None:
+        if not self.compile_unread:
+            return
+        self.answers.deadline = deadline
+        try:
+            line = self.answers.readline()
+        except TimeoutError:
+            self.started.kill()
+            raise SandboxUnavailable("the sandbox runner stopped answering") from None
+        words = line.split()
+        if len(words) != 2 or words[0] != b"Z":
+            raise self._runner_error("the sandbox runner failed")
+        self.compile_unread = False
+        self.compiled = {b"compiled": True, b"raised": False}.get(words[1])
+
+    def program_compiled(self) -> bool | None:
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.flush()  # a spare's "C" line, written with no test asked for yet
+            self._read_compiled(time.monotonic() + self.spec.wall_us() / 1e6 + 90)
+        except (OSError, SandboxUnavailable):
+            return None  # the batch's own reads say what went wrong
+        return self.compiled
+
     def receive(self) -> RawResult:
         assert self.unanswered > 0
+        # (the zygote's start comes before the first answer: read within that answer's wait)
+        self._read_compiled(time.monotonic() + self.unanswered * (self.spec.wall_us() / 1e6 + 30) + 60)
         # the runner enforces the wall clock itself; this only guards against a wedged runner
         # (the answer may wait for a test asked for before this one)
         self.answers.deadline = time.monotonic() + self.unanswered * (self.spec.wall_us() / 1e6 + 30)
@@ -840,6 +869,9 @@ class BwrapSandbox(Sandbox):
         spare_nice()  # a bad setting is refused here, not in the thread that starts spares
         SPARES.enable(self, count)
         return count
+
+    def batches_compile_python(self) -> bool:
+        return zygote_enabled()
 
     def settle_warm(self) -> None:
         REAPER.drain()

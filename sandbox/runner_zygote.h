@@ -72,6 +72,10 @@ static void zygote_batch_options(char opts[11][96]) {
     zygote_join_option(opts);
 }
 
+/* What the zygote's compile of the program said (its "ready" once it has the program ends
+ * with it, zygote.py's COMPILED, RAISED or UNSURE): '+', '-', '?', or 0 before it said. */
+static char zygote_compiled = 0;
+
 /* Whether the zygote said it is ready. */
 static int zygote_ready(void) {
     struct pollfd p = {zsock, POLLIN, 0};
@@ -82,7 +86,26 @@ static int zygote_ready(void) {
     mh.msg_iovlen = 1;
     int n;
     while ((n = poll(&p, 1, 60000)) < 0 && errno == EINTR) {}
-    return n == 1 && recvmsg(zsock, &mh, 0) == 5 && strcmp(ready, "ready") == 0;
+    if (n != 1) return 0;
+    ssize_t got = recvmsg(zsock, &mh, 0);
+    if ((got != 5 && got != 6) || strncmp(ready, "ready", 5) != 0) return 0;
+    zygote_compiled = ready[5];
+    return 1;
+}
+
+/* The host's first line after the batch's configuration, before any test's answer: whether
+ * the zygote compiled the program as `python3 -I main.py` does ("Z compiled"), which answers
+ * Python's syntax check (languages.compile_step) without a sandbox of its own; "Z raised"
+ * (compiling raised: the check says what) or "Z unknown" (no zygote serves the batch, or its
+ * compile needed more than the check's answer can be taken from it) make the host run the
+ * check.  Written by the runner, from what the zygote said before any program ran: no
+ * program can write it. */
+static void zygote_announce(void) {
+    const char *said = !zygote_mode ? "unknown"
+                       : zygote_compiled == '+' ? "compiled"
+                       : zygote_compiled == '-' ? "raised" : "unknown";
+    printf("Z %s\n", said);
+    fflush(stdout);
 }
 
 /* A spare's zygote, before any program: not starting is the machine's failure. */
@@ -101,7 +124,10 @@ static void zygote_wait_ready(void) {
  * runs each test so, the exec path, never a sandbox error for the program's text.  (A
  * machine failure that ends the zygote there ends the exec'd tests too.) */
 static void zygote_or_exec(void) {
-    if (zygote_ready()) return;
+    if (zygote_ready()) {
+        zygote_announce();
+        return;
+    }
     fprintf(stderr, "hts-runner: the python zygote did not start; the batch's tests run python3 -I main.py\n");
     kill(zpid, SIGKILL);
     while (waitpid(zpid, NULL, 0) < 0 && errno == EINTR) {}
@@ -113,6 +139,7 @@ static void zygote_or_exec(void) {
     int i = 2;
     do prog_argv[i] = prog_argv[i + 2];
     while (prog_argv[i++]);
+    zygote_announce();
 }
 
 static void start_zygote(int late) {

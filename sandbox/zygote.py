@@ -44,6 +44,7 @@ import ctypes
 import gc
 import io
 import os
+import resource
 import struct
 import sys
 
@@ -124,7 +125,9 @@ class Zygote:
         # not the program's doing when it fails (a file the batch did not link): the batch's SE
         with open(path, "rb") as handle:
             source = handle.read()
+        before = _compile_cost()
         self.program = _compile_program(source, path)
+        self.compiled = _compile_outcome(self.program, before)
         self.main = _program_view(self.prog_argv)
         # the program's standard streams as it finds them (it may replace sys.stdout)
         self.streams = (sys.stdout, sys.stderr)
@@ -145,7 +148,8 @@ class Zygote:
         # not dumpable (no program may write into a process of ours through /proc, same uid);
         # the program process sets it back, as execve would
         _check(libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0), "dumpable")
-        self.sock.send(b"ready")
+        # with what compiling the program gave (runner_zygote.h passes it on to the host)
+        self.sock.send(b"ready" + self.compiled)
         while True:
             try:
                 msg, fds = _recv_fds(self.sock, 5)
@@ -209,6 +213,34 @@ def _compile_program(source: bytes, path: str) -> "CodeType | BaseException":
             sys.setrecursionlimit(limit)
     except BaseException as exc:  # noqa: BLE001 - every one is the program's, raised in each test
         return exc.with_traceback(None)
+
+
+# What compiling the program told the host (languages.compile_step's syntax check, answered
+# here): "+" it compiled, "-" compiling raised, "?" it compiled but took more than the check
+# might have been given (its CPU time or memory past these bounds, far under the check's own
+# limits, base.COMPILE_LIMITS): the host then runs the check in a sandbox of its own.
+COMPILED, RAISED, UNSURE = b"+", b"-", b"?"
+COMPILE_CPU_BOUND_S = 2.0
+COMPILE_RSS_BOUND_KB = 512 * 1024
+
+
+def _compile_cost() -> tuple[float, int]:
+    """This process's CPU seconds and peak RSS (KB) so far."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss
+
+
+def _compile_outcome(program: "CodeType | BaseException", before: tuple[float, int]) -> bytes:
+    """What the syntax check would say of the program, from this compile: the same compile
+    (python3 -I's, at depth 0), so a program that compiled here passes it, and one whose
+    compile raised is refused by it, unless the check's limits could tell them apart (a
+    compile that needed much time or memory: UNSURE)."""
+    if isinstance(program, BaseException):
+        return RAISED
+    cpu_s, rss_kb = _compile_cost()
+    if cpu_s - before[0] > COMPILE_CPU_BOUND_S or rss_kb > COMPILE_RSS_BOUND_KB:
+        return UNSURE
+    return COMPILED
 
 
 def _depth_of_a_call_here(frame: "FrameType") -> int:

@@ -133,6 +133,8 @@ def test_a_judging_function_is_applied_in_every_lane(settings):
 
 
 def test_python_runs_while_its_syntax_check_does_and_a_syntax_error_is_still_ce(settings, monkeypatch):
+    # without the zygote (whose own compile answers the check where it can: test_python_warm_start)
+    monkeypatch.setenv("HARDTESTS_SANDBOX_ZYGOTE", "0")
     settings.HARDTESTS_JUDGE_PARALLEL = 1
     problem = ProblemFactory()
     suite = _suite(problem, _tests(4))
