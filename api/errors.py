@@ -112,12 +112,12 @@ def install_error_handlers(api: NinjaAPI) -> None:
         unknown = [e for e in errors if e["type"] == "extra_forbidden"]
         if unknown:
             # A field the request does not have (api.schemas._NO_UNKNOWN_FIELDS): 422, named.
-            def where(loc: list[str]) -> str:
+            def field_path(loc: list[str]) -> str:
                 while loc[:1] == ["body"]:  # ninja's own wrapping of the request body
                     loc = loc[1:]
                 return ".".join(loc)
 
-            names = ", ".join(repr(where(e["loc"])) for e in unknown)
+            names = ", ".join(repr(field_path(e["loc"])) for e in unknown)
             return respond(request, 422, _body("unknown_field", f"unknown field {names}: not a field of this "
                                                                 "request (see /api/v1/openapi.json)", errors=unknown))
         first: ValidationErrorItem = errors[0] if errors else {"loc": [], "msg": "invalid input", "type": ""}
