@@ -29,7 +29,8 @@
  *   with -L <nice> too (a spare): the runner, its launcher and its zygote wait at that
  *         nice value; the host brings them back to 0 before it sends "C", which the
  *         runner checks
- *   in:  "R <input-path or ->\n"
+ *   in:  "R <input-path or ->\n", or "P <input-path>\n": the same, the program's stdout
+ *         being "<input-path>.out" (a FIFO: interactive judging), nothing captured
  *   out: "S <status> <cpu_us> <wall_us> <maxrss_kb> <cg_cpu_us> <cg_mem_kb>
  *         <oom> <killed: 1 cpu, 2 wall (idle), 3 output, 4 wall (starved)> <out_len> <out_trunc>
  *         <err_len>\n" + stdout + stderr tail
@@ -86,6 +87,10 @@ static char **prog_argv;
  * pid 1 of the container's PID namespace and kills everything else after each
  * test instead) */
 static int flat_mode = 0;
+/* the current command is "P" (interactive judging): the program's stdout is the file
+ * "<input>.out" (a FIFO to its interactor, which the host holds open while both sides
+ * start) instead of the captured pipe */
+static int piped = 0;
 /* -Z: the Python zygote (runner_zygote.h), a process of the batch that is no test's */
 static pid_t zpid = -1;
 
@@ -934,11 +939,33 @@ static void collect_unix_garbage(void) {
 static void run_one(const char *input) {
     char out_path[256];
     snprintf(out_path, sizeof out_path, "%s/out", iodir);
-    int in_fd = open(strcmp(input, "-") == 0 ? "/dev/null" : input, O_RDONLY | O_CLOEXEC);
+    /* a piped test's FIFOs never block the runner: the host holds them open while the two
+     * sides start; one opened after the other side has ended reads EOF (stdin) or gets
+     * EPIPE (stdout), as it would on a pipe whose other end has closed */
+    int piped_in = piped && strcmp(input, "-") != 0;
+    int in_fd = open(strcmp(input, "-") == 0 ? "/dev/null" : input, O_RDONLY | O_CLOEXEC | (piped_in ? O_NONBLOCK : 0));
+    if (piped_in && in_fd >= 0) fcntl(in_fd, F_SETFL, 0);
     int out_file = open(out_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     int out_p[2], err_p[2];
     if (in_fd < 0 || out_file < 0) die("open test files");
     if (pipe2(out_p, O_CLOEXEC) != 0 || pipe2(err_p, O_CLOEXEC) != 0) die("pipe");
+    int prog_out = out_p[1];
+    if (piped_in) {
+        char piped_path[300];
+        snprintf(piped_path, sizeof piped_path, "%s.out", input);
+        prog_out = open(piped_path, O_WRONLY | O_CLOEXEC | O_NONBLOCK);
+        if (prog_out < 0 && errno == ENXIO) {
+            /* no reader left: a pipe whose read end is closed */
+            int dead[2];
+            if (pipe2(dead, O_CLOEXEC) != 0) die("pipe");
+            close(dead[0]);
+            prog_out = dead[1];
+        } else if (prog_out < 0) {
+            die("open the piped output");
+        } else {
+            fcntl(prog_out, F_SETFL, 0);
+        }
+    }
     static struct sink out, err;
     out.fd = out_p[0];
     out.total = 0;
@@ -970,12 +997,12 @@ static void run_one(const char *input) {
         init = fork();
         if (init == 0) {
             close(rep[0]);
-            exec_program(in_fd, out_p[1], err_p[1]);
+            exec_program(in_fd, prog_out, err_p[1]);
         }
     } else if (zygote_mode) {
-        init = zygote_test(in_fd, out_p[1], err_p[1], rep[1]);
+        init = zygote_test(in_fd, prog_out, err_p[1], rep[1]);
     } else if (launcher >= 0) {
-        int fds[4] = {in_fd, out_p[1], err_p[1], rep[1]};
+        int fds[4] = {in_fd, prog_out, err_p[1], rep[1]};
         send_fds(launcher, "T", fds, 4);
         struct lmsg m = lrecv();
         init = m.pid;
@@ -987,13 +1014,14 @@ static void run_one(const char *input) {
         init = (pid_t)syscall(SYS_clone, CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD, 0, 0, 0, 0);
         if (init == 0) {
             close(rep[0]);
-            test_init(in_fd, out_p[1], err_p[1], rep[1]);
+            test_init(in_fd, prog_out, err_p[1], rep[1]);
         }
     }
     if (init < 0) die("clone");
     close(rep[1]);
     close(in_fd);
     close(out_p[1]);
+    if (prog_out != out_p[1]) close(prog_out);
     close(err_p[1]);
     struct report r = {-1, 0, -1, 0};
     int killed = 0, got = 0;
@@ -1230,10 +1258,11 @@ int main(int argc, char **argv) {
         size_t n = strlen(line);
         if (n && line[n - 1] == '\n') line[--n] = 0;
         if (line[0] == 'Q') break;
-        if (line[0] != 'R' || n < 3) {
+        if ((line[0] != 'R' && line[0] != 'P') || n < 3) {
             fprintf(stderr, "hts-runner: bad command\n");
             return 2;
         }
+        piped = line[0] == 'P';
         run_one(line + 2);
     }
     return 0;

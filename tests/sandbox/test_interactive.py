@@ -1,0 +1,90 @@
+"""Interactive runs (sandbox/interactive.py): a program and an interactor in two sandboxes joined
+by FIFOs, each under its own limits; whichever side ends first, the other sees the end of
+its pipes as with a bare pipe pair; the interactor's CPU time never counts against the
+program, and a program waiting while the interactor computes is not idle."""
+
+from __future__ import annotations
+
+import pytest
+
+from sandbox import Limits, Sandbox, Verdict
+from sandbox.interactive import run_interactive
+
+# reads the prelude (one line "a b"), asks the program, checks its answer
+A_PLUS_B = r"""
+import sys
+a, b = map(int, sys.stdin.readline().split())
+print(a, b, flush=True)
+got = sys.stdin.readline()
+sys.stderr.write("got %r\n" % got)
+sys.exit(0 if got.strip() == str(a + b) else 1)
+"""
+RIGHT = "a, b = map(int, input().split())\nprint(a + b)\n"
+WRONG = "a, b = map(int, input().split())\nprint(a - b)\n"
+
+
+def test_a_plus_b_between_two_sandboxes(sb: Sandbox) -> None:
+    interactor = sb.compile("python3", A_PLUS_B)
+    right = run_interactive(sb, sb.compile("python3", RIGHT), interactor, [b"1 2\n", b"40 2\n"], Limits(time_s=2),
+                            Limits(time_s=5))
+    assert [r.program.verdict for r in right] == [Verdict.OK, Verdict.OK]
+    assert [(r.interactor.verdict, r.interactor.stderr) for r in right] == [
+        (Verdict.OK, "got '3\\n'\n"), (Verdict.OK, "got '42\\n'\n")]
+    # nothing of the program's stdout is captured: it went to the interactor
+    assert all(r.program.stdout == b"" for r in right)
+    wrong = run_interactive(sb, sb.compile("cpp", "#include <cstdio>\nint main(){int a,b;scanf(\"%d %d\",&a,&b);"
+                                           "printf(\"%d\\n\",a-b);}"), interactor, [b"1 2\n"], Limits(time_s=2),
+                            Limits(time_s=5))
+    assert wrong[0].program.verdict == Verdict.OK
+    assert (wrong[0].interactor.exit_code, wrong[0].interactor.stderr) == (1, "got '-1\\n'\n")
+
+
+@pytest.mark.serial
+def test_the_interactor_s_cpu_time_never_counts_against_the_program(sb: Sandbox) -> None:
+    # the interactor computes ~1.2 s of CPU before it asks; the program's limit is 0.5 s (its
+    # wall-clock backstop alone, 1.25 s, would have stopped it as idle)
+    busy = A_PLUS_B.replace("print(a, b, flush=True)", "import time\nt = time.process_time()\n"
+                            "while time.process_time() - t < 1.2: pass\nprint(a, b, flush=True)")
+    [run] = run_interactive(sb, sb.compile("python3", RIGHT), sb.compile("python3", busy), [b"1 2\n"],
+                            Limits(time_s=0.5), Limits(time_s=5))
+    assert run.program.verdict == Verdict.OK, run.program
+    assert run.program.time_ms < 300
+    assert run.interactor.verdict == Verdict.OK and run.interactor.time_ms >= 1100
+    assert run.program.wall_ms >= 1100
+
+
+def test_the_side_that_ends_first_gives_the_other_the_end_of_its_pipes(sb: Sandbox) -> None:
+    # the interactor leaves at once: the program reading its stdin gets EOF, not a hang
+    leaves = "import sys\nsys.stdin.readline()\nsys.stderr.write('bye\\n')\n"
+    reads = "import sys\ndata = sys.stdin.read()\nsys.stderr.write('eof after %d bytes\\n' % len(data))\n"
+    [run] = run_interactive(sb, sb.compile("python3", reads), sb.compile("python3", leaves), [b"1 2\n"],
+                            Limits(time_s=2), Limits(time_s=5))
+    assert run.interactor_first
+    assert (run.program.verdict, run.program.stderr) == (Verdict.OK, "eof after 0 bytes\n")
+    # the program leaves at once: the interactor reading gets EOF
+    waits = "import sys\nsys.stdin.readline()\nrest = sys.stdin.read()\nsys.stderr.write('eof %r\\n' % rest)\n"
+    [run] = run_interactive(sb, sb.compile("cpp", "int main(){return 3;}"), sb.compile("python3", waits), [b"1 2\n"],
+                            Limits(time_s=2), Limits(time_s=5))
+    assert not run.interactor_first
+    assert (run.program.verdict, run.program.exit_code) == (Verdict.RE, 3)
+    assert (run.interactor.verdict, run.interactor.stderr) == (Verdict.OK, "eof ''\n")
+
+
+def test_a_deadlock_is_the_program_s_time_limit_and_ends(sb: Sandbox) -> None:
+    # both read: the program never answers (an unflushed write, a wrong protocol)
+    silent = "import sys\nsys.stdin.read()\n"
+    waits = "import sys\nsys.stdin.readline()\nsys.stdin.read()\nsys.stderr.write('eof\\n')\n"
+    [run] = run_interactive(sb, sb.compile("python3", silent), sb.compile("python3", waits), [b"1 2\n"],
+                            Limits(time_s=0.5), Limits(time_s=1))
+    assert run.program.verdict == Verdict.TLE and run.program.time_ms < 500
+    # then the interactor saw the end of the program's output
+    assert (run.interactor.verdict, run.interactor.stderr) == (Verdict.OK, "eof\n")
+
+
+def test_an_interactor_that_never_reads_the_test_runs_no_program(sb: Sandbox) -> None:
+    # a prelude over the pipe's buffer, and an interactor that exits without reading it
+    [first, second] = run_interactive(sb, sb.compile("python3", RIGHT), sb.compile("python3", "pass\n"),
+                                      [b"x" * 300_000, b"1 2\n"], Limits(time_s=2), Limits(time_s=2))
+    assert first.prelude_unread and first.program.verdict == Verdict.SE
+    assert first.interactor.verdict != Verdict.OK
+    assert second.prelude_unread
