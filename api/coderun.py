@@ -18,11 +18,10 @@ from typing import Any, cast
 from redis import Redis
 from redis.exceptions import RedisError
 from rq.results import Result
-from rq.worker import Worker
 
 from api.conf import api_setting
 from api.errors import Unavailable
-from core.queues import verification_queue
+from core.queues import queue_workers_alive, verification_queue
 
 RUN_JOB = "api.jobs.run_code_job"
 RESULT_TTL_S = 60
@@ -153,7 +152,8 @@ def code_run(*, language: str, code: str, stdin: str, time_s: float, memory_mb: 
     slot: str | None = None
     result: Result | None = None
     try:
-        workers = Worker.count(queue=queue, connection=queue.connection)
+        # the same presence rule as /verify: a worker counts only while its own beat is fresh
+        workers = len(queue_workers_alive(queue.connection, queue.name))
         if workers == 0:
             raise Unavailable("no sandbox worker is running; try again later", code="no_workers", retry_after_s=30)
         if queue.count >= api_setting("HARDTESTS_API_QUEUE_MAX"):
