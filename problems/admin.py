@@ -13,6 +13,7 @@ from problems.models import (
     JudgingTask,
     KillEvidence,
     OutputJudge,
+    PackageJudge,
     Problem,
     ProblemAlias,
     Solution,
@@ -87,6 +88,15 @@ class VersionedCodeAdmin(_ModelAdmin):
     list_filter = ("origin",)
     search_fields = ("problem__pid",)
     raw_id_fields = ("problem", "edited_by")
+
+
+@admin.register(PackageJudge)
+class PackageJudgeAdmin(_ModelAdmin):
+    list_display = ("problem", "kind", "name", "language", "refused", "created_at")
+    list_filter = ("kind", "language")
+    search_fields = ("problem__pid", "name")
+    raw_id_fields = ("problem",)
+    readonly_fields = ("digest", "created_at")
 
 
 @admin.register(TestKit)
