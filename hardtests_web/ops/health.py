@@ -23,8 +23,10 @@ from health_check.contrib.redis import Redis as RedisCheck
 from redis.asyncio import Redis as AsyncRedis
 from rq.worker import Worker
 
+from core.queues import redis_connection
 from core.storage import storage_describe
 from hardtests_web.ops.checks import storage_read_check
+from hardtests_web.ops.janitor import janitor_last_run
 
 # Queues whose work the API needs done: without a worker able to judge, verifications fail.
 REQUIRED_QUEUES = ("api",)
@@ -129,9 +131,6 @@ def _janitor(now: float) -> tuple[dict[str, Any] | None, list[str]]:
     restarted Redis has none: "no pass recorded yet" is not an alarm until Redis has been up
     longer than the grace of one pass; then the janitor is dead (or not started). A pass that
     could not reach the database is reported as such, not as a healthy janitor."""
-    from core.queues import redis_connection
-    from hardtests_web.ops.janitor import janitor_last_run
-
     grace = janitor_grace_s()
     last = janitor_last_run()
     if last is None:

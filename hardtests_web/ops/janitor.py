@@ -15,6 +15,10 @@ from typing import Any, cast
 
 from django.conf import settings
 
+from core.queues import redis_connection
+from hardtests_web.ops.checks import database_check
+from hardtests_web.ops.reaper import dead_workers_sweep
+
 log = logging.getLogger(__name__)
 LAST_RUN_KEY = "hardtests:janitor:last"
 
@@ -67,9 +71,6 @@ SWEEPS: list[tuple[str, Callable[[], int]]] = [
 
 
 def _dead_workers() -> int:
-    from core.queues import redis_connection
-    from hardtests_web.ops.reaper import dead_workers_sweep
-
     return dead_workers_sweep(redis_connection())
 
 
@@ -86,8 +87,6 @@ FAST_SWEEPS: list[tuple[str, Callable[[], int]]] = [
 def _database() -> str | None:
     """The janitor's own probe: a pass whose sweeps all failed on the database says why once,
     and /healthz/deep reports it as "janitor cannot reach the database"."""
-    from hardtests_web.ops.checks import database_check
-
     return database_check()
 
 
@@ -121,8 +120,6 @@ def janitor_pass(*, kind: str = "full") -> dict[str, Any]:
             close_old_connections()
     record = {"at": time.time(), "kind": kind, "counts": counts, "errors": errors}
     try:
-        from core.queues import redis_connection
-
         period = settings.HARDTESTS_JANITOR_PERIOD_S
         redis_connection().set(LAST_RUN_KEY, json.dumps(record), ex=max(600, int(period * 10)))
     except Exception as exc:
@@ -160,7 +157,5 @@ class JanitorSchedule:
 
 
 def janitor_last_run() -> dict[str, Any] | None:
-    from core.queues import redis_connection
-
     raw = cast(bytes | None, redis_connection().get(LAST_RUN_KEY))
     return json.loads(raw) if raw else None
