@@ -15,6 +15,10 @@ Every child has its own session (so a terminal's Ctrl-C reaches only this proces
 with it (PR_SET_PDEATHSIG): a `serve` killed with SIGKILL leaves nothing running, and the next
 one finds its port free.
 
+`--role verify` starts only what the verification API needs: the web server and the sandbox
+workers (taking only verifications), against the embedded Redis or REDIS_URL: no generation or
+LLM workers, no janitor, no demo (a reward node beside a training job; docs/deployment.md).
+
 Exit status: 0 stopped by a signal and everything stopped in time; 1 could not start;
 3 stopped by a signal but a child had to be killed.
 """
@@ -53,6 +57,7 @@ DEMO_CHECK_S = 5.0  # how often a first run asks whether the demo's suites are b
 WORKER_STOP_GRACE_S = 60  # a worker's running job gets this long to finish on shutdown
 OTHER_STOP_GRACE_S = 20
 EXIT_FORCED = 3
+VERIFY_WEB_WORKERS = 2  # gunicorn processes of `serve --role verify` (HARDTESTS_WEB_WORKERS overrides)
 
 
 @dataclass
@@ -84,6 +89,9 @@ class Command(BaseCommand):
         parser.add_argument("--port", type=int, default=None, help="web port (default: $PORT or 8000)")
         parser.add_argument("--host", default="127.0.0.1", help="web address to bind (default 127.0.0.1)")
         parser.add_argument("--no-web", action="store_true", help="workers only (for extra worker machines)")
+        parser.add_argument("--role", choices=("full", "verify"), default="full",
+                            help="full: everything (default); verify: only the web server and sandbox workers "
+                                 "taking verifications (no generation or LLM workers, no janitor, no demo)")
         parser.add_argument("--dev", action="store_true",
                             help="Django's development server instead of gunicorn")
         demo = parser.add_mutually_exclusive_group()
@@ -106,6 +114,14 @@ class Command(BaseCommand):
             # Debug pages only where asked for (Django's development server); the children inherit it.
             self.env["DEBUG"] = "1"
         self.host = options["host"]
+        self.verify_only = options["role"] == "verify"
+        if self.verify_only and options["load_demo"]:
+            raise CommandError("--role verify loads no demo: drop --load-demo")
+        if self.verify_only:
+            options["no_demo"] = True
+            # the web side of a verification waits on a sandbox worker, on threads: two processes
+            # (one serves while the other is recycled) rather than one per CPU, unless set
+            self.env.setdefault("HARDTESTS_WEB_WORKERS", str(VERIFY_WEB_WORKERS))
         port = options["port"] or int(os.environ.get("PORT", "8000"))
         signal.signal(signal.SIGINT, self._on_signal)
         signal.signal(signal.SIGTERM, self._on_signal)
@@ -152,7 +168,7 @@ class Command(BaseCommand):
 
         redis_connection()
         worker = "hardtests_web.ops.worker."
-        for i in range(settings.HARDTESTS_GENERATION_WORKERS):
+        for i in range(0 if self.verify_only else settings.HARDTESTS_GENERATION_WORKERS):
             # Records a run as failed the moment its work horse is killed; checks its storage.
             self._add(f"generation-worker-{i}", ["rqworker", "--worker-class", worker + "CheckedGenerationWorker",
                                                  GENERATION_QUEUE, DEFAULT_QUEUE], kind="worker")
@@ -165,13 +181,14 @@ class Command(BaseCommand):
             # a judging worker such a job waits for the very worker it occupies, so it goes to the
             # generation workers when there are any.
             shared = [JUDGING_QUEUE] if settings.HARDTESTS_GENERATION_WORKERS else [JUDGING_QUEUE, DEFAULT_QUEUE]
-            queues = [VERIFICATION_QUEUE] if i < reserved else [VERIFICATION_QUEUE, *shared]
+            queues = [VERIFICATION_QUEUE] if i < reserved or self.verify_only else [VERIFICATION_QUEUE, *shared]
             self._add(f"sandbox-worker-{i}", ["rqworker", "--worker-class", worker + "CheckedWorker", *queues],
                       kind="worker")
-        for i in range(settings.HARDTESTS_LLM_WORKERS):
+        for i in range(0 if self.verify_only else settings.HARDTESTS_LLM_WORKERS):
             # Without one, a campaign started from this deployment never leaves the LLM stage.
             self._add(f"llm-worker-{i}", ["llm_worker"])
-        self._add("janitor", ["janitor"])
+        if not self.verify_only:
+            self._add("janitor", ["janitor"])
         self._queue_demo(load=options["load_demo"], skip=options["no_demo"])
         if not options["no_web"]:
             host = options["host"]
@@ -227,7 +244,10 @@ class Command(BaseCommand):
 
     def startup_summary(self, *, port: int, web: bool) -> None:
         """What the operator reads once everything is up (the hook for a first-run banner)."""
-        if web:
+        if web and getattr(self, "verify_only", False):
+            self.url = f"http://{self.host}:{port}/"
+            self.stdout.write(self.style.SUCCESS(f"web: {self.url}api/v1/verify  (verification node; Ctrl-C stops it)"))
+        elif web:
             from problems.demo import demo_build_status, first_run_summary
 
             self.url = f"http://{self.host}:{port}/"
