@@ -15,6 +15,11 @@ it and write its report (wait status, CPU time, peak RSS) as the runner's own in
 So a test gets the isolation of a test started with execve: only the interpreter's start
 is shared.
 
+Once it has the program, the zygote compiles it as `python3 -I main.py` does, and its "ready"
+says what that gave (COMPILED, RAISED or UNSURE); the runner passes it on to the host before
+the batch's first answer ("Z compiled"), which takes it for Python's syntax check: the same
+compile, so a new program's check costs no sandbox of its own (problems/judging.py).
+
 The zygote runs only this file and never enters a test's namespaces: no program can see
 it (it is outside the program's PID namespace), and the program runs without
 capabilities, under the filter, in a forked copy.  Nothing a test does to its copy of
