@@ -5,12 +5,13 @@ and `to_interactor` (the program's stdout, the interactor's stdin). The program 
 batch of its own under the problem's limits, the interactor in another under its own
 limits, so neither's CPU time, memory or processes count against the other. Each runner
 gets the command "P <path>": the test's stdin is <path>, its stdout <path>.out (hts-runner;
-nothing is captured). The interactor's stdin begins with `prelude` (what its shim needs of
-the test: input, answer), written by the host before the program starts, so the program's
-first byte always comes after it.
+nothing is captured); the FIFOs are hard-linked into what each batch's runner sees (its
+inputs directory under bubblewrap, its private directory under Docker). The interactor's
+stdin begins with `prelude` (what its shim needs of the test: input, answer), written by the
+host before the program starts, so the program's first byte always comes after it.
 
-Opening a FIFO blocks until its other end is opened; the host holds both FIFOs open
-(O_RDWR) while the two runners open theirs, so neither side waits for the other to start.
+The host holds both FIFOs open (O_RDWR) until the interactor has read its prelude (so its
+runner has opened both), and the runners open them without blocking.
 The host lets go of them as soon as one side has ended: from then on the survivor sees the
 end of its stdin (EOF) or of its stdout (EPIPE) exactly as with a bare pipe pair. The
 interactor's own stdout and stderr are not captured: whatever it reports comes on its stderr
@@ -30,8 +31,10 @@ import shutil
 import termios
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from . import cache, languages
 from .base import Batch, BatchSpec, RawResult, Sandbox, judge, zygote_enabled
@@ -53,26 +56,62 @@ class InteractiveRun:
     prelude_unread: bool = False
 
 
-def _send_piped(batch: Batch, folder: Path) -> None:
-    """Ask `batch` for a piped test (hts-runner's "P" command) whose FIFOs are in `folder`."""
+def _send_piped(batch: Batch, folder: Path) -> Callable[[], RawResult]:
+    """Ask `batch` for a piped test (hts-runner's "P" command) whose FIFOs are in `folder`; the
+    function that reads its answer."""
     from .bwrap import IN_DIR, BwrapBatch
 
-    if not isinstance(batch, BwrapBatch):
-        raise SandboxUnavailable("interactive judging runs on the bubblewrap backend only")
-    started = batch.started
-    if started.lazy_inputs is not None and started.in_dir is not None:
-        # a spare serving this batch binds a directory of its own: the test's FIFOs go there too
-        for name in (INPUT_NAME, f"{INPUT_NAME}.out"):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(started.in_dir / name)
-            os.link(folder / name, started.in_dir / name)
-    assert batch.proc.stdin is not None
+    if isinstance(batch, BwrapBatch):
+        started = batch.started
+        if started.lazy_inputs is not None and started.in_dir is not None:
+            # a spare serving this batch binds a directory of its own: the test's FIFOs go there too
+            _link_fifos(folder, started.in_dir, INPUT_NAME)
+        assert batch.proc.stdin is not None
+        try:
+            batch.proc.stdin.write(f"P {IN_DIR}/{INPUT_NAME}\n".encode())
+            batch.proc.stdin.flush()
+        except BrokenPipeError:
+            raise batch._runner_error("the sandbox runner exited") from None
+        batch.unanswered += 1
+        return batch.receive
+    from .docker_backend import PRIV_DIR, DockerBatch
+
+    if isinstance(batch, DockerBatch):
+        # the container sees its private directory only: the FIFOs are linked in as its current input
+        _link_fifos(folder, batch.private / "in", "cur")
+        assert batch.stream is not None
+        try:
+            batch.stream.send(f"P {PRIV_DIR}/in/cur\n".encode())
+        except OSError:
+            raise batch._runner_error("the sandbox runner in the container exited") from None
+        return lambda: _docker_answer(batch)
+    raise SandboxUnavailable(f"interactive judging does not run on the {type(batch).__name__} backend")
+
+
+def _link_fifos(folder: Path, target: Path, name: str) -> None:
+    for suffix in ("", ".out"):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(target / f"{name}{suffix}")
+        os.link(folder / f"{INPUT_NAME}{suffix}", target / f"{name}{suffix}")
+
+
+def _docker_answer(batch: Any) -> RawResult:
+    """A Docker batch's answer to a piped test (as DockerBatch.run reads one)."""
+    from .bwrap import read_result
+
+    batch.stream.deadline = time.monotonic() + batch.spec.wall_us() / 1e6 + 30
     try:
-        batch.proc.stdin.write(f"P {IN_DIR}/{INPUT_NAME}\n".encode())
-        batch.proc.stdin.flush()
-    except BrokenPipeError:
-        raise batch._runner_error("the sandbox runner exited") from None
-    batch.unanswered += 1
+        result = read_result(batch.stream)
+    except TimeoutError:
+        raise SandboxUnavailable("the sandbox runner in the container stopped answering") from None
+    except (OSError, ValueError):
+        result = None
+    if result is None:
+        raise batch._runner_error("the sandbox runner in the container failed")
+    if os.WIFEXITED(result.status) and os.WEXITSTATUS(result.status) == 2 \
+            and result.stderr.startswith((b"hts-dock: ", b"hts-runner: ")):
+        raise SandboxUnavailable(result.stderr.decode("utf-8", "replace").strip())
+    return result
 
 
 def _unread(fd: int) -> int:
@@ -93,15 +132,16 @@ def _fifo(path: Path) -> None:
 class _Receiver:
     """A batch's answers, read by a thread of its own, into a queue shared by both sides."""
 
-    def __init__(self, batch: Batch, side: str, answers: queue.Queue[tuple[str, RawResult | BaseException]]) -> None:
-        self.batch, self.side, self.answers = batch, side, answers
+    def __init__(self, receive: Callable[[], RawResult], side: str,
+                 answers: queue.Queue[tuple[str, RawResult | BaseException]]) -> None:
+        self.receive, self.side, self.answers = receive, side, answers
 
     def start(self) -> None:
         threading.Thread(target=self._take, name=f"interactive-{self.side}", daemon=True).start()
 
     def _take(self) -> None:
         try:
-            self.answers.put((self.side, self.batch.receive()))
+            self.answers.put((self.side, self.receive()))
         except BaseException as exc:  # the caller raises it
             self.answers.put((self.side, exc))
 
@@ -114,7 +154,9 @@ class InteractiveSession:
         self.limits, self.interactor_limits = limits, interactor_limits
         self.program_language, self.interactor_language = program.language, interactor.language
         self.sb, self.interactor_prog = sb, interactor
-        self.root = cache.make_private_dir()
+        # on the cache's filesystem, where a Docker batch's private directory is: the FIFOs are
+        # hard-linked there
+        self.root = cache.make_private_dir(cache.neutral_root())
         self.batches: list[Batch] = []
         try:
             self.prog_dir = cache.make_private_dir(self.root)
@@ -156,8 +198,7 @@ class InteractiveSession:
         got: dict[str, RawResult] = {}
         first = ""
         try:
-            _send_piped(self.interactor, self.judge_dir)
-            _Receiver(self.interactor, "interactor", answers).start()
+            _Receiver(_send_piped(self.interactor, self.judge_dir), "interactor", answers).start()
             unread = not self._write_prelude(to_interactor, prelude, answers)
             if unread:
                 # the interactor ended (or stalled) before reading what the test is: the
@@ -184,8 +225,7 @@ class InteractiveSession:
                                                  self.judge_dir)
                 return InteractiveRun(program=RunResult(verdict=Verdict.SE, stderr="the program did not run"),
                                       interactor=result, interactor_first=True, prelude_unread=True)
-            _send_piped(self.program, self.prog_dir)
-            _Receiver(self.program, "program", answers).start()
+            _Receiver(_send_piped(self.program, self.prog_dir), "program", answers).start()
             while len(got) < 2:
                 side, answer = answers.get()
                 if isinstance(answer, BaseException):

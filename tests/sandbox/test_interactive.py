@@ -20,10 +20,16 @@ sys.stderr.write("got %r\n" % got)
 sys.exit(0 if got.strip() == str(a + b) else 1)
 """
 RIGHT = "a, b = map(int, input().split())\nprint(a + b)\n"
+
+
+@pytest.fixture(params=["bwrap", "docker"])
+def backend(request: pytest.FixtureRequest) -> Sandbox:
+    return request.getfixturevalue("sb" if request.param == "bwrap" else "docker_sb")  # type: ignore[no-any-return]
 WRONG = "a, b = map(int, input().split())\nprint(a - b)\n"
 
 
-def test_a_plus_b_between_two_sandboxes(sb: Sandbox) -> None:
+def test_a_plus_b_between_two_sandboxes(backend: Sandbox) -> None:
+    sb = backend
     interactor = sb.compile("python3", A_PLUS_B)
     right = run_interactive(sb, sb.compile("python3", RIGHT), interactor, [b"1 2\n", b"40 2\n"], Limits(time_s=2),
                             Limits(time_s=5))
@@ -40,7 +46,8 @@ def test_a_plus_b_between_two_sandboxes(sb: Sandbox) -> None:
 
 
 @pytest.mark.serial
-def test_the_interactor_s_cpu_time_never_counts_against_the_program(sb: Sandbox) -> None:
+def test_the_interactor_s_cpu_time_never_counts_against_the_program(backend: Sandbox) -> None:
+    sb = backend
     # the interactor computes ~1.2 s of CPU before it asks; the program's limit is 0.5 s (its
     # wall-clock backstop alone, 1.25 s, would have stopped it as idle)
     busy = A_PLUS_B.replace("print(a, b, flush=True)", "import time\nt = time.process_time()\n"
@@ -53,7 +60,8 @@ def test_the_interactor_s_cpu_time_never_counts_against_the_program(sb: Sandbox)
     assert run.program.wall_ms >= 1100
 
 
-def test_the_side_that_ends_first_gives_the_other_the_end_of_its_pipes(sb: Sandbox) -> None:
+def test_the_side_that_ends_first_gives_the_other_the_end_of_its_pipes(backend: Sandbox) -> None:
+    sb = backend
     # the interactor leaves at once: the program reading its stdin gets EOF, not a hang
     leaves = "import sys\nsys.stdin.readline()\nsys.stderr.write('bye\\n')\n"
     reads = "import sys\ndata = sys.stdin.read()\nsys.stderr.write('eof after %d bytes\\n' % len(data))\n"
