@@ -8,7 +8,8 @@ high end (time limit x time_limit_to_tle). Its result is the first test that is 
 verifyproblem, a submission gets its folder's verdict when either result is the folder's
 (accepted: AC on all tests). Kattis has no MLE verdict: a memory limit is a run-time error.
 slow_accepted, which verifyproblem does not check, must be AC or TLE (DOMjudge's reading);
-partially_accepted and other folders are listed, not judged.
+partially_accepted and other folders are listed, not judged. An interactive problem's
+submissions run against its interactor (problems/packages/interactive.py).
 
 When the package fixes no time limit, it is computed as verifyproblem does: the accepted
 submissions run under a generous limit and the limit is max(1 s, ceil(slowest x
@@ -19,12 +20,15 @@ from __future__ import annotations
 
 import copy
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from problems.judging import JudgeResult, judge_code
+from problems.judging import JudgeResult, TestOutcome, judge_code, limits_for, suite_cache
 from problems.models import Problem, Solution, TestCase, TestSuite
-from sandbox import Sandbox
+from problems.packages.interactive import judge_runs, suite_interactor
+from problems.packages.interactive import refusal as interactive_refusal
+from sandbox import Sandbox, get_sandbox
 
 REQUIRED = {"accepted": "AC", "wrong_answer": "WA", "time_limit_exceeded": "TLE", "run_time_error": "RE",
             "memory_limit_exceeded": "RE", "slow_accepted": "AC or TLE"}
@@ -75,8 +79,50 @@ def _with_limit(problem: Problem, seconds: float) -> Problem:
 
 
 def _run(problem: Problem, suite: TestSuite, sol: Solution, seconds: float, sb: Sandbox | None) -> JudgeResult:
+    interactive = _judge_interactive(problem=_with_limit(problem, seconds), suite=suite, language=sol.language,
+                                         code=sol.code, sandbox=sb)
+    if interactive is not None:
+        return interactive
     return judge_code(problem=_with_limit(problem, seconds), suite=suite, language=sol.language, code=sol.code,
                       mode="all", sandbox=sb)
+
+
+def _judge_interactive(*, problem: Problem, suite: TestSuite, language: str, code: str,
+                           sandbox: Sandbox | None = None, fail_fast: bool = True) -> JudgeResult | None:
+    """judge_code for a suite judged by an interactor (None when `suite` has none): the program
+    against the interactor on each test in judging order, stopping at the first failure with
+    `fail_fast` (a failure's verdict is the first in judging order either way)."""
+    interactor = suite_interactor(suite)
+    if interactor is None:
+        return None
+    started = time.perf_counter()
+    loaded = suite_cache.get(suite, "full")
+    result = JudgeResult(verdict="AC", passed=0, total=len(loaded.tests), complete=False, suite_id=suite.pk,
+                         suite_version=suite.version, suite_origin=suite.origin)
+    sb = sandbox or get_sandbox()
+    program = sb.compile(language, code)
+    if not program.ok:
+        result.verdict, result.message = str(program.verdict), program.message[-4000:]
+        result.elapsed_ms = round((time.perf_counter() - started) * 1000)
+        return result
+    limits = limits_for(problem)
+    runs = judge_runs(sb, interactor, program, [(t.input, t.output) for t in loaded.tests], limits,
+                      fail_fast=fail_fast)
+    for test, judged in zip(loaded.tests, runs, strict=False):
+        run = judged.program
+        result.tests.append(TestOutcome(len(result.tests), test.ordinal, test.kind, judged.verdict, run.time_ms,
+                                        run.wall_ms, run.memory_kb, judged.message if judged.verdict != "AC" else ""))
+        if judged.verdict == "AC":
+            result.passed += 1
+            continue
+        result.failures[test.ordinal] = (judged.output, judged.message)
+        if result.verdict == "AC":
+            result.verdict, result.message = judged.verdict, judged.message
+        if fail_fast:
+            break
+    result.complete = len(result.tests) == len(loaded.tests)
+    result.elapsed_ms = round((time.perf_counter() - started) * 1000)
+    return result
 
 
 def _rows(result: JudgeResult, names: dict[int, tuple[str, str]], *, keep_mle: bool = False) -> list[TestRow]:
@@ -106,6 +152,13 @@ def package_fidelity(*, problem: Problem, sandbox: Sandbox | None = None) -> dic
         return report
     if package.get("not_judgeable"):
         report["not_judged"] = package["not_judgeable"]
+        interactor = suite_interactor(suite) if package.get("interactive") and not package.get("scoring") else None
+        if interactor is not None:
+            # imported before interactive judging existed, or judged now that it does
+            refused = interactive_refusal(interactor)
+            report.pop("not_judged")
+            if refused:
+                report["not_judged"] = f"interactive problem: its interactor cannot run: {refused}"
     names = {o: (g, n) for o, g, n in TestCase.objects.filter(suite=suite).values_list("ordinal", "group", "generator")}
     candidates = list(problem.solutions.filter(role=Solution.Role.CANDIDATE).exclude(package_verdict="")
                       .order_by("package_verdict", "name"))
