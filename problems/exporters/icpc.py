@@ -24,6 +24,16 @@ made from the pid; ``problem.yaml`` keeps the mapping back to ``source:pid`` (a 
 and a ``keywords`` entry, since the format forbids keys of its own). Secret data leaves out
 the tests that are already samples.
 
+A problem imported from a package (problems/packages/) is exported with the package's own
+judges as themselves, not wrapped: its Kattis output validator (C++ or Python, with its
+headers) in ``output_validator/<its name>/``, its runnable Kattis input validators in
+``input_validators/<name>/``, the default validator's or the custom one's flags as
+``output_validator_flags`` (and ``input_validator_flags``) in ``data/testdata.yaml`` (the
+2023-07-draft place of the legacy ``validator_flags``), and its tests in
+``data/secret/<group>/`` as ``TestCase.group`` keeps them. testlib checkers and validators
+speak another contract (exit 0/1/2) and are not exported; such a problem falls back to the
+kit's wrappers, or to none.
+
 The wrappers load the kit's code as a module of its own name, so an ``if __name__ ==
 "__main__"`` block in it never runs, then call the project's contract function. They run
 under the judging system's own sandbox, like any package validator.
@@ -40,7 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from problems.exporters.bundles import Bundle, bundles, test_bodies
-from problems.models import Language, Solution
+from problems.models import Language, PackageJudge, Solution, TestCase
 
 SECRET_ORIGINS = ("generated", "official", "imported")
 # the Java release problemtools' own languages.yaml compiles for (javac -source 21)
@@ -184,6 +194,51 @@ def _submission(folder: Path, sol: Solution, number: int) -> bool:
     return True
 
 
+_SAFE_PART = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+
+
+def _safe_relative(path: str) -> Path | None:
+    """A package file's path, kept only when every part is a plain name (no '..', no absolute path)."""
+    parts = path.replace("\\", "/").split("/")
+    return Path(*parts) if parts and all(_SAFE_PART.fullmatch(part) for part in parts) else None
+
+
+def _write_judge(folder: Path, judge: PackageJudge) -> bool:
+    """The package's own program, its files as they came (sources, validate.h, testlib.h)."""
+    files = {rel: text for name, text in (judge.files or {}).items() if (rel := _safe_relative(name)) is not None}
+    if not files or len(files) != len(judge.files or {}):
+        return False
+    for rel, text in files.items():
+        target = folder / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    return True
+
+
+def _program_folder(judge: PackageJudge) -> str:
+    """The folder one of the package's programs goes back into: its own name where that is plain."""
+    return re.sub(r"[^A-Za-z0-9_-]+", "", Path(judge.name).stem)[:60] or "validator"
+
+
+def _package_judges(bundle: Bundle, checker_id: int | None) -> tuple[PackageJudge | None, list[PackageJudge]]:
+    """The suite's own output judge (a Kattis kind: the format's contract, so exported as itself) and the
+    package's Kattis input validators that can run; testlib programs speak another contract."""
+    judges = list(bundle.problem.package_judges.filter(refused=""))
+    checker = next((j for j in judges if j.pk == checker_id and j.kind in (
+        PackageJudge.Kind.KATTIS_OUTPUT_VALIDATOR, PackageJudge.Kind.KATTIS_DEFAULT)), None)
+    inputs = sorted((j for j in judges if j.kind == PackageJudge.Kind.KATTIS_INPUT_VALIDATOR
+                     and j.language in ("cpp", "python3")), key=lambda j: j.name)
+    return checker, inputs
+
+
+def _group_folder(test: TestCase) -> str:
+    """A package's group under data/secret ("secret/group1"), or "" for the plain secret folder."""
+    parts = test.group.split("/")
+    if len(parts) >= 2 and parts[0] == "secret" and _safe_relative("/".join(parts[1:])) is not None:
+        return "/".join(parts[1:])
+    return ""
+
+
 def package_write(bundle: Bundle, root: Path) -> dict[str, int]:
     counts = {"sample": 0, "secret": 0, "secret_samples_skipped": 0, "accepted": 0, "rejected": 0,
               "unsupported_submissions": 0}
@@ -201,21 +256,47 @@ def package_write(bundle: Bundle, root: Path) -> dict[str, int]:
     chosen = bundle.suite_for(SECRET_ORIGINS)
     # A sample is shown to contestants already; repeating it in secret data only makes it count twice.
     shown = {inp for inp, _ in samples}
-    for inp, ans in test_bodies(chosen[1]) if chosen else []:
+    chosen_tests = chosen[1] if chosen else []
+    for test, (inp, ans) in zip(chosen_tests, test_bodies(chosen_tests), strict=True):
         if inp in shown:
             counts["secret_samples_skipped"] += 1
             continue
         counts["secret"] += 1
-        _write_case(root / "data" / "secret", f"{counts['secret']:03d}", inp, ans)
+        # A package's groups go back where the package had them (data/secret/<group>/).
+        group = _group_folder(test)
+        folder = root / "data" / "secret" / group if group else root / "data" / "secret"
+        folder.mkdir(parents=True, exist_ok=True)
+        _write_case(folder, f"{counts['secret']:03d}", inp, ans)
+    suite = bundle.suites.get(chosen[0]) if chosen else None
+    checker, input_judges = _package_judges(bundle, suite.checker_id if suite else None)
     kit = bundle.kit
-    if kit and kit.validator:
+    testdata: list[str] = []
+    if input_judges:
+        for judge in input_judges:
+            if _write_judge(root / "input_validators" / _program_folder(judge), judge):
+                counts["package_input_validators"] = counts.get("package_input_validators", 0) + 1
+        flags = sorted({" ".join(j.flags) for j in input_judges if j.flags})
+        if len(flags) == 1:
+            testdata.append(f"input_validator_flags: {_yaml(flags[0])}")
+    elif kit and kit.validator:
         folder = root / "input_validators"
         folder.mkdir(exist_ok=True)
         (folder / "validate.py").write_text(INPUT_VALIDATOR.format(code=kit.validator.code), encoding="utf-8")
-    if kit and kit.output_judge and kit.needs_output_judge:
+    if checker is not None:
+        # The package's own output validator as itself, in a folder of its own under output_validator/
+        # (problemtools takes each entry there as one program: a validate.h beside validate.cc must
+        # not be one); the flags, the default validator's too, live in data/testdata.yaml in 2023-07.
+        if (checker.kind == PackageJudge.Kind.KATTIS_OUTPUT_VALIDATOR
+                and _write_judge(root / "output_validator" / _program_folder(checker), checker)):
+            counts["package_output_validators"] = counts.get("package_output_validators", 0) + 1
+        if checker.flags:
+            testdata.append(f"output_validator_flags: {_yaml(' '.join(checker.flags))}")
+    elif kit and kit.output_judge and kit.needs_output_judge:
         folder = root / "output_validator"
         folder.mkdir(exist_ok=True)
         (folder / "validate.py").write_text(OUTPUT_VALIDATOR.format(code=kit.output_judge.code), encoding="utf-8")
+    if testdata:
+        (root / "data" / "testdata.yaml").write_text("\n".join(testdata) + "\n", encoding="utf-8")
     numbers: dict[str, int] = {}
     for sol in bundle.solutions:
         if sol.role == Solution.Role.ORACLE or sol.gold_verdict == Solution.GoldVerdict.AC:
