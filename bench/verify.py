@@ -1,10 +1,25 @@
 """One verification, four ways, side by side in one run, on the same 40-test suites.
 
     .venv/bin/python bench/verify.py [--rounds 15] [--concurrent 8] [--workers 2] [--per-client 6]
-        [--only breakdown,table,all,throughput] [--clients 64] [--batch 256]
+        [--only newtext,memory,breakdown,table,all,throughput] [--clients 64] [--batch 256]
+        [--newtext-languages python3,cpp,java]
 
 Sections (all by default; --only picks some):
 
+- **newtext**: every call in one interleaved run, each beside its bare run: new-text calls
+  (every call a program text never seen, as an RL policy's completions are: no cache answers)
+  and repeated-text calls, on a 1-test and the 40-test suite, for --newtext-languages
+  (python3, cpp; java when named), p50 and p90 of the client's latency, of the judge's own
+  time (the worker's judge_ms) and of bare: `python3 -I main.py < in` per test; for C++
+  `g++ -O2` (the judge's flags, no precompiled header) once for a new text, then the binary
+  per test; for Java `javac` once for a new text, then `java` per test (the judge's flags);
+- **memory**: `manage.py serve` started as an operator starts it (--no-demo, against the bench's
+  Redis and database), for each --memory-roles layout (full: every worker, the janitor, the LLM
+  stage; verify: `serve --role verify`), once the web answers and every worker has registered
+  and after --memory-idle-s seconds idle: its processes, RSS and PSS (smaps_rollup) summed over
+  the whole tree and per part (serve itself, the web server, sandbox workers, the rest), then
+  once more after one verification of a new Python and a new C++ program (the sandbox workers'
+  spare sandboxes up);
 - **breakdown**: one verification's steps, medians over --rounds calls, read from the
   Server-Timing header the API sends (api/verification.py: server_timing), each call on a
   connection kept open (as hardtests_client keeps its own): HTTP + auth + parse + render (the
@@ -177,6 +192,197 @@ def timed_post(url: str, token: str, body: dict[str, Any]) -> tuple[float, int, 
     return elapsed, status, json.loads(raw or b"{}"), steps
 
 
+JAVA_GOOD = ("import java.io.*;\nimport java.util.*;\npublic class Main {\n  public static void main(String[] a)"
+             " throws IOException {\n    StreamTokenizer t = new StreamTokenizer(new BufferedInputStream(System.in));\n"
+             "    t.nextToken(); int n = (int) t.nval; long s = 0;\n    for (int i = 0; i < n; i++) { t.nextToken();"
+             " s += (long) t.nval; }\n    System.out.println(s);\n  }\n}\n")
+NEW_COMMENT = {"python3": "# {tag}\n", "cpp": "// {tag}\n", "java": "// {tag}\n"}
+
+
+def p90(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(0.9 * len(ordered)) - 1))] * 1000
+
+
+def bare_new(language: str, code: str, tests: list[tuple[str, str, str]], *, compile_it: bool,
+             work: Path) -> float:
+    """Bare, as a user runs a program by hand: compiled (a new text) with the judge's flags and no
+    precompiled header, then run per test (stopping at the first wrong answer)."""
+    from sandbox import languages
+
+    started = time.perf_counter()
+    if language == "python3":
+        (work / "main.py").write_text(code)
+        argv = [languages.PYTHON, "-I", str(work / "main.py")]
+    elif language == "cpp":
+        if compile_it:
+            (work / "main.cpp").write_text(code)
+            subprocess.run([languages.GXX, *languages.cpp_flags("c++17"), "-o", str(work / "main"),
+                            str(work / "main.cpp")], check=True, capture_output=True)
+        argv = [str(work / "main")]
+    else:
+        if compile_it:
+            (work / "Main.java").write_text(code)
+            subprocess.run([languages.JAVAC, "-J-XX:+UseSerialGC", "-encoding", "UTF-8", "-nowarn", "-d",
+                            str(work / "classes"), str(work / "Main.java")], check=True, capture_output=True)
+        argv = [arg.replace(f"{languages.PROG_DIR}/", f"{work}/") for arg in languages.run_argv("java", main_class="Main")]
+    for _, given, wanted in tests:
+        out = subprocess.run(argv, input=given.encode(), capture_output=True, check=False)
+        if out.returncode != 0 or out.stdout.split() != wanted.encode().split():
+            break
+    return time.perf_counter() - started
+
+
+def newtext(base: str, token: str, ordered: list[tuple[str, str, str]], rounds: int, languages_: list[str],
+            errors: list[str]) -> None:
+    """New-text and repeated-text calls, 1 test and 40, interleaved with their bare runs in one run."""
+    import random
+    import tempfile
+
+    sources = {"python3": bench_api.PROGRAMS["python3"]["good"], "cpp": bench_api.PROGRAMS["cpp"]["good"],
+               "java": JAVA_GOOD}
+    cells = [(language, text, pid) for language in languages_ for text in ("new", "repeated")
+             for pid in ("sum-1", "sum-n")]
+    suites = {"sum-1": ordered[:1], "sum-n": ordered}
+    taken: dict[tuple[str, str, str], dict[str, list[float]]] = {c: {"client": [], "judge": [], "bare": []}
+                                                                  for c in cells}
+    rng = random.Random()  # a fresh order each run: no cell always follows the same one
+    loads = [os.getloadavg()[0]]
+    with tempfile.TemporaryDirectory(prefix="hts-bare-") as scratch:
+        work = Path(scratch)
+        # the repeated texts (and the C++ and Java binaries bare runs them from) are made once
+        for language in languages_:
+            (work / f"rep-{language}").mkdir()
+            bare_new(language, sources[language], ordered[:1], compile_it=True, work=work / f"rep-{language}")
+            for pid in suites:
+                for _ in range(2):
+                    timed_post(f"{base}/api/v1/verify", token, {"problem": pid, "language": language,
+                                                                 "code": sources[language]})
+        for _ in range(rounds):
+            order = list(cells)
+            rng.shuffle(order)  # no cell always follows the same one
+            for cell in order:
+                language, text, pid = cell
+                new = text == "new"
+                code = sources[language] + (NEW_COMMENT[language].format(tag=secrets.token_hex(8)) if new else "")
+                where = work / (f"new-{secrets.token_hex(4)}" if new else f"rep-{language}")
+                where.mkdir(exist_ok=True)
+                taken[cell]["bare"].append(bare_new(language, code, suites[pid], compile_it=new, work=where))
+                elapsed, status, data, _ = timed_post(f"{base}/api/v1/verify", token,
+                                                      {"problem": pid, "language": language, "code": code})
+                if status != 200 or data.get("reward") != 1:
+                    errors.append(f"newtext {language} {text} {pid}: HTTP {status} {data.get('reward')} "
+                                  f"{data.get('verdict')} {str(data.get('detail', ''))[:200]}")
+                    continue
+                taken[cell]["client"].append(elapsed)
+                taken[cell]["judge"].append(data["judge_ms"] / 1000)
+            loads.append(os.getloadavg()[0])
+    print(f"NEW AND REPEATED PROGRAM TEXTS ({rounds} rounds, every cell once a round in a shuffled order, each call"
+          f" beside its bare run; load {min(loads):.1f}-{max(loads):.1f})")
+    print(f"  {'language':<8} {'text':<9} {'tests':>5} | {'client p50':>10} {'p90':>7} | {'judge p50':>9} {'p90':>7} | "
+          f"{'bare p50':>8} {'p90':>7} | {'client/bare':>11} {'judge/bare':>10}")
+    for cell in cells:
+        language, text, pid = cell
+        got = taken[cell]
+        if not got["client"]:
+            continue
+        c, j, b = p50(got["client"]), p50(got["judge"]), p50(got["bare"])
+        print(f"  {language:<8} {text:<9} {len(suites[pid]):>5} | {c:>10.1f} {p90(got['client']):>7.1f} | "
+              f"{j:>9.1f} {p90(got['judge']):>7.1f} | {b:>8.1f} {p90(got['bare']):>7.1f} | {c / b:>11.2f} {j / b:>10.2f}")
+    print("  client: POST /api/v1/verify on a kept-open connection; judge: the worker's judge_ms; bare: see --help\n")
+
+
+def tree_memory(root: int) -> list[tuple[int, str, int, int]]:
+    """(pid, command line, RSS KiB, PSS KiB) of `root` and every descendant (threads' children too)."""
+    found: list[tuple[int, str, int, int]] = []
+    pending = [root]
+    while pending:
+        pid = pending.pop()
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+            rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
+            children: list[str] = []
+            for task in os.listdir(f"/proc/{pid}/task"):
+                children += Path(f"/proc/{pid}/task/{task}/children").read_text().split()
+        except OSError:
+            continue  # ended while we looked
+        sizes = {line.split(":")[0]: int(line.split()[1]) for line in rollup.splitlines()[1:] if line.endswith("kB")}
+        found.append((pid, command, sizes.get("Rss", 0), sizes.get("Pss", 0)))
+        pending += map(int, children)
+    return found
+
+
+def memory_part(command: str) -> str:
+    """Which part of a node a process of its tree belongs to."""
+    for needle, part in (("gunicorn", "web"), ("sandbox-worker", "sandbox workers"), ("bwrap", "sandbox workers"),
+                         ("hts-runner", "sandbox workers"), ("zygote.py", "sandbox workers"),
+                         ("generation-worker", "generation worker"), ("llm_worker", "LLM worker"),
+                         ("janitor", "janitor"), ("redis-server", "redis"), ("serve", "serve")):
+        if needle in command:
+            return part
+    return "other"
+
+
+def memory(base_env: dict[str, str], token: str, roles: list[str], idle_s: float, errors: list[str]) -> None:
+    import signal
+    import urllib.request
+
+    print(f"NODE MEMORY (serve --no-demo; idle {idle_s:g} s after the web answers and the workers register; "
+          f"{os.cpu_count()} CPUs)")
+    print(f"  {'layout':<8} {'when':<22} {'procs':>5} {'RSS MiB':>8} {'PSS MiB':>8} | PSS MiB by part")
+    for role in roles:
+        port = bench_api.free_port()
+        argv = [sys.executable, str(REPO / "manage.py"), "serve", "--no-demo", "--host", "127.0.0.1",
+                "--port", str(port), *(["--role", role] if role != "full" else [])]
+        log = open(Path(base_env["HARDTESTS_VAR_DIR"]) / f"serve-{role}.log", "wb")  # noqa: SIM115
+        proc = subprocess.Popen(argv, env=base_env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            from rq.worker import Worker
+
+            from core.queues import verification_queue
+
+            queue = verification_queue()
+            before = Worker.count(queue=queue, connection=queue.connection)
+            deadline = time.monotonic() + 180
+            while True:
+                try:
+                    with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2):
+                        pass
+                    if Worker.count(queue=queue, connection=queue.connection) >= before + 2:
+                        break
+                except OSError:
+                    pass
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise RuntimeError(f"serve --role {role} did not come up; see {log.name}")
+                time.sleep(0.5)
+            time.sleep(idle_s)
+            shots = [("idle", tree_memory(proc.pid))]
+            for language in ("python3", "cpp"):
+                code = bench_api.PROGRAMS[language]["good"] + NEW_COMMENT[language].format(tag=secrets.token_hex(8))
+                _, status, data, _ = timed_post(f"http://127.0.0.1:{port}/api/v1/verify", token,
+                                                {"problem": "sum-n", "language": language, "code": code})
+                if status != 200 or data.get("reward") != 1:
+                    errors.append(f"memory {role} {language}: HTTP {status} {data.get('reward')}")
+            time.sleep(2)  # the spares the calls asked for come up
+            shots.append(("after 2 verifications", tree_memory(proc.pid)))
+            for when, found in shots:
+                parts: dict[str, int] = {}
+                for _, command, _, pss in found:
+                    parts[memory_part(command)] = parts.get(memory_part(command), 0) + pss
+                by_part = ", ".join(f"{part} {kib / 1024:.0f}" for part, kib in sorted(parts.items(), key=lambda x: -x[1]))
+                print(f"  {role:<8} {when:<22} {len(found):>5} {sum(f[2] for f in found) / 1024:>8.0f} "
+                      f"{sum(f[3] for f in found) / 1024:>8.0f} | {by_part}  [{load()}]")
+        finally:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=90)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+            log.close()
+    print("  RSS counts a page shared by several processes in each; PSS shares it out (the node's real footprint)\n")
+
+
 STEPS = ("http", "prepare", "enqueue", "queue", "load", "compile", "tests", "job_other", "back", "wait_other")
 
 
@@ -328,7 +534,14 @@ def main() -> int:
     parser.add_argument("--per-client", type=int, default=6, help="requests per concurrent client")
     parser.add_argument("--workers", type=int, default=2, help="sandbox RQ workers")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory (logs)")
-    parser.add_argument("--only", default="breakdown,table,all,throughput", help="sections to run (comma-separated)")
+    parser.add_argument("--only", default="newtext,memory,breakdown,table,all,throughput",
+                        help="sections to run (comma-separated)")
+    parser.add_argument("--memory-roles", default="full,verify",
+                        help="serve layouts of the memory section (full, verify)")
+    parser.add_argument("--memory-idle-s", type=float, default=10.0,
+                        help="seconds the node stays idle before its memory is read")
+    parser.add_argument("--newtext-languages", default="python3,cpp",
+                        help="languages of the newtext section (python3, cpp, java)")
     parser.add_argument("--clients", type=int, default=64, help="concurrent clients of the throughput section")
     parser.add_argument("--batch", type=int, default=256, help="programs in the throughput section's batch")
     parser.add_argument("--languages", default="python3,cpp", help="languages of the throughput section")
@@ -358,6 +571,9 @@ def main() -> int:
         suite_add_tests(suite=one_suite, tests=[NewTest(input=ordered[0][1], output=ordered[0][2], kind="hacking")])
         suite_activate(suite=one_suite)
 
+        if "memory" in sections:
+            # before the bench's own workers start: the calls it makes go to the node measured
+            memory(dict(os.environ), token, args.memory_roles.split(","), args.memory_idle_s, errors)
         base = stack.start_api(workers=args.workers, threads=max(8, args.concurrent * 2, args.clients // 2),
                                worker_args=["--worker-class", "hardtests_web.ops.worker.CheckedWorker"], timeout_s=90)
         client = make_client(base, token)
@@ -387,6 +603,8 @@ def main() -> int:
             return time.perf_counter() - started
 
         sb = get_sandbox()
+        if "newtext" in sections:
+            newtext(base, token, ordered, args.rounds, args.newtext_languages.split(","), errors)
         if "breakdown" in sections:
             breakdown(base, token, sb, ordered, args.rounds, errors)
         if "throughput" in sections:

@@ -72,6 +72,10 @@ def test_a_verification_node_runs_the_web_server_and_sandbox_workers_only(tmp_pa
         gunicorn = [pid for pid in [children["web"], *_descendants(children["web"])]
                     if b"gunicorn" in Path(f"/proc/{pid}/cmdline").read_bytes()]
         assert len(gunicorn) == 3, gunicorn
+        # no process of the node that serves no page loads what only pages and Django's system
+        # checks import (numpy, through the LLM client): ~60 MiB each
+        for pid in (serve.pid, children["sandbox-worker-0"], children["sandbox-worker-1"]):
+            assert b"numpy" not in Path(f"/proc/{pid}/maps").read_bytes(), pid
     finally:
         if serve.poll() is None:
             serve.send_signal(signal.SIGTERM)

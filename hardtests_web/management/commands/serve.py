@@ -100,6 +100,13 @@ class Command(BaseCommand):
         demo.add_argument("--no-demo", action="store_true",
                           help="do not queue work for demo problems even when they are loaded")
 
+    def execute(self, *args: Any, **options: Any) -> Any:
+        if options.get("role") == "verify":
+            # Django's system checks import every view, the admin and the LLM client (openai,
+            # numpy, ninja): 60 MiB a process that judges or supervises and serves no page
+            options["skip_checks"] = True
+        return super().execute(*args, **options)
+
     def handle(self, *args: Any, **options: Any) -> None:
         self.children: list[Child] = []
         self.redis_child: subprocess.Popen[bytes] | None = None
@@ -182,7 +189,8 @@ class Command(BaseCommand):
             # generation workers when there are any.
             shared = [JUDGING_QUEUE] if settings.HARDTESTS_GENERATION_WORKERS else [JUDGING_QUEUE, DEFAULT_QUEUE]
             queues = [VERIFICATION_QUEUE] if i < reserved or self.verify_only else [VERIFICATION_QUEUE, *shared]
-            self._add(f"sandbox-worker-{i}", ["rqworker", "--worker-class", worker + "CheckedWorker", *queues],
+            checks = ["--skip-checks"] if self.verify_only else []  # see execute()
+            self._add(f"sandbox-worker-{i}", ["rqworker", *checks, "--worker-class", worker + "CheckedWorker", *queues],
                       kind="worker")
         for i in range(0 if self.verify_only else settings.HARDTESTS_LLM_WORKERS):
             # Without one, a campaign started from this deployment never leaves the LLM stage.
