@@ -269,6 +269,9 @@ def package_write(bundle: Bundle, root: Path) -> dict[str, int]:
         _write_case(folder, f"{counts['secret']:03d}", inp, ans)
     suite = bundle.suites.get(chosen[0]) if chosen else None
     checker, input_judges = _package_judges(bundle, suite.checker_id if suite else None)
+    if suite is not None and suite.checker_id is not None and checker is None:
+        # a testlib checker or an interactor: another contract, not written; the card's counts say so
+        counts["package_checker_not_exported"] = counts.get("package_checker_not_exported", 0) + 1
     kit = bundle.kit
     testdata: list[str] = []
     if input_judges:

@@ -113,6 +113,13 @@ def test_groups_go_back_to_data_secret_group(tmp_path: Path) -> None:
         (root / "data" / folder / f"{name}.in").write_text(text)
         (root / "data" / folder / f"{name}.ans").write_text(f"{sum(map(int, text.split()))}\n")
     (root / "problem.yaml").write_text("name: Grouped\nvalidation: default\nvalidator_flags: case_sensitive\n")
+    for folder, name, code in (
+            ("input_validators", "validate.py",
+             "import re, sys\nok = re.fullmatch(r'-?\\d+ -?\\d+\\n', sys.stdin.read())\nsys.exit(42 if ok else 43)\n"),
+            ("submissions/accepted", "sum.py", "a, b = map(int, input().split())\nprint(a + b)\n"),
+            ("submissions/wrong_answer", "off.py", "a, b = map(int, input().split())\nprint(a + b + 1)\n")):
+        (root / folder).mkdir(parents=True, exist_ok=True)
+        (root / folder / name).write_text(code)
     _import(root)
     out = tmp_path / "icpc"
     icpc_export(problems=problems_select(["source=icpc"])[0], out=out)
@@ -123,3 +130,8 @@ def test_groups_go_back_to_data_secret_group(tmp_path: Path) -> None:
     # the default validator with the package's flags, in the 2023-07-draft place for them
     assert (data / "testdata.yaml").read_text() == 'output_validator_flags: "case_sensitive"\n'
     assert not (out / "grouped" / "output_validator").exists()
+    if _binary() is not None:  # problemtools reads the flags and the groups as written
+        report = _verifyproblem(out / "grouped", _config(tmp_path / "config"))
+        assert re.search(r"grouped tested: 0 errors", report), report[-4000:]
+        assert re.search(r"^\s*accepted/candidate-001\.py \(.*?\) OK: AC", report, re.M), report[-4000:]
+        assert re.search(r"^\s*wrong_answer/candidate-001\.py \(.*?\) OK: WA", report, re.M), report[-4000:]
