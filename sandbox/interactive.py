@@ -129,6 +129,12 @@ def _fifo(path: Path) -> None:
     os.chmod(path, 0o666)
 
 
+def _sessions_dir() -> Path:
+    path = cache.neutral_root() / f"interactive-{os.getpid()}"
+    path.mkdir(mode=0o755, exist_ok=True)
+    return path
+
+
 class _Receiver:
     """A batch's answers, read by a thread of its own, into a queue shared by both sides."""
 
@@ -154,13 +160,16 @@ class InteractiveSession:
         self.limits, self.interactor_limits = limits, interactor_limits
         self.program_language, self.interactor_language = program.language, interactor.language
         self.sb, self.interactor_prog = sb, interactor
-        # on the cache's filesystem, where a Docker batch's private directory is: the FIFOs are
-        # hard-linked there
-        self.root = cache.make_private_dir(cache.neutral_root())
+        # on the cache's filesystem, where a Docker batch's private directory is (the FIFOs are
+        # hard-linked there), under one parent per process: a batch's inputs directory's parent
+        # is part of the shape a spare sandbox serves (bwrap), so a later session of the same
+        # program takes the spares its earlier batches asked for
+        parent = _sessions_dir()
         self.batches: list[Batch] = []
+        self.dirs: list[Path] = []
         try:
-            self.prog_dir = cache.make_private_dir(self.root)
-            self.judge_dir = cache.make_private_dir(self.root)
+            self.root, self.prog_dir, self.judge_dir = (cache.make_private_dir(parent) for _ in range(3))
+            self.dirs = [self.root, self.prog_dir, self.judge_dir]
             # each side's wall-clock backstop leaves room for the other's work: a program waiting
             # while the interactor computes is not idle, nor is the interactor waiting for the
             # program (CPU time, each side's own, is what the verdicts read)
@@ -276,7 +285,8 @@ class InteractiveSession:
             with contextlib.suppress(Exception):
                 batch.close()
         self.batches = []
-        shutil.rmtree(self.root, ignore_errors=True)
+        for folder in self.dirs:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def run_interactive(sb: Sandbox, program: CompiledProgram, interactor: CompiledProgram, preludes: list[bytes],

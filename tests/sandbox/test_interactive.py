@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import pytest
 
+import sandbox.bwrap
 from sandbox import Limits, Sandbox, Verdict
+from sandbox.base import BatchSpec
 from sandbox.interactive import run_interactive
 
 # reads the prelude (one line "a b"), asks the program, checks its answer
@@ -96,3 +98,34 @@ def test_an_interactor_that_never_reads_the_test_runs_no_program(sb: Sandbox) ->
     assert first.prelude_unread and first.program.verdict == Verdict.SE
     assert first.interactor.verdict != Verdict.OK
     assert second.prelude_unread
+
+
+def test_later_sessions_take_spare_sandboxes_and_still_talk(sb: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a worker keeps spares: an interactive batch of the same program takes one (its FIFOs
+    # are linked into the spare's own inputs directory) and the talk is the same
+    taken = []
+    take = sandbox.bwrap.SPARES.take
+
+    def counted_take(spec: BatchSpec) -> object:
+        spare = take(spec)
+        taken.append(spare is not None)
+        return spare
+
+    monkeypatch.setattr(sandbox.bwrap.SPARES, "take", counted_take)
+    with sandbox.bwrap.SPARES.lock:
+        sandbox.bwrap.SPARES.wanted.clear()
+    interactor = sb.compile("python3", A_PLUS_B)
+    program = sb.compile("cpp", "#include <cstdio>\nint main(){int a,b;scanf(\"%d %d\",&a,&b);printf(\"%d\\n\",a+b);}")
+    sb.keep_warm(1)
+    try:
+        for round_ in range(3):
+            runs = run_interactive(sb, program, interactor, [f"{round_} 2\n".encode()], Limits(time_s=2),
+                                   Limits(time_s=5))
+            assert [(r.program.verdict, r.interactor.stderr) for r in runs] == [
+                (Verdict.OK, f"got '{round_ + 2}\\n'\n")]
+            sb.settle_warm()
+    finally:
+        sb.keep_warm(0)
+        sb.settle_warm()
+    # the first session started its own two; the later ones took spares
+    assert taken == [False, False, True, True, True, True]
