@@ -301,6 +301,7 @@ def package_write(bundle: Bundle, root: Path) -> dict[str, int]:
     if testdata:
         (root / "data" / "testdata.yaml").write_text("\n".join(testdata) + "\n", encoding="utf-8")
     numbers: dict[str, int] = {}
+    written: set[tuple[str, str]] = set()
     for sol in bundle.solutions:
         if sol.role == Solution.Role.ORACLE or sol.gold_verdict == Solution.GoldVerdict.AC:
             verdict_folder = "accepted"
@@ -311,6 +312,11 @@ def package_write(bundle: Bundle, root: Path) -> dict[str, int]:
         if verdict_folder == "time_limit_exceeded" and sol.language == Language.PYTHON3:
             counts["python_tle_left_out"] = counts.get("python_tle_left_out", 0) + 1
             continue
+        # An imported package's accepted submission is both a candidate and an oracle: one file.
+        if (verdict_folder, sol.code_sha256) in written:
+            counts["duplicate_submissions_skipped"] = counts.get("duplicate_submissions_skipped", 0) + 1
+            continue
+        written.add((verdict_folder, sol.code_sha256))
         numbers[verdict_folder] = numbers.get(verdict_folder, 0) + 1
         if _submission(root / "submissions" / verdict_folder, sol, numbers[verdict_folder]):
             counts["accepted" if verdict_folder == "accepted" else "rejected"] += 1

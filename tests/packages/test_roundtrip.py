@@ -75,6 +75,9 @@ def test_hello_and_different_round_trip_through_verifyproblem(tmp_path: Path) ->
     summary = icpc_export(problems=problems_select(["source=icpc"])[0], out=out)
     assert summary["problems"] == 2
     assert summary["package_output_validators"] == 1  # different's; hello uses the default validator
+    # each accepted submission once, though it is both a candidate and an oracle here
+    assert sorted(p.suffix for p in (out / "hello" / "submissions" / "accepted").rglob("*.*")) == [
+        ".cpp", ".java", ".py"]
 
     different = out / "different"
     validator = different / "output_validator" / "different_validator"
