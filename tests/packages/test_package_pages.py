@@ -55,3 +55,24 @@ def test_the_kit_tab_shows_the_package_judges_highlighted(kattis_dir: Path, read
     assert '<span class="cpf">&lt;cassert&gt;</span>' in section and "<cassert>" not in section
     # the Python input validator's code, through the Python lexer
     assert '<span class="kn">import</span>' in section
+
+
+def test_a_testlib_checker_is_shown_without_its_testlib_copy(reader: Client) -> None:
+    problem = Problem.objects.create(source="polygon", pid="sum", title="Sum", statement="a+b",
+                                     extra={"package": {"format": "polygon", "short_name": "sum",
+                                                        "groups": {"samples": {}, "main": {}}}})
+    header = "#define TESTLIB_COPY_MARKER\n" * 50
+    PackageJudge.objects.create(problem=problem, kind="testlib_checker", name="files/check.cpp", language="cpp",
+                                entry="check.cpp", digest="d1",
+                                files={"check.cpp": '#include "testlib.h"\nint main() { quitf(_ok, "<b>ok</b>"); }\n',
+                                       "testlib.h": header})
+    PackageJudge.objects.create(problem=problem, kind="kattis_default", name="default output validator",
+                                flags=["float_tolerance", "1e-6"], digest="d2")
+    page = reader.get(f"/problems/{problem.pk}/").content.decode()
+    assert "the Polygon package" in page and '<span class="chip mono package-group">main</span>' in page
+    section = reader.get(f"/problems/{problem.pk}/kit/").content.decode().split('id="package-judges"', 1)[1]
+    assert "testlib checker" in section and "Kattis default output validator" in section
+    assert "<code>float_tolerance 1e-6</code>" in section
+    assert '<span class="s">&quot;&lt;b&gt;ok&lt;/b&gt;&quot;</span>' in section or "&lt;b&gt;ok&lt;/b&gt;" in section
+    assert "<b>ok</b>" not in section
+    assert "TESTLIB_COPY_MARKER" not in section and "the package's copy of testlib (1400 characters" in section
