@@ -31,6 +31,7 @@ from problems.kill_order import KIND_ORDER, TIME_ONLY, known_wrong_ids, suite_ki
 from problems.models import SUPPORTED_LANGUAGES, OutputJudge, Problem, Solution, TestKit, TestSuite
 from problems.models import Verdict as VerdictRecord  # not sandbox.Verdict, a run's verdict
 from problems.packages.checking import SuiteChecker, checker_accepts, refusal_message, suite_checker
+from problems.packages.interactive import Interactor, judge_runs
 from problems.services import verdict_record
 from sandbox import Limits, RunResult, Sandbox, Verdict, cache, call_python, compare_outputs, get_sandbox
 from sandbox.base import Batch, RerunBudget
@@ -410,6 +411,9 @@ def judge_code(
     sb = sandbox or get_sandbox()
     limits = limits_for(problem)
     fail_fast = mode != "all"
+    if loaded.checker is not None and loaded.checker.interactor is not None:
+        return _judge_interactive(sb, loaded.checker.interactor, result, loaded, language, code, limits, fail_fast,
+                                  started)
     # one budget of near-limit re-runs for the whole verification, whatever its lanes and chunks
     reruns = RerunBudget()
     if language == "python3":
@@ -709,6 +713,38 @@ def _run_lane(
         index += len(part)
         chunk = min(chunk * 2, FAIL_FAST_MAX_CHUNK)
     return out
+
+
+def _judge_interactive(sb: Sandbox, interactor: Interactor, result: JudgeResult, loaded: LoadedSuite, language: str,
+                       code: str, limits: Limits, fail_fast: bool, started: float) -> JudgeResult:
+    """An interactive suite: the program against the package's interactor on each test, in
+    judging order (problems/packages/interactive.py: two sandboxes joined by pipes, each with
+    its own limits; the format's rules decide, and an interactor's failure is SE)."""
+    mark = time.perf_counter()
+    program = sb.compile(language, code)
+    result.phases["compile"] = (time.perf_counter() - mark) * 1000
+    if not program.ok:
+        result.verdict, result.message = str(program.verdict), program.message[-4000:]
+        return _finish(result, started)
+    mark = time.perf_counter()
+    runs = judge_runs(sb, interactor, program, [(t.input, t.output) for t in loaded.tests], limits,
+                      fail_fast=fail_fast)
+    result.phases["tests"] = (time.perf_counter() - mark) * 1000
+    for test, judged in zip(loaded.tests, runs, strict=False):
+        run = judged.program
+        result.tests.append(TestOutcome(len(result.tests), test.ordinal, test.kind, judged.verdict, run.time_ms,
+                                        run.wall_ms, run.memory_kb,
+                                        judged.message[-TEST_MESSAGE_KEPT:] if judged.verdict != "AC" else ""))
+        if judged.verdict == "AC":
+            result.passed += 1
+            continue
+        result.failures[test.ordinal] = (judged.output, judged.message)
+        if result.verdict == "AC":
+            result.verdict, result.message = judged.verdict, judged.message
+        if fail_fast:
+            return _finish(result, started)
+    result.complete = len(result.tests) == len(loaded.tests)
+    return _finish(result, started)
 
 
 def _finish(result: JudgeResult, started: float) -> JudgeResult:

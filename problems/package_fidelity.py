@@ -20,15 +20,14 @@ from __future__ import annotations
 
 import copy
 import math
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from problems.judging import JudgeResult, TestOutcome, judge_code, limits_for, suite_cache
+from problems.judging import JudgeResult, judge_code
 from problems.models import Problem, Solution, TestCase, TestSuite
-from problems.packages.interactive import judge_runs, suite_interactor
 from problems.packages.interactive import refusal as interactive_refusal
-from sandbox import Sandbox, get_sandbox
+from problems.packages.interactive import suite_interactor
+from sandbox import Sandbox
 
 REQUIRED = {"accepted": "AC", "wrong_answer": "WA", "time_limit_exceeded": "TLE", "run_time_error": "RE",
             "memory_limit_exceeded": "RE", "slow_accepted": "AC or TLE"}
@@ -79,50 +78,11 @@ def _with_limit(problem: Problem, seconds: float) -> Problem:
 
 
 def _run(problem: Problem, suite: TestSuite, sol: Solution, seconds: float, sb: Sandbox | None) -> JudgeResult:
-    interactive = _judge_interactive(problem=_with_limit(problem, seconds), suite=suite, language=sol.language,
-                                         code=sol.code, sandbox=sb)
-    if interactive is not None:
-        return interactive
+    # an interactive suite stops at its first failure (the verdict verifyproblem reads is the
+    # first in judging order either way); judge_code routes it to the interactor
+    interactive = suite_interactor(suite) is not None
     return judge_code(problem=_with_limit(problem, seconds), suite=suite, language=sol.language, code=sol.code,
-                      mode="all", sandbox=sb)
-
-
-def _judge_interactive(*, problem: Problem, suite: TestSuite, language: str, code: str,
-                           sandbox: Sandbox | None = None, fail_fast: bool = True) -> JudgeResult | None:
-    """judge_code for a suite judged by an interactor (None when `suite` has none): the program
-    against the interactor on each test in judging order, stopping at the first failure with
-    `fail_fast` (a failure's verdict is the first in judging order either way)."""
-    interactor = suite_interactor(suite)
-    if interactor is None:
-        return None
-    started = time.perf_counter()
-    loaded = suite_cache.get(suite, "full")
-    result = JudgeResult(verdict="AC", passed=0, total=len(loaded.tests), complete=False, suite_id=suite.pk,
-                         suite_version=suite.version, suite_origin=suite.origin)
-    sb = sandbox or get_sandbox()
-    program = sb.compile(language, code)
-    if not program.ok:
-        result.verdict, result.message = str(program.verdict), program.message[-4000:]
-        result.elapsed_ms = round((time.perf_counter() - started) * 1000)
-        return result
-    limits = limits_for(problem)
-    runs = judge_runs(sb, interactor, program, [(t.input, t.output) for t in loaded.tests], limits,
-                      fail_fast=fail_fast)
-    for test, judged in zip(loaded.tests, runs, strict=False):
-        run = judged.program
-        result.tests.append(TestOutcome(len(result.tests), test.ordinal, test.kind, judged.verdict, run.time_ms,
-                                        run.wall_ms, run.memory_kb, judged.message if judged.verdict != "AC" else ""))
-        if judged.verdict == "AC":
-            result.passed += 1
-            continue
-        result.failures[test.ordinal] = (judged.output, judged.message)
-        if result.verdict == "AC":
-            result.verdict, result.message = judged.verdict, judged.message
-        if fail_fast:
-            break
-    result.complete = len(result.tests) == len(loaded.tests)
-    result.elapsed_ms = round((time.perf_counter() - started) * 1000)
-    return result
+                      mode="fail_fast" if interactive else "all", sandbox=sb)
 
 
 def _rows(result: JudgeResult, names: dict[int, tuple[str, str]], *, keep_mle: bool = False) -> list[TestRow]:

@@ -15,10 +15,9 @@ from dataclasses import dataclass
 from problems.models import PackageJudge, TestSuite
 from problems.packages.default_validator import FlagError, Flags, parse_flags, validate
 from problems.packages.external import Case, ExternalJudge, Kind, run_judge
+from problems.packages.interactive import Interactor
+from problems.packages.interactive import refusal as interactive_refusal
 from sandbox import RunResult, Sandbox
-
-INTERACTIVE_REFUSED = ("judging error: this is an interactive problem, and interactive judging is not available "
-                       "here yet (its interactor was imported, not run)")
 
 
 @dataclass(frozen=True)
@@ -29,6 +28,8 @@ class SuiteChecker:
     external: ExternalJudge | None = None
     flags: Flags | None = None
     refused: str = ""
+    # an interactive problem's interactor: judging runs the program against it, not a checker
+    interactor: Interactor | None = None
 
 
 def suite_checker(suite: TestSuite) -> SuiteChecker | None:
@@ -41,18 +42,21 @@ def suite_checker(suite: TestSuite) -> SuiteChecker | None:
     refused = row.refused
     flags = None
     external = None
+    interactor = None
     if row.kind == PackageJudge.Kind.KATTIS_DEFAULT:
         try:
             flags = parse_flags(list(row.flags or []))
         except FlagError as exc:
             refused = refused or f"the default output validator refuses its flags: {exc}"
     elif row.kind in PackageJudge.INTERACTOR_KINDS:
-        refused = INTERACTIVE_REFUSED
+        interactor = Interactor(kind=row.kind, language=row.language, entry=row.entry,
+                                files=tuple(sorted((row.files or {}).items())), flags=tuple(row.flags or []))
+        refused = refused or (interactive_refusal(interactor) or "")
     else:
         external = ExternalJudge(kind=Kind(row.kind), language=row.language, entry=row.entry,
                                  files=tuple(sorted((row.files or {}).items())), flags=tuple(row.flags or []))
     return SuiteChecker(judge_id=row.pk, kind=row.kind, digest=row.digest, external=external, flags=flags,
-                        refused=refused)
+                        refused=refused, interactor=interactor)
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """A package's checker through the API with a real RQ worker: a testlib checker that FAILs,
 crashes or runs out of time is 503 `judging_error` (never reward 0); a working one judges
 AC and WA; imported Kattis packages (hello: the default validator, different: a C++ output
-validator) judge a Python and a C++ submission of each as their folders say."""
+validator; guess: interactive, its interactor) judge a Python and a C++ submission of each as
+their folders say."""
 
 from __future__ import annotations
 
@@ -92,16 +93,33 @@ def test_imported_kattis_packages_judge_python_and_cpp_through_the_api(api: Any,
     assert response.json()["verdict"] == "AC", response.json()
 
 
-def test_an_interactive_package_is_refused_before_the_program_runs(api: Any, worker: Any,  # noqa: F811
-                                                                   kattis_dir: Path) -> None:
+def test_an_interactive_package_judges_python_and_cpp_through_the_api(api: Any, worker: Any,  # noqa: F811
+                                                                     kattis_dir: Path) -> None:
+    """guess: the program against the package's interactor, through the API as judge_package does."""
     call_command("import_dataset", "icpc", str(kattis_dir / "guess"), stdout=io.StringIO())
-    sol = Solution.objects.get(problem__pid="guess", role="candidate", name="accepted/guess.cc")
-    response = api.post("/api/v1/verify", {"problem": "icpc:guess", "language": "cpp", "code": sol.code})
-    assert response.status_code == 503, response.content
-    assert response.json()["code"] == "judging_error" and "interactive" in response.json()["detail"]
-    # in process: nothing ran (a program that would loop for ever is not a TLE here)
-    from problems.judging import judge_code
+    for name in ("accepted/guess.cc", "wrong_answer/guess.py", "wrong_answer/guess_0.cc",
+                 "time_limit_exceeded/guess_no_flush.cc"):
+        sol = Solution.objects.get(problem__pid="guess", role="candidate", name=name)
+        response = api.post("/api/v1/verify", {"problem": "icpc:guess", "language": sol.language, "code": sol.code})
+        assert response.status_code == 200, (name, response.content)
+        body = response.json()
+        assert (body["verdict"], body["reward"]) == (sol.gold_verdict, int(sol.gold_verdict == "AC")), (name, body)
+        if body["verdict"] == "WA":
+            # what the interactor said of the failing test
+            assert [t["message"] for t in body["tests"] if t["verdict"] == "WA"][0], body
 
+
+def test_an_interactor_that_cannot_run_is_503_never_the_programs_verdict(api: Any, worker: Any,  # noqa: F811
+                                                                         kattis_dir: Path) -> None:
+    call_command("import_dataset", "icpc", str(kattis_dir / "guess"), stdout=io.StringIO())
     problem = Problem.objects.get(source="icpc", pid="guess")
-    result = judge_code(problem=problem, suite=problem.suites.get(), language="python3", code="while True: pass\n")
-    assert (result.verdict, result.tests) == ("SE", []) and "interactive" in result.message
+    judge = PackageJudge.objects.get(problem=problem, kind__in=PackageJudge.INTERACTOR_KINDS)
+    # an interactor that does not compile: a judging error for a right and a wrong program alike
+    files = {path: ("#error broken interactor\n" if path == judge.entry else text)
+             for path, text in judge.files.items()}
+    PackageJudge.objects.filter(pk=judge.pk).update(files=files, digest="broken-" + judge.digest[:50])
+    for name in ("accepted/guess.cc", "wrong_answer/guess.py"):
+        sol = Solution.objects.get(problem=problem, role="candidate", name=name)
+        response = api.post("/api/v1/verify", {"problem": "icpc:guess", "language": sol.language, "code": sol.code})
+        assert response.status_code == 503, (name, response.content)
+        assert response.json()["code"] == "judging_error" and "interactor" in response.json()["detail"], response.json()
