@@ -229,16 +229,28 @@ def test_a_dead_zygote_is_a_sandbox_error_not_a_verdict(sb: Sandbox, zygote) -> 
     results: list[RunResult] = []
     runner = threading.Thread(target=lambda: results.extend(sb.run(prog, [b"sleep\n", b"go\n"], Limits(time_s=5))))
     runner.start()
+    # killed once it has forked the first test (the sleeper): a zygote that dies before it has
+    # the program, or while compiling it, makes the batch run exec'd instead (a compile over the
+    # memory limit is the program's MLE), which is not what this test is about
     killed = None
     deadline = time.monotonic() + 20
     while killed is None and time.monotonic() < deadline:
-        killed = _our_zygote()
+        found = _our_zygote()
+        if found is not None and _children(found):
+            killed = found
         time.sleep(0.05)
     assert killed is not None
     os.kill(killed, signal.SIGKILL)
     runner.join(timeout=60)
     assert [r.verdict for r in results] == [Verdict.SE, Verdict.SE], results
     assert all(r.stderr.startswith("sandbox error:") for r in results), results
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
 
 
 def _our_zygote() -> int | None:
