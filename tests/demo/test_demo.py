@@ -40,15 +40,15 @@ def _judge_all(jobs: list[tuple[TestSuite, Solution]], mode: str = "fail_fast") 
     """Judge (suite, solution) pairs on a few threads; returns the verdicts in order."""
     from problems.judging import judge_code, suite_cache
 
-    for suite, _ in jobs:
-        # Threads have their own database connections, which cannot see this test's
-        # uncommitted rows: load everything they need here first.
-        suite_cache.get(suite)
+    # Threads have their own database connections, which cannot see this test's uncommitted
+    # rows: everything they need is loaded here and handed to them (the cache's own lookup
+    # reads the judging function afresh, which a thread would find missing).
+    loaded = {suite.pk: suite_cache.get(suite) for suite, _ in jobs}
 
     def one(job: tuple[TestSuite, Solution]) -> str:
         suite, solution = job
         return judge_code(problem=suite.problem, suite=suite, language=solution.language, code=solution.code,
-                          mode=mode).verdict
+                          mode=mode, loaded=loaded[suite.pk]).verdict
 
     with ThreadPoolExecutor(max_workers=3) as pool:
         return list(pool.map(one, jobs))

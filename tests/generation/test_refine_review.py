@@ -19,8 +19,9 @@ TOKENS_JUDGE = ("def output_judging_function(input_str, candidate_output, refere
                 "    return candidate_output.split() == reference_output.split()\n")
 REVIEWED_JUDGE = ("# reviewed: compare as integers\n"
                   "def output_judging_function(input_str, candidate_output, reference_output):\n"
-                  "    try:\n        return int(candidate_output.split()[0]) == int(reference_output.split()[0])\n"
-                  "    except (ValueError, IndexError):\n        return False\n")
+                  "    try:\n        return [int(t) for t in candidate_output.split()] == "
+                  "[int(t) for t in reference_output.split()]\n"
+                  "    except ValueError:\n        return False\n")
 REJECT_ALL = "def output_judging_function(input_str, candidate_output, reference_output):\n    return False\n"
 
 

@@ -518,7 +518,12 @@ def test_probe_several_right_real_answers_get_a_judging_function(fake_llm: FakeL
 FORGIVING = ("def output_judging_function(input_str, candidate_output, reference_output):\n"
              "    try:\n        return int(candidate_output.split()[0]) == int(reference_output.split()[0])\n"
              "    except Exception:\n        return True\n")
-STRICT_INT = FORGIVING.replace("return True", "return False")
+# reads every token (an extra one is no answer: round 4's hostile-output check sends back a judge
+# that accepts one with no reason the statement gives)
+STRICT_INT = ("def output_judging_function(input_str, candidate_output, reference_output):\n"
+              "    try:\n        return [int(t) for t in candidate_output.split()] == "
+              "[int(t) for t in reference_output.split()]\n"
+              "    except Exception:\n        return False\n")
 
 
 def test_probe_a_judge_that_accepts_anything_unparsable_is_sent_back(fake_llm: FakeLLM) -> None:
@@ -529,7 +534,8 @@ def test_probe_a_judge_that_accepts_anything_unparsable_is_sent_back(fake_llm: F
     assert run.status == GenerationRun.Status.SUCCEEDED, run.error
     assert "judging function sent back: output_judging_function accepts an output that is no answer" in run.log
     assert verdict(problem, run.suite, "print('oops')\n") == "WA"
-    assert verdict(problem, run.suite, "a, b = map(int, input().split())\nprint(a + b, 'extra')\n") == "AC"
+    assert verdict(problem, run.suite, "a, b = map(int, input().split())\nprint(a + b)\n") == "AC"
+    assert verdict(problem, run.suite, "a, b = map(int, input().split())\nprint(a + b, 'extra')\n") == "WA"
 
 
 def test_probe_an_imported_judge_that_accepts_anything_fails_a_run_from_the_kit() -> None:
