@@ -166,8 +166,9 @@ def test_a_rerun_waits_for_the_test_asked_for_ahead(sb: Sandbox, monkeypatch: py
     """Test 1 is asked for before test 0 is judged; test 0 is borderline, and its re-run starts
     only once test 1 has answered (so the re-run has the machine to itself), whose answer is
     then used as it came."""
+    # test 0 burns just over the limit: a TLE within 10% over it, the one kind of run re-run
     source = ("import time\nn = int(input())\nt = time.process_time()\n"
-              "while n == 0 and time.process_time() - t < 0.24:\n    pass\nprint(n)\n")
+              "while n == 0 and time.process_time() - t < 0.256:\n    pass\nprint(n)\n")
     prog = sb.compile("python3", source)
     events: list[str] = []
     open_batch = type(sb).open_batch
@@ -194,9 +195,11 @@ def test_a_rerun_waits_for_the_test_asked_for_ahead(sb: Sandbox, monkeypatch: py
 
 
 def test_borderline_time_is_rerun_and_the_faster_kept(sb: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
-    # about 0.25 s of CPU against a 0.25 s limit: within 10%, so it runs a second time, in a
-    # sandbox of its own (a re-run inside the first one could inherit what the first left)
-    source = ("import time\nt = time.process_time()\nwhile time.process_time() - t < 0.24:\n    pass\n"
+    # just over 0.25 s of CPU against a 0.25 s limit: a TLE within 10% over it, so it runs a
+    # second time, in a sandbox of its own (a re-run inside the first one could inherit what the
+    # first left); an OK run, however near the limit, is final
+    # (tests/problems/test_rerun_budget.py)
+    source = ("import time\nt = time.process_time()\nwhile time.process_time() - t < 0.256:\n    pass\n"
               "print('done')\n")
     prog = sb.compile("python3", source)
     opened: list[object] = []

@@ -128,4 +128,6 @@ def test_later_sessions_take_spare_sandboxes_and_still_talk(sb: Sandbox, monkeyp
         sb.keep_warm(0)
         sb.settle_warm()
     # the first session started its own two; the later ones took spares
-    assert taken == [False, False, True, True, True, True]
+    # (a spare still starting when a session asks is not waited for: under load the second
+    # session may start one of its own; by the third both are there)
+    assert taken[:2] == [False, False] and taken[-2:] == [True, True], taken
