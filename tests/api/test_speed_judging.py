@@ -75,8 +75,9 @@ def test_lanes_of_one_verification_run_at_the_same_time(settings, monkeypatch):
     rec = Recorder(monkeypatch, meet=True)
     result = judge_code(problem=problem, suite=suite, language="python3", code=ADD, mode="all")
     assert (result.verdict, result.passed, result.complete) == ("AC", 8, True)
-    # two sandbox batches, inside one another in time, sharing the tests: every test once
-    assert len(rec.calls) == 2 and sum(rec.calls) == 8 and min(rec.calls) >= 2 and rec.met == [True, True]
+    # two sandbox batches, inside one another in time, sharing the tests: every test once (the
+    # lanes claim tests as they go: under load the batch that opened first may take them all)
+    assert len(rec.calls) == 2 and sum(rec.calls) == 8 and rec.met == [True, True]
 
 
 def test_parallel_answers_equal_sequential_ones(settings):

@@ -13,6 +13,14 @@ ITEM = {"problem": "ab/sum", "language": "python3", "code": GOOD}
 
 
 def test_no_worker_is_503(api, ab_problem):
+    from rq.worker import Worker
+
+    from core.queues import verification_queue
+
+    # no worker: an earlier file's worker (stopped, its RQ key not yet expired) is unregistered
+    queue = verification_queue()
+    for worker in Worker.all(queue=queue, connection=queue.connection):
+        worker.register_death()
     response = api.post("/api/v1/verify", ITEM)
     assert response.status_code == 503
     assert response.json()["code"] == "no_workers" and int(response["Retry-After"]) > 0
