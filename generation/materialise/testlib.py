@@ -43,7 +43,7 @@ from problems.packages.external import (
     shim_source,
     testlib_header,
 )
-from sandbox import Limits, Sandbox, Verdict
+from sandbox import CompiledProgram, Limits, Sandbox, Verdict
 
 GENERATOR_FILE = "generator.cpp"
 CHECKER_FILE = "checker.cpp"
@@ -109,13 +109,9 @@ def checker_judge(code: str) -> ExternalJudge:
 def compile_error(sb: Sandbox, judge: ExternalJudge) -> str | None:
     """The compiler's message when the program does not compile (None when it does). A sandbox
     failure is the machine's: MaterialiseError(sandbox_error), never the model's mistake."""
-    language, source = shim_source(judge)
-    prog = sb.compile(language, source, cpp_std="gnu++17")
+    prog = _compiled(sb, judge, judge.entry)
     if prog.ok:
         return None
-    if prog.verdict != Verdict.CE:
-        raise MaterialiseError(FailureReason.SANDBOX_ERROR, f"sandbox error compiling the {judge.entry}: "
-                                                            f"{prog.message.strip()[-500:]}")
     return prog.message.strip()[-3000:] or "the compiler gave no message"
 
 
@@ -125,19 +121,25 @@ class Generated:
     error: str = ""
 
 
+def _compiled(sb: Sandbox, judge: ExternalJudge, what: str) -> CompiledProgram:
+    """A kit program with its shim, compiled; a compile error comes back as the program's (CE), a
+    sandbox failure is raised (the machine's, never the kit's)."""
+    language, source = shim_source(judge)
+    prog = sb.compile(language, source, cpp_std="gnu++17")
+    if not prog.ok and prog.verdict != Verdict.CE:
+        raise MaterialiseError(FailureReason.SANDBOX_ERROR, f"sandbox error compiling the {what}: "
+                                                            f"{prog.message.strip()[-500:]}")
+    return prog
+
+
 def run_commands(sb: Sandbox, code: str, commands: Sequence[str], clock: SandboxClock,
                  limits: Limits | None = None) -> list[Generated]:
     """One test per command (`gen args > $`); a command that fails gives no test, with the reason.
     A sandbox failure (SE) is raised, never read as the generator's failure."""
     if not commands:
         return []
-    judge = generator_judge(code)
-    language, source = shim_source(judge)
-    prog = sb.compile(language, source, cpp_std="gnu++17")
+    prog = _compiled(sb, generator_judge(code), "generator")
     if not prog.ok:
-        if prog.verdict != Verdict.CE:
-            raise MaterialiseError(FailureReason.SANDBOX_ERROR, f"sandbox error compiling the generator: "
-                                                                f"{prog.message.strip()[-500:]}")
         return [Generated(None, f"the generator does not compile: {prog.message.strip()[-1000:]}") for _ in commands]
     limits = limits or generator_limits()
     runs = sb.run(prog, [request(Case("\0".join(command_argv(c)).encode())) for c in commands], limits)
@@ -211,12 +213,8 @@ def testlib_checker_accepts(sb: Sandbox, code: str, triples: Sequence[tuple[str,
     if not triples:
         return []
     judge = checker_judge(code)
-    language, source = shim_source(judge)
-    prog = sb.compile(language, source, cpp_std="gnu++17")
+    prog = _compiled(sb, judge, "checker")
     if not prog.ok:
-        if prog.verdict != Verdict.CE:
-            raise MaterialiseError(FailureReason.SANDBOX_ERROR, f"sandbox error compiling the checker: "
-                                                                f"{prog.message.strip()[-500:]}")
         return [(False, f"failed: the checker does not compile: {prog.message.strip()[-500:]}") for _ in triples]
     runs = sb.run(prog, [request(Case(text.encode(), cand, ref)) for text, cand, ref in triples],
                   judge_limits())
