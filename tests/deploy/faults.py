@@ -36,6 +36,7 @@ from tests.deploy.conftest import free_port, pid_alive, processes_mentioning, wa
 GOOD_PY = "a, b = map(int, input().split())\nprint(a + b)\n"
 WRONG_PY = "a, b = map(int, input().split())\nprint(a - b)\n"
 GOOD_CPP = "#include <cstdio>\nint main(){long long a,b;scanf(\"%lld %lld\",&a,&b);printf(\"%lld\\n\",a+b);}\n"
+WRONG_CPP = GOOD_CPP.replace("a+b", "a-b")
 # A program that takes a moment (CPU), so requests are in flight when a signal comes.
 SLOW_PY = "s = 0\nfor i in range(3 * 10**6):\n    s += i\na, b = map(int, input().split())\nprint(a + b)\n"
 
@@ -135,8 +136,8 @@ class Stack:
         """The latest pid of each child this serve started."""
         return {name: int(pid) for name, pid in re.findall(r"started (\S+) \(pid (\d+)\)", self.text())}
 
-    def verify(self, code: str, timeout: float = 60) -> tuple[int, dict[str, Any]]:
-        return post(f"{self.base}/api/v1/verify", {"problem": "fault:ab", "language": "python3", "code": code},
+    def verify(self, code: str, timeout: float = 60, language: str = "python3") -> tuple[int, dict[str, Any]]:
+        return post(f"{self.base}/api/v1/verify", {"problem": "fault:ab", "language": language, "code": code},
                     self.token, timeout=timeout)
 
     def wait_for(self, predicate: Any, what: str, *, timeout: float = 60) -> float:

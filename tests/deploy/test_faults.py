@@ -20,8 +20,10 @@ from pathlib import Path
 import pytest
 
 from tests.deploy.faults import (
+    GOOD_CPP,
     GOOD_PY,
     SLOW_PY,
+    WRONG_CPP,
     WRONG_PY,
     Load,
     Stack,
@@ -201,8 +203,9 @@ def test_a_full_disk_is_a_503_never_a_verdict_and_heals_once_freed(root: Path, d
     stack.token = seed(env)
     stack.start()
     assert any((disk / "work").glob("hardtests-sandbox-*")), "the sandbox does not work on the test's disk"
-    # every request sends a program never compiled before: each one needs the disk
-    load = Load(stack, clients=3).start()
+    # every request sends a C++ program never compiled before: each compile writes its binary on
+    # the disk (a new Python program needs none: the zygote checks and runs it from memory)
+    load = Load(stack, clients=3, programs=((GOOD_CPP, "AC"), (WRONG_CPP, "WA")), language="cpp").start()
     try:
         time.sleep(1)
         filler = disk / "filler"
@@ -227,7 +230,7 @@ def test_a_full_disk_is_a_503_never_a_verdict_and_heals_once_freed(root: Path, d
         # nothing of the fault stays behind (a compile error cached from the full disk would be
         # reward 0 for a right program from now on): each program refused then is judged right now
         for a in refused[:4]:
-            status, answer = stack.verify(a.code)
+            status, answer = stack.verify(a.code, language="cpp")
             assert (status, answer.get("verdict")) == (200, a.expected), (a.body, answer)
     finally:
         code = stack.stop()
