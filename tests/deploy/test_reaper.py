@@ -76,6 +76,10 @@ def test_a_killed_worker_is_found_by_its_beat_and_its_job_runs_again_once(tmp_pa
         # it beats while the job runs (the job holds the worker's main thread)
         time.sleep(DEAD_S + 1)
         assert _alive(name), log.read_text()[-2000:]
+        # a worker an earlier test in this process stopped without unregistering has been silent
+        # for DEAD_S by now: the sweep takes it first, so the counts below are of this test's worker
+        dead_workers_sweep(connection)
+        assert _alive(name)
 
         _kill(first)
         # RQ still lists it; the API stops counting it once the beat is DEAD_S old, and says so at once
