@@ -85,6 +85,15 @@ if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[4]) then
 end
 return 0
 """
+# keep the worst pace seen of a program: quick < slow < tle
+_PACE = """
+local rank = {quick = 1, slow = 2, tle = 3}
+local now = redis.call('GET', KEYS[1])
+if not now or rank[ARGV[1]] >= (rank[now] or 0) then
+  redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+end
+return 1
+"""
 
 
 def fair_program(*, owner: object, language: str, code: str, time_s: float) -> str:
@@ -99,10 +108,10 @@ def _pace_key(program: str) -> str:
 
 def fair_cap(pace: bytes | str | None, workers: int) -> int:
     """How many runs of a program may be in flight: 1 while nothing is known of it (a probe),
-    half the workers (at least one) once a run was slow, else every worker's worth."""
+    half the workers (at least one) once a run was slow or a TLE, else every worker's worth."""
     if pace is None:
         return 1
-    if (pace.decode() if isinstance(pace, bytes) else pace) == "slow":
+    if (pace.decode() if isinstance(pace, bytes) else pace) in ("slow", "tle"):
         return max(1, workers // 2)
     return max(1, workers) * 4
 
@@ -122,17 +131,33 @@ def fair_acquire(connection: Redis, *, program: str, workers: int, answer_by: fl
         time.sleep(FAIR_POLL_S)
 
 
+def _pace(connection: Redis, program: str) -> str | None:
+    pace = cast(bytes | None, connection.get(_pace_key(program)))
+    return pace.decode() if pace is not None else None
+
+
+def unrun_time_limit(*, language: str, time_s: float, waited_s: float) -> dict[str, Any]:
+    """SandboxFusion's answer for a run that could not start before its caller's read timeout
+    because the program's other runs exceeded the time limit: TimeLimitExceeded, with why."""
+    run = {"status": "TimeLimitExceeded", "execution_time": time_s, "cpu_time": None, "return_code": None,
+           **command_outputs(b"", f"not run: another run of this program exceeded the time limit ({time_s:g} s) "
+                                  f"and its runs held its share of the sandbox workers for {waited_s:.0f} s\n")}
+    compile_result = None if language == "python3" else {
+        "status": "Finished", "execution_time": 0.0, "cpu_time": 0.0, "return_code": 0,
+        **command_outputs(b"", "")}
+    return {"status": "Failed", "message": "TLE", "compile_result": compile_result, "run_result": run}
+
+
 def fair_release(connection: Redis, *, program: str, slot: str, answer: dict[str, Any] | None) -> None:
-    """Give the slot back, and remember how the run went: slow (its CPU time, or TLE) or quick."""
+    """Give the slot back, and remember how the run went: a TLE, slow (a second of CPU) or quick;
+    the worst seen stays said."""
+    run = (answer or {}).get("run_result") or {}
     with connection.pipeline(transaction=False) as pipe:
         pipe.zrem(f"{FAIR_PREFIX}holders:{program}", slot)
-        run = (answer or {}).get("run_result") or {}
         if run:
-            slow = run.get("status") == "TimeLimitExceeded" or float(run.get("cpu_time") or 0) >= SLOW_RUN_S
-            if slow:
-                pipe.set(_pace_key(program), "slow", ex=PACE_KEEP_S)
-            else:
-                pipe.set(_pace_key(program), "quick", ex=PACE_KEEP_S, nx=True)  # slow stays slow
+            pace = ("tle" if run.get("status") == "TimeLimitExceeded"
+                    else "slow" if float(run.get("cpu_time") or 0) >= SLOW_RUN_S else "quick")
+            pipe.eval(_PACE, 1, _pace_key(program), pace, str(PACE_KEEP_S))
         pipe.execute()
 
 
@@ -142,7 +167,8 @@ def code_run(*, language: str, code: str, stdin: str, time_s: float, memory_mb: 
 
     ``answer_within_s``: how long the caller waits for an answer (verl's built-in reward: its
     compile_timeout + run_timeout + 10 s). A run whose program's fair share of the workers stays
-    busy until then is answered 503 without running: the caller would be gone before its answer.
+    busy until then is not run: a program with a TLE run is answered TimeLimitExceeded, its own
+    verdict; any other, 503 ``busy``.
     """
     timeout_s = api_setting("HARDTESTS_API_SYNC_TIMEOUT_S")
     budget_s = min(float(timeout_s), answer_within_s if answer_within_s is not None else float(timeout_s))
@@ -161,6 +187,12 @@ def code_run(*, language: str, code: str, stdin: str, time_s: float, memory_mb: 
                               code="queue_full")
         slot = fair_acquire(queue.connection, program=program, workers=workers, answer_by=answer_by)
         if slot is None:
+            if _pace(queue.connection, program) == "tle":
+                # The wait is the program's own doing: a run of it exceeded the time limit and its
+                # runs held its share until the caller's read timeout. Its verdict, as a judge
+                # stopping at a TLE would give (never a 503, which a program could cause on
+                # purpose). A program only slow within its limit is not judged so: 503 below.
+                return unrun_time_limit(language=language, time_s=time_s, waited_s=budget_s)
             raise Unavailable(f"this program's share of the sandbox workers stayed busy for {budget_s:.0f} s "
                               "(its other runs are slow); not run", code="busy", retry_after_s=5)
         wait_s = max(1, math.ceil(answer_by - time.time()))

@@ -15,7 +15,8 @@ reward and any other SandboxFusion caller work unchanged. Differences a caller c
   normal-looking answer; both clients raise on it (verl's built-in reward counts it a failed test);
 - /run_code shares the workers among programs (api/coderun.py): a slow program's many runs wait
   for its share, and a run that cannot start before the caller's read timeout (verl:
-  compile_timeout + run_timeout + 10 s) is answered 503 `busy` without running.
+  compile_timeout + run_timeout + 10 s) is not run: TimeLimitExceeded when a run of that program
+  was a TLE, else 503 `busy`.
 """
 
 from __future__ import annotations
