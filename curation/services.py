@@ -21,7 +21,6 @@ from typing import Any
 from django.conf import settings
 from django.db import DatabaseError, transaction
 from django.db.models import F
-from django.test.utils import override_settings
 from django.utils import timezone
 
 from core.queues import get_queue
@@ -181,12 +180,12 @@ def _teaches(verdict: str) -> bool:
     return bool(settings.HARDTESTS_KILL_ORDER_FROM_CURATION) and verdict not in ("AC", "CE")
 
 
-def _judge_one(completion: Completion, suite: TestSuite, sb: Sandbox) -> _Outcome:
+def _judge_one(completion: Completion, suite: TestSuite, sb: Sandbox, lanes: int) -> _Outcome:
     if completion.extract_kind in ("empty", "no_language") or not completion.code.strip():
         # Nothing to run: the completion has no program; it passes nothing.
         return _Outcome(suite.origin, suite.pk, "CE", 0, suite.test_count, [], 0)
     result = judge_code(problem=suite.problem, suite=suite, language=completion.language, code=completion.code,
-                        mode="all", sandbox=sb)
+                        mode="all", sandbox=sb, parallel=lanes)
     if result.verdict == "SE" or any(t.verdict == "SE" for t in result.tests):
         raise SandboxFailed(f"sandbox error on suite #{suite.pk}: {result.message[:500]}")
     if not result.complete and result.verdict not in ("CE",):
@@ -217,11 +216,11 @@ def _suites_of(job: CurationJob, problem_id: int, cache: dict[int, TestSuite]) -
 
 
 def _verified_fields(job: CurationJob, completion: Completion, cache: dict[int, TestSuite],
-                     sb: Sandbox) -> dict[str, Any]:
+                     sb: Sandbox, lanes: int) -> dict[str, Any]:
     try:
         primary, extra = _suites_of(job, completion.problem_id, cache)
-        main = _judge_one(completion, primary, sb)
-        others = [_judge_one(completion, suite, sb) for suite in extra]
+        main = _judge_one(completion, primary, sb, lanes)
+        others = [_judge_one(completion, suite, sb, lanes) for suite in extra]
     except Exception as exc:  # noqa: BLE001 - recorded on the row; a resume tries it again
         return {"status": Completion.Status.ERROR, "message": f"{type(exc).__name__}: {exc}"[:2000]}
     results = {"primary": main.origin, "by_origin": {
@@ -278,15 +277,14 @@ def curation_chunk_verify(*, job_id: int, chunk: int | None = None, sandbox: San
     # a sandbox start-up per program when the chains alone keep every core busy).
     lanes = settings.HARDTESTS_CURATION_JUDGE_PARALLEL or settings.HARDTESTS_JUDGE_PARALLEL
     seen: dict[tuple[int, str, str], tuple[int, dict[str, Any]]] = {}
-    with override_settings(HARDTESTS_JUDGE_PARALLEL=lanes):
-        for completion in Completion.objects.filter(pk__in=ids).order_by("problem_id", "id"):
-            key = (completion.problem_id, completion.language, completion.code)
-            fields = _same_program(job, completion, seen.get(key))
-            if fields is None:
-                fields = _verified_fields(job, completion, cache, sb)
-                if fields["status"] == Completion.Status.DONE:
-                    seen[key] = (completion.pk, fields)
-            written.append((completion.pk, fields))
+    for completion in Completion.objects.filter(pk__in=ids).order_by("problem_id", "id"):
+        key = (completion.problem_id, completion.language, completion.code)
+        fields = _same_program(job, completion, seen.get(key))
+        if fields is None:
+            fields = _verified_fields(job, completion, cache, sb, lanes)
+            if fields["status"] == Completion.Status.DONE:
+                seen[key] = (completion.pk, fields)
+        written.append((completion.pk, fields))
     # One commit for the chunk; only rows still carrying this chunk's claim are written.
     with transaction.atomic():
         for pk, fields in written:

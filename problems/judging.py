@@ -387,9 +387,11 @@ def judge_code(
     sandbox: Sandbox | None = None,
     loaded: LoadedSuite | None = None,
     subset: str = "full",
+    parallel: int | None = None,
 ) -> JudgeResult:
     """Compile and run a program against a suite, or its fast subset (its cached bodies when
-    `loaded` is not given); nothing is saved."""
+    `loaded` is not given); nothing is saved. `parallel`: the most lanes (sandbox batches at once)
+    this call may use; None is HARDTESTS_JUDGE_PARALLEL."""
     started = time.perf_counter()
     subset = subset if subset in SUBSETS else "full"
     loaded = loaded or suite_cache.get(suite, subset)
@@ -418,12 +420,12 @@ def judge_code(
     reruns = RerunBudget()
     if language == "python3":
         # the syntax check runs beside the tests: no compile phase of its own
-        program, outcomes = _check_while_running(sb, code, loaded, limits, fail_fast, reruns)
+        program, outcomes = _check_while_running(sb, code, loaded, limits, fail_fast, reruns, parallel)
     else:
         program = sb.compile(language, code)
         phases["compile"] = (time.perf_counter() - mark) * 1000
         mark = time.perf_counter()
-        outcomes = _run_lanes(sb, program, loaded, limits, fail_fast, reruns) if program.ok else []
+        outcomes = _run_lanes(sb, program, loaded, limits, fail_fast, reruns, parallel=parallel) if program.ok else []
     phases["tests"] = (time.perf_counter() - mark) * 1000
     if not program.ok:
         result.verdict, result.message = str(program.verdict), program.message[-4000:]
@@ -454,7 +456,8 @@ def judge_code(
 
 
 def _check_while_running(
-    sb: Sandbox, code: str, loaded: LoadedSuite, limits: Limits, fail_fast: bool, reruns: RerunBudget
+    sb: Sandbox, code: str, loaded: LoadedSuite, limits: Limits, fail_fast: bool, reruns: RerunBudget,
+    parallel: int | None = None,
 ) -> tuple[CompiledProgram, list[Outcome]]:
     """Python's "compile" is a syntax check: the compile `python3 -I main.py` does before it runs
     anything. The tests run from the source at once. Where the first batch's started
@@ -484,7 +487,7 @@ def _check_while_running(
         if not sb.batches_compile_python():
             asked.acquire()
             start_check()
-        outcomes = _run_lanes(sb, as_is, loaded, limits, fail_fast, reruns, heard=heard)
+        outcomes = _run_lanes(sb, as_is, loaded, limits, fail_fast, reruns, heard=heard, parallel=parallel)
         if asked.acquire(blocking=False):
             start_check()  # no batch opened (a sandbox error): the check says what the program is
         return (checked[0].result() if checked else CompiledProgram("python3", Verdict.OK)), outcomes
@@ -555,9 +558,9 @@ class _Claims:
 
 def _run_lanes(sb: Sandbox, program: CompiledProgram, loaded: LoadedSuite, limits: Limits,
                fail_fast: bool, reruns: RerunBudget,
-               heard: Callable[[Batch], None] | None = None) -> list[Outcome]:
+               heard: Callable[[Batch], None] | None = None, parallel: int | None = None) -> list[Outcome]:
     tests = loaded.tests
-    lanes = _lane_count(len(tests))
+    lanes = _lane_count(len(tests), parallel)
     first = _FirstFailure()
     if loaded.judge_code is None and loaded.checker is None:
         claims = _Claims(len(tests), first if fail_fast else None)
@@ -607,8 +610,8 @@ def _forget_pool_in_child() -> None:
 os.register_at_fork(after_in_child=_forget_pool_in_child)
 
 
-def _lane_count(tests: int) -> int:
-    wanted = getattr(settings, "HARDTESTS_JUDGE_PARALLEL", 1) or 1
+def _lane_count(tests: int, parallel: int | None = None) -> int:
+    wanted = (parallel if parallel is not None else getattr(settings, "HARDTESTS_JUDGE_PARALLEL", 1)) or 1
     # Each lane costs one sandbox start-up: not worth it for a handful of tests.
     return max(1, min(wanted, tests // MIN_TESTS_PER_LANE))
 
