@@ -27,7 +27,7 @@ def _clean(value: str) -> str:
 
 # The pattern puts "no NUL" in the OpenAPI schema too, so clients (and fuzzers) know it.
 CleanStr = Annotated[str, StringConstraints(pattern=r"^[^\x00]*$"), AfterValidator(_clean)]
-Language = Literal["python3", "cpp", "java"]
+Language = Literal["python3", "c", "cpp", "java"]
 Mode = Literal["fail_fast", "all"]
 TestVerdict = Literal["AC", "WA", "TLE", "MLE", "RE", "OLE", "CE", "SE"]
 

@@ -11,17 +11,20 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from core.joblife import JobKind, kind_register
+
 
 class Language(models.TextChoices):
     PYTHON3 = "python3", "Python 3"
     CPP = "cpp", "C++"
     JAVA = "java", "Java"
+    C = "c", "C"
     # Kept from imports so nothing is lost, but the sandbox does not run them.
     PYTHON2 = "python2", "Python 2 (unsupported)"
     OTHER = "other", "Other (unsupported)"
 
 
-SUPPORTED_LANGUAGES = frozenset({Language.PYTHON3, Language.CPP, Language.JAVA})
+SUPPORTED_LANGUAGES = frozenset({Language.PYTHON3, Language.CPP, Language.JAVA, Language.C})
 
 
 class Tag(models.Model):
@@ -473,6 +476,10 @@ class QueuedJobRecord(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True)
     error = models.TextField(blank=True)
     job_id = models.CharField(max_length=64, blank=True)
+    # The RQ worker that claimed it (core.joblife.claim), and when: what a page and a sweep name.
+    worker = models.CharField(max_length=200, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
@@ -497,3 +504,14 @@ class JudgingTask(QueuedJobRecord):
 
     def __str__(self) -> str:
         return f"judge {self.solution_id} on suite {self.suite_id} ({self.status})"
+
+
+def queued_job_kind(name: str, model: type[QueuedJobRecord]) -> JobKind:
+    """The lifecycle of a QueuedJobRecord kind (core.joblife): one sandbox call per job, so no
+    beat of its own; a dead worker's row is failed with the reason once its RQ job is dead."""
+    status = QueuedJobRecord.Status
+    return JobKind(name=name, model=model, queued=status.QUEUED, running=(status.RUNNING,), done=status.DONE,
+                   failed=status.FAILED, cancelled=status.FAILED)
+
+
+JUDGING_TASK = kind_register(queued_job_kind("judging_task", JudgingTask))

@@ -7,6 +7,7 @@ precompiled-header directory at PCH_DIR.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 
@@ -16,13 +17,20 @@ PCH_DIR = "/.hts-pch"
 
 PYTHON = "/usr/bin/python3"
 GXX = "/usr/bin/g++"
+GCC = "/usr/bin/gcc"
 JAVA_HOME = "/usr/lib/jvm/java-17-openjdk-amd64"
 JAVA = f"{JAVA_HOME}/bin/java"
 JAVAC = f"{JAVA_HOME}/bin/javac"
 STDCXX_HEADER_GLOB = "/usr/include/x86_64-linux-gnu/c++/*/bits/stdc++.h"
 
-LANGUAGES = ("python3", "cpp", "java")
+LANGUAGES = ("python3", "c", "cpp", "java")
 CPP_STDS = ("c++11", "c++14", "c++17", "c++20", "gnu++17", "gnu++20")
+# C as Kattis/problemtools compiles it (`gcc -g -O2 -std=gnu17 -static -o {binary} {files} -lm`),
+# less -static and -g: linked like our C++ (dynamically, against the host's libc bound read-only
+# into the sandbox), so a C binary starts and is measured as a C++ one is, and the cache keeps
+# no 800 KB static copy of libc per program.  -lm after the source: math.h's functions link.
+C_FLAGS = ("-O2", "-std=gnu17", "-pipe", "-DONLINE_JUDGE")
+C_LIBS = ("-lm",)
 
 # The JVM reserves far more address space than it uses, so Java gets no
 # RLIMIT_AS.  The whole JVM (heap, direct buffers, metaspace, code, stacks) is
@@ -261,6 +269,11 @@ def compile_step(language: str, source: str, *, cpp_std: str = "c++17") -> Compi
         flags = cpp_flags(cpp_std)
         argv = [GXX, *flags, "-I", PCH_DIR, "-o", f"{BUILD_DIR}/main", f"{BUILD_DIR}/main.cpp"]
         return CompileStep("main.cpp", argv, " ".join(flags), GXX, needs_pch=True)
+    if language == "c":
+        # gcc, never g++: a C program is not a C++ one (`int *p = malloc(4);`, a variable named
+        # `class`), and C++'s precompiled header means nothing to it
+        argv = [GCC, *C_FLAGS, "-o", f"{BUILD_DIR}/main", f"{BUILD_DIR}/main.c", *C_LIBS]
+        return CompileStep("main.c", argv, " ".join((*C_FLAGS, *C_LIBS)), GCC)
     if language == "java":
         names = java_names(source)
         argv = [JAVAC, "-J-Xmx512m", "-J-XX:+UseSerialGC", "-encoding", "UTF-8", "-nowarn",
@@ -271,6 +284,21 @@ def compile_step(language: str, source: str, *, cpp_std: str = "c++17") -> Compi
     raise ValueError(f"unsupported language {language!r}; choose one of {', '.join(LANGUAGES)}")
 
 
+def compiler_of(language: str) -> str | None:
+    """The host path of the compiler a language needs (bound into the sandbox with /usr), None
+    for one that needs none beyond the interpreter."""
+    return {"c": GCC, "cpp": GXX, "java": JAVAC}.get(language)
+
+
+def compiler_missing(language: str) -> str:
+    """Why programs in `language` cannot be built here ("" when they can): what an importer
+    says when it refuses a program per program instead of judging it in another language."""
+    tool = compiler_of(language)
+    if tool is None or os.access(tool, os.X_OK):
+        return ""
+    return f"{tool} is not installed on this machine, so {language} programs cannot be compiled here"
+
+
 def pch_step(header: str, cpp_std: str) -> list[str]:
     flags = cpp_flags(cpp_std)
     return [GXX, *flags, "-x", "c++-header", header, "-o", f"{BUILD_DIR}/bits/stdc++.h.gch"]
@@ -279,7 +307,7 @@ def pch_step(header: str, cpp_std: str) -> list[str]:
 def run_argv(language: str, *, main_class: str = "", memory_mb: int = 256) -> list[str]:
     if language == "python3":
         return [PYTHON, "-I", f"{PROG_DIR}/main.py"]
-    if language == "cpp":
+    if language in ("c", "cpp"):
         return [f"{PROG_DIR}/main"]
     if language == "java":
         return [JAVA, f"-Xmx{java_heap_mb(memory_mb)}m", "-Xss64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
