@@ -4,7 +4,8 @@ The request and response bodies follow SandboxFusion's server models (as its PyP
 `sandbox-fusion` sends and parses them), so that client, verl's built-in `sandbox_fusion`
 reward and any other SandboxFusion caller work unchanged. Differences a caller can notice:
 
-- languages are python (also python3), cpp and java; others answer 400;
+- languages are python (also python3), cpp, java and c (C compiled with gcc, never as C++: SandboxFusion's
+  /run_code has no C, its extraction labels ```c blocks "c"); others answer 400;
 - `run_timeout` is a CPU-time limit (the wall clock is a backstop), `compile_timeout` is
   ignored (compiles have the sandbox's own limits), `files` / `fetch_files` must be empty;
 - `submit` judges against one of our problems: `id` is its pid (or source:pid), `dataset`
@@ -74,7 +75,7 @@ else:
 
 class RunCodeIn(Schema):
     code: CleanStr = Field(description="the program")
-    language: LanguageName = Field(description="python, cpp or java (SandboxFusion's names; python3, c++... too)")
+    language: LanguageName = Field(description="python, cpp, java or c (SandboxFusion's names; python3, c++... too)")
     stdin: CleanStr | None = None
     compile_timeout: float = Field(10, description="ignored: compiles run under the sandbox's own limits")
     run_timeout: float = Field(10, gt=0, description="CPU seconds, at most HARDTESTS_RUN_CODE_MAX_TIME_S")
@@ -96,7 +97,7 @@ class RunCodeOut(Schema):
 class TestConfigIn(Schema):
     # defaults by keyword: a checker reads a positional one as no default (dataclass_transform),
     # and SubmitIn builds this with none of its fields
-    language: LanguageName | None = Field(default=None, description="pick code blocks with this label (python, cpp, java)")
+    language: LanguageName | None = Field(default=None, description="pick code blocks with this label (python, cpp, java, c)")
     run_timeout: float | None = Field(default=None, description="ignored: the problem's own time limit applies")
     extra: dict[str, Any] = Field(default={}, description='{"mode": "all"} runs every test (default: stop at the first failure)')
 
@@ -132,7 +133,7 @@ router = Router()
 def _language(raw: str) -> str:
     found = language_name(raw)
     if found is None:
-        known = ", ".join(sorted({k for k, v in LANGUAGE_ALIASES.items() if k in ("python", "cpp", "java")}))
+        known = ", ".join(sorted({k for k, v in LANGUAGE_ALIASES.items() if k in ("python", "cpp", "java", "c")}))
         raise BadRequest(f"unsupported language {raw[:40]!r}; this server runs {known}", code="unsupported_language")
     return found
 

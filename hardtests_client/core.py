@@ -22,7 +22,7 @@ ERRORS = ("raise", "return")
 
 @dataclass(frozen=True)
 class VerifyRequest:
-    """One program to judge: problem is a pid or source:pid; language python3, cpp or java."""
+    """One program to judge: problem is a pid or source:pid; language python3, c, cpp or java."""
 
     problem: str
     code: str

@@ -39,8 +39,10 @@ LANGUAGE_ALIASES: dict[str, str] = {
     "cpp": "cpp", "c++": "cpp", "cc": "cpp", "cxx": "cpp", "c++17": "cpp", "c++20": "cpp", "cpp17": "cpp",
     "cpp20": "cpp", "c++14": "cpp", "cpp14": "cpp", "c++11": "cpp", "cpp11": "cpp", "c++23": "cpp",
     "java": "java",
+    # C is judged as C (gcc), never as C++: SandboxFusion's extraction labels ```c blocks "c" too
+    "c": "c", "c99": "c", "c11": "c", "c17": "c", "gnu11": "c", "gnu17": "c",
 }
-LANGUAGES = ("python3", "cpp", "java")
+LANGUAGES = ("python3", "c", "cpp", "java")
 
 # Special tokens that no program of ours contains: <|im_end|>, <|eot_id|>, <|end|>, <|user|>,
 # <|endoftext|>, DeepSeek's <｜end▁of▁sentence｜> (full-width bars).
@@ -79,7 +81,7 @@ _THINK_CLOSE = re.compile(rf"</{_REASONING}>|◁/think▷|<\|end_of_thought\|>|<
 @dataclass(frozen=True)
 class Extracted:
     code: str
-    language: str | None  # ours (python3, cpp, java); None when the block has no known label
+    language: str | None  # ours (python3, c, cpp, java); None when the block has no known label
     kind: str  # fenced, incomplete_fenced, heuristic, empty (SandboxFusion's extracted_type)
     reason: str = ""  # why there is no program (kind == "empty")
 

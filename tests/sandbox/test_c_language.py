@@ -141,3 +141,33 @@ def test_the_api_judges_c(api: Any, sandbox_worker: Any) -> None:  # noqa: F811
     # C++ is still C++: the C-only program is CE there
     response = api.post("/api/v1/verify", {"problem": "test:ab/c-api", "language": "cpp", "code": ONLY_C})
     assert response.json()["verdict"] == "CE"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_sandboxfusion_runs_and_submits_c(api: Any, sandbox_worker: Any) -> None:  # noqa: F811
+    _ab_problem("ab/c-sf")
+    response = api.post("/sandboxfusion/run_code", {"code": ONLY_C, "language": "c", "stdin": "20 22\n"})
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert (body["status"], body["run_result"]["stdout"]) == ("Success", "42\n"), body
+    assert body["compile_result"]["status"] == "Finished"
+    same = api.post("/sandboxfusion/run_code", {"code": SIZEOF_CHAR, "language": "c"}).json()
+    assert same["run_result"]["stdout"] == "4\n", same
+    completion = f"My answer:\n\n```c\n{ONLY_C}```\n"
+    response = api.post("/sandboxfusion/submit", {"dataset": "x", "id": "test:ab/c-sf", "completion": completion,
+                                                  "config": {"extra": {"mode": "all"}}})
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert (body["accepted"], body["extra"]["language"], body["extra"]["passed"]) == (True, "c", 4), body
+    # a language SandboxFusion has and we do not is still refused
+    refused = api.post("/sandboxfusion/run_code", {"code": "print(1)", "language": "nodejs"})
+    assert refused.status_code == 400
+
+
+def test_the_client_reads_c_fences_as_c() -> None:
+    from hardtests_client.extract import extract_code, guess_language, language_name
+
+    assert language_name("c") == language_name("C") == "c" and language_name("c++") == "cpp"
+    found = extract_code(f"```c\n{ONLY_C}```\n")
+    assert (found.language, found.code) == ("c", ONLY_C)
+    assert guess_language(f"c\n{ONLY_C}", "python3") == "c"
