@@ -37,7 +37,7 @@ class NetworkCaller:
 
 
 def trusted_networks() -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
-    return [ipaddress.ip_network(item, strict=False) for item in getattr(settings, "HARDTESTS_API_TRUSTED_NETWORKS", [])]
+    return [ipaddress.ip_network(item, strict=False) for item in settings.HARDTESTS_API_TRUSTED_NETWORKS]
 
 
 def address_trusted(address: str) -> bool:
@@ -61,7 +61,7 @@ class HeaderlessAuth(BearerGate):
         found = self.bearer(request)
         if found is not None:
             return found
-        if getattr(settings, "HARDTESTS_API_URL_TOKENS", False):
+        if settings.HARDTESTS_API_URL_TOKENS:
             match = _PATH_TOKEN.search(request.path)
             if match:
                 return self.authenticate(request, match[1])

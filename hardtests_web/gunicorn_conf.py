@@ -8,12 +8,11 @@ kills a request the API would still answer (with its 503).
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from gunicorn.glogging import Logger
 
-from core.env import env_int, env_str
+from core.config_registry import read_int, read_str
 from hardtests_web.log_redact import PathTokenFilter, gunicorn_atoms_redact
 
 
@@ -32,18 +31,18 @@ class RedactingLogger(Logger):  # type: ignore[misc]  # gunicorn ships no types:
         return gunicorn_atoms_redact(super().atoms(resp, req, environ, request_time))
 
 
-bind = env_str("HARDTESTS_WEB_BIND") or f"0.0.0.0:{env_int('PORT', 8000)}"
-workers = env_int("HARDTESTS_WEB_WORKERS", min(4, 2 * (os.cpu_count() or 1)))
+bind = read_str("HARDTESTS_WEB_BIND") or f"0.0.0.0:{read_int('PORT')}"
+workers = read_int("HARDTESTS_WEB_WORKERS")
 worker_class = "gthread"
-threads = env_int("HARDTESTS_WEB_THREADS", 8)
-timeout = env_int("HARDTESTS_API_SYNC_TIMEOUT_S", 60) + 30
+threads = read_int("HARDTESTS_WEB_THREADS")
+timeout = read_int("HARDTESTS_API_SYNC_TIMEOUT_S") + 30
 graceful_timeout = 30
 keepalive = 5
 # Bounded memory growth: a process is replaced after this many requests (0: never).
-max_requests = env_int("HARDTESTS_WEB_MAX_REQUESTS", 2000)
+max_requests = read_int("HARDTESTS_WEB_MAX_REQUESTS")
 max_requests_jitter = max_requests // 10
 accesslog = "-"
 errorlog = "-"
 logger_class = RedactingLogger
 # Behind a proxy that terminates TLS; it must set X-Forwarded-Proto.
-forwarded_allow_ips = env_str("FORWARDED_ALLOW_IPS", "127.0.0.1")
+forwarded_allow_ips = read_str("FORWARDED_ALLOW_IPS")

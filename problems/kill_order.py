@@ -248,7 +248,7 @@ def suite_order_compute(suite: TestSuite, *, exclude: Iterable[int] = ()) -> Sui
 def suite_kill_order_refresh(*, suite: TestSuite) -> bool:
     """Recompute and store the suite's kill order, fast subset and kill counts from the stored
     verdicts; True when they changed (and the order's revision went up)."""
-    if not getattr(settings, "HARDTESTS_KILL_ORDER", True):
+    if not settings.HARDTESTS_KILL_ORDER:
         return False
     computed = suite_order_compute(suite)
     current = TestSuite.objects.filter(pk=suite.pk).values_list("judge_order", "fast_ordinals", "kill_counts").first()

@@ -63,7 +63,7 @@ def generator_seed(kit: TestKit, function: str, call_number: int) -> int:
 
 def check_calls() -> int:
     """How many calls of each generator are made twice to catch one that is not reproducible."""
-    return max(0, int(getattr(settings, "HARDTESTS_REPRODUCIBLE_CHECK_CALLS", 2)))
+    return max(0, settings.HARDTESTS_REPRODUCIBLE_CHECK_CALLS)
 
 
 def generator_jobs(kit: TestKit) -> tuple[list[GeneratorJob], list[str]]:

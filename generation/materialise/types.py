@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -115,22 +114,18 @@ class SandboxClock:
             self.runs += len(results)
 
 
-def _setting(name: str, default: Any) -> Any:
-    return getattr(settings, name, default)
-
-
 def threads() -> int:
-    return max(1, int(_setting("HARDTESTS_MATERIALISE_THREADS", min(4, os.cpu_count() or 2))))
+    return max(1, settings.HARDTESTS_MATERIALISE_THREADS)
 
 
 def generator_limits() -> Limits:
-    return Limits(time_s=float(_setting("HARDTESTS_GENERATOR_TIME_S", 10.0)),
-                  memory_mb=int(_setting("HARDTESTS_GENERATOR_MEMORY_MB", 1024)), output_kb=64 * 1024)
+    return Limits(time_s=settings.HARDTESTS_GENERATOR_TIME_S, memory_mb=settings.HARDTESTS_GENERATOR_MEMORY_MB,
+                  output_kb=64 * 1024)
 
 
 def batch_generator_limits() -> Limits:
-    return Limits(time_s=float(_setting("HARDTESTS_BATCH_GENERATOR_TIME_S", 120.0)),
-                  memory_mb=int(_setting("HARDTESTS_GENERATOR_MEMORY_MB", 1024)), output_kb=256 * 1024)
+    return Limits(time_s=settings.HARDTESTS_BATCH_GENERATOR_TIME_S, memory_mb=settings.HARDTESTS_GENERATOR_MEMORY_MB,
+                  output_kb=256 * 1024)
 
 
 def checker_limits() -> Limits:

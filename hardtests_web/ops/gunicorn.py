@@ -15,13 +15,13 @@ import signal
 import sys
 from typing import Any
 
+from core.config_registry import read_int
 from core.embedded import parent_death_kills_me
-from core.env import env_int
 from hardtests_web.gunicorn_conf import *  # noqa: F403
 from hardtests_web.ops.draining import door_close_on_stop, json_errors_install
 from hardtests_web.ops.process import exit_fast
 
-graceful_timeout = env_int("HARDTESTS_API_SYNC_TIMEOUT_S", 60) + 15
+graceful_timeout = read_int("HARDTESTS_API_SYNC_TIMEOUT_S") + 15
 json_errors_install()
 # The app is imported once, in the master, and each worker is a fork of it: a worker restarted
 # (killed, or replaced after max_requests) serves at once instead of importing Django and every

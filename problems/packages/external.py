@@ -142,7 +142,7 @@ def _configured_testlib_path() -> str:
     try:
         from django.conf import settings
 
-        configured = str(getattr(settings, "HARDTESTS_TESTLIB_H", "") or "")
+        configured = settings.HARDTESTS_TESTLIB_H
     except ImportError:  # pragma: no cover - the project always has Django
         configured = ""
     return configured or os.environ.get(TESTLIB_H_ENV, "")
@@ -433,8 +433,8 @@ def judge_limits() -> Limits:
     try:
         from django.conf import settings
 
-        time_s = float(getattr(settings, "HARDTESTS_CHECKER_TIME_S", 10.0))
-        memory_mb = int(getattr(settings, "HARDTESTS_CHECKER_MEMORY_MB", 1024))
+        time_s = settings.HARDTESTS_CHECKER_TIME_S
+        memory_mb = settings.HARDTESTS_CHECKER_MEMORY_MB
     except ImportError:  # pragma: no cover
         time_s, memory_mb = 10.0, 1024
     return Limits(time_s=time_s, memory_mb=memory_mb, output_kb=4 * REPORT_MAX // 1024 + 64)

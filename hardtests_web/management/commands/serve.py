@@ -40,6 +40,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
+from core.config_registry import read_int
 from core.embedded import (
     die_with_parent,
     embedded_redis_answers,
@@ -129,7 +130,7 @@ class Command(BaseCommand):
             # the web side of a verification waits on a sandbox worker, on threads: two processes
             # (one serves while the other is recycled) rather than one per CPU, unless set
             self.env.setdefault("HARDTESTS_WEB_WORKERS", str(VERIFY_WEB_WORKERS))
-        port = options["port"] or int(os.environ.get("PORT", "8000"))
+        port = options["port"] or read_int("PORT")
         signal.signal(signal.SIGINT, self._on_signal)
         signal.signal(signal.SIGTERM, self._on_signal)
         try:
