@@ -22,7 +22,7 @@ HEARTBEAT_S = 5.0
 
 
 def stale_after_s() -> float:
-    return float(getattr(settings, "HARDTESTS_RUN_STALE_S", 120.0))
+    return settings.HARDTESTS_RUN_STALE_S
 
 
 class RunRecorder:

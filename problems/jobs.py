@@ -52,7 +52,7 @@ ADMISSION_POLL_S = 0.02
 def cpu_slots_dir() -> Path:
     # the workers of one deployment on one host share it (they share REDIS_URL); another
     # deployment (a test run beside a dev server) keeps its own
-    fleet = hashlib.sha256(str(getattr(settings, "REDIS_URL", "")).encode()).hexdigest()[:12]
+    fleet = hashlib.sha256(settings.REDIS_URL.encode()).hexdigest()[:12]
     folder = Path(tempfile.gettempdir()) / f"hardtests-cpu-slots-{os.getuid()}-{fleet}"
     folder.mkdir(mode=0o700, exist_ok=True)
     return folder
@@ -103,7 +103,7 @@ def judge_lanes(lanes: int) -> Iterator[None]:
 
 def lanes_wanted(tests: int) -> int:
     """The lanes judging would use for ``tests`` tests (problems.judging._lane_count's rule)."""
-    parallel = int(getattr(settings, "HARDTESTS_JUDGE_PARALLEL", 1) or 1)
+    parallel = settings.HARDTESTS_JUDGE_PARALLEL or 1
     return max(1, min(parallel, tests // MIN_TESTS_PER_LANE))
 
 

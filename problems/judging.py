@@ -611,7 +611,7 @@ os.register_at_fork(after_in_child=_forget_pool_in_child)
 
 
 def _lane_count(tests: int, parallel: int | None = None) -> int:
-    wanted = (parallel if parallel is not None else getattr(settings, "HARDTESTS_JUDGE_PARALLEL", 1)) or 1
+    wanted = (parallel if parallel is not None else settings.HARDTESTS_JUDGE_PARALLEL) or 1
     # Each lane costs one sandbox start-up: not worth it for a handful of tests.
     return max(1, min(wanted, tests // MIN_TESTS_PER_LANE))
 
