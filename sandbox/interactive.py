@@ -1,21 +1,33 @@
-"""Interactive runs: a program and an interactor, two sandboxes joined by two FIFOs.
+"""Interactive runs: a program and an interactor, two sandboxes joined through a relay on the host.
 
-Each test gets two fresh FIFOs: `to_program` (the interactor's stdout, the program's stdin)
-and `to_interactor` (the program's stdout, the interactor's stdin). The program runs in a
-batch of its own under the problem's limits, the interactor in another under its own
-limits, so neither's CPU time, memory or processes count against the other. Each runner
-gets the command "P <path>": the test's stdin is <path>, its stdout <path>.out (hts-runner;
-nothing is captured); the FIFOs are hard-linked into what each batch's runner sees (its
-inputs directory under bubblewrap, its private directory under Docker). The interactor's
-stdin begins with `prelude` (what its shim needs of the test: input, answer), written by the
-host before the program starts, so the program's first byte always comes after it.
+Each test gets four fresh FIFOs, two a side: the program's stdin and stdout, the
+interactor's stdin and stdout. The host relays what each side writes to the other's stdin
+and keeps a log of it (InteractionLog: direction-tagged, in the order relayed, the first
+LOG_KEPT bytes kept and the rest counted), as DOMjudge's runpipe does with its -o option:
+the sandboxes never see each other's pipes, and the host sees every byte without a tracer
+or a process of its own in either sandbox. The program runs in a batch of its own under the
+problem's limits, the interactor in another under its own limits, so neither's CPU time,
+memory or processes count against the other. Each runner gets the command "P <path>": the
+test's stdin is <path>, its stdout <path>.out (hts-runner; nothing is captured); the FIFOs
+are hard-linked into what each batch's runner sees (its inputs directory under bubblewrap,
+its private directory under Docker). The interactor's stdin begins with `prelude` (what its
+shim needs of the test: input, answer), written by the host before the program starts, so
+the program's first byte always comes after it.
 
-The host holds both FIFOs open (O_RDWR) until the interactor has read its prelude (so its
-runner has opened both), and the runners open them without blocking.
-The host lets go of them as soon as one side has ended: from then on the survivor sees the
-end of its stdin (EOF) or of its stdout (EPIPE) exactly as with a bare pipe pair. The
-interactor's own stdout and stderr are not captured: whatever it reports comes on its stderr
-(the runner keeps its last 4 KB).
+The relay changes nothing either side can do or see:
+- it reads a side's output only when what it read before has gone on, and each FIFO's
+  buffer is cut to half a pipe's (RELAY_PIPE_BYTES): a writer meets a full pipe after about
+  as many bytes as with a bare pipe pair (64 KiB), so a program that writes without reading
+  blocks as it would;
+- the host holds the FIFOs open (its readers of each side's stdout, and each side's stdin
+  read-write) until a side has ended: then the survivor gets, once what was already on its
+  way has been delivered, the end of its stdin (EOF), and EPIPE on writing, as with a bare
+  pipe pair;
+- it never blocks: its writes are non-blocking, what does not fit waits for the reader, and
+  the loop ends when both sides' runners have answered (each enforces its own limits), so a
+  side that stops reading stalls only its peer, up to that peer's own limits.
+The interactor's own stdout and stderr are not captured: whatever it reports comes on its
+stderr (the runner keeps its last 4 KB).
 """
 
 from __future__ import annotations
@@ -40,8 +52,77 @@ from . import cache, languages
 from .base import Batch, BatchSpec, RawResult, Sandbox, judge, zygote_enabled
 from .types import CompiledProgram, Limits, RunResult, SandboxUnavailable, Verdict
 
+F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
+
 # the runner's view of a batch's inputs directory (bwrap.IN_DIR), where test 0 is the FIFO
 INPUT_NAME = "0"
+# how much of a test's interaction the log keeps (the rest is counted)
+LOG_KEPT = 64 * 1024
+# each FIFO's buffer (F_SETPIPE_SZ): two of them and the relay's chunk hold about what one bare
+# pipe does (64 KiB), so a side that writes without reading blocks after as many bytes
+RELAY_PIPE_BYTES = 32 * 1024
+RELAY_CHUNK = 4096
+PROGRAM_TO_INTERACTOR, INTERACTOR_TO_PROGRAM = ">", "<"
+
+
+@dataclass
+class InteractionLog:
+    """What each side sent the other, in the order the relay passed it on: (direction, bytes)
+    with direction ">" (program to interactor) or "<" (interactor to program), consecutive
+    reads of one direction merged; the first LOG_KEPT bytes are kept, `total` counts all."""
+
+    entries: list[tuple[str, bytes]] = dataclasses.field(default_factory=list)
+    kept: int = 0
+    total: int = 0
+    sent: dict[str, int] = dataclasses.field(default_factory=lambda: {PROGRAM_TO_INTERACTOR: 0,
+                                                                      INTERACTOR_TO_PROGRAM: 0})
+
+    @property
+    def cut(self) -> int:
+        """Bytes sent but not kept."""
+        return self.total - self.kept
+
+    def add(self, direction: str, data: bytes) -> None:
+        self.total += len(data)
+        self.sent[direction] += len(data)
+        piece = data[:max(0, LOG_KEPT - self.kept)]
+        if not piece:
+            return
+        self.kept += len(piece)
+        if self.entries and self.entries[-1][0] == direction:
+            self.entries[-1] = (direction, self.entries[-1][1] + piece)
+        else:
+            self.entries.append((direction, piece))
+
+    def text(self, limit: int | None = None) -> str:
+        """The log as lines "> ..." (program to interactor) and "< ..." (interactor to
+        program), cut after whole lines at `limit` characters; a message that does not end a
+        line is followed by "\\ (no newline)"; what is not shown (not kept, or past the
+        limit) is named at the end: "[... N more bytes of TOTAL not shown]"."""
+        out: list[str] = []
+        size = shown = 0
+        for direction, data in self.entries:
+            parts = data.split(b"\n")
+            ends_line = parts[-1] == b""
+            if ends_line:
+                parts.pop()
+            for number, part in enumerate(parts):
+                line = f"{direction} {part.decode('utf-8', 'replace')}\n"
+                if not ends_line and number == len(parts) - 1:
+                    line += "\\ (no newline)\n"
+                if limit is not None and size + len(line) > limit:
+                    # a long line is cut too: its head, then the count of what is not shown
+                    text = line[2:limit - size].rstrip("\n")
+                    if text:
+                        out.append(f"{direction} {text}\n")
+                        shown += len(text.encode("utf-8", "replace"))
+                    return "".join(out) + f"[... {self.total - shown} more bytes of {self.total} not shown]\n"
+                out.append(line)
+                size += len(line)
+                shown += len(part) + (0 if not ends_line and number == len(parts) - 1 else 1)
+        if self.cut:
+            out.append(f"[... {self.cut} more bytes of {self.total} not shown]\n")
+        return "".join(out)
 
 
 @dataclass
@@ -54,6 +135,7 @@ class InteractiveRun:
     interactor_first: bool
     # the interactor ended or stalled before it had read its prelude: the program never ran
     prelude_unread: bool = False
+    log: InteractionLog = dataclasses.field(default_factory=InteractionLog)
 
 
 def _send_piped(batch: Batch, folder: Path) -> Callable[[], RawResult]:
@@ -136,11 +218,14 @@ def _sessions_dir() -> Path:
 
 
 class _Receiver:
-    """A batch's answers, read by a thread of its own, into a queue shared by both sides."""
+    """A batch's answers, read by a thread of its own, into a queue shared by both sides; each
+    answer wakes the relay (a byte on its wake pipe)."""
 
     def __init__(self, receive: Callable[[], RawResult], side: str,
-                 answers: queue.Queue[tuple[str, RawResult | BaseException]]) -> None:
+                 answers: queue.Queue[tuple[str, RawResult | BaseException]], wake: int) -> None:
         self.receive, self.side, self.answers = receive, side, answers
+        # its own copy: the relay may close its end first, and the number could then be reused
+        self.wake = os.dup(wake)
 
     def start(self) -> None:
         threading.Thread(target=self._take, name=f"interactive-{self.side}", daemon=True).start()
@@ -150,6 +235,156 @@ class _Receiver:
             self.answers.put((self.side, self.receive()))
         except BaseException as exc:  # the caller raises it
             self.answers.put((self.side, exc))
+        with contextlib.suppress(OSError):  # the relay has gone (its test raised)
+            os.write(self.wake, b"x")
+        os.close(self.wake)
+
+
+class _Direction:
+    """One way through the relay: a side's stdout (`source`, the host reads) to the other's
+    stdin (`target`, the host writes), with what was read and not yet written."""
+
+    def __init__(self, tag: str, source: int, target: int) -> None:
+        self.tag, self.source, self.target = tag, source, target
+        self.pending = b""
+        self.source_open = self.target_open = True
+        # the source's side has ended: what it wrote is in the pipe already, read to its end
+        self.ended = False
+
+
+class _Relay:
+    """The host between the two sides of one test (see the module's docstring): a poll loop on
+    the thread that runs the test, never blocking on a side, logging what each sends."""
+
+    def __init__(self, *, program_out: int, judge_out: int, program_in: int, judge_in: int) -> None:
+        self.fds = [program_out, judge_out, program_in, judge_in]
+        self.wake_r, self.wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        for fd in self.fds:
+            with contextlib.suppress(OSError):  # a smaller buffer only; the pipe works without it
+                fcntl.fcntl(fd, F_SETPIPE_SZ, RELAY_PIPE_BYTES)
+        self.log = InteractionLog()
+        self.ways = {PROGRAM_TO_INTERACTOR: _Direction(PROGRAM_TO_INTERACTOR, program_out, judge_in),
+                     INTERACTOR_TO_PROGRAM: _Direction(INTERACTOR_TO_PROGRAM, judge_out, program_in)}
+        self.poller = select.poll()
+        self.poller.register(self.wake_r, select.POLLIN)
+        self.watched: dict[int, int] = {}
+        # the interactor's prelude, first on its stdin (not logged: it is no side's message)
+        self.prelude_left = 0
+        self.after_prelude = 0
+        self.prelude_unread = False
+
+    def send_prelude(self, prelude: bytes) -> None:
+        way = self.ways[PROGRAM_TO_INTERACTOR]
+        way.pending, self.prelude_left = prelude, len(prelude)
+        self._write(way)
+
+    def _close(self, fd: int) -> None:
+        if fd in self.fds:
+            self.fds.remove(fd)
+            if fd in self.watched:
+                self.poller.unregister(fd)
+                del self.watched[fd]
+            os.close(fd)
+
+    def _watch(self) -> None:
+        want: dict[int, int] = {}
+        for way in self.ways.values():
+            if way.pending and way.target_open:
+                want[way.target] = select.POLLOUT
+            elif way.source_open and not way.pending:
+                want[way.source] = select.POLLIN
+        for fd in [fd for fd in self.watched if fd not in want]:
+            self.poller.unregister(fd)
+            del self.watched[fd]
+        for fd, mask in want.items():
+            if self.watched.get(fd) != mask:
+                self.poller.register(fd, mask) if fd not in self.watched else self.poller.modify(fd, mask)
+                self.watched[fd] = mask
+
+    def step(self) -> None:
+        """Wait for something to relay (or an answer), and relay it."""
+        self._watch()
+        for fd, _ in self.poller.poll():
+            if fd == self.wake_r:
+                with contextlib.suppress(BlockingIOError):
+                    os.read(self.wake_r, 64)
+                continue
+            for way in self.ways.values():
+                if fd == way.source and way.source_open and not way.pending:
+                    self._read(way)
+                elif fd == way.target and way.pending:
+                    self._write(way)
+        for way in self.ways.values():
+            self._drain(way)
+
+    def _drain(self, way: _Direction) -> None:
+        """An ended side's output, read without waiting as its peer takes it; its end once read."""
+        while way.ended and way.source_open and not way.pending:
+            if not self._read(way) and way.source_open:
+                # no writer is left once its runner has answered: what is not there never comes
+                way.source_open = False
+                self._close(way.source)
+                self._flushed(way)
+
+    def _read(self, way: _Direction) -> bool:
+        """Read what the source sent (False: nothing there now); at its end, end the target."""
+        try:
+            data = os.read(way.source, RELAY_CHUNK)
+        except BlockingIOError:
+            return False
+        if not data:
+            way.source_open = False
+            self._close(way.source)
+            self._flushed(way)
+            return False
+        self.log.add(way.tag, data)
+        way.pending = data
+        self._write(way)
+        return True
+
+    def _write(self, way: _Direction) -> None:
+        try:
+            written = os.write(way.target, way.pending)
+        except BlockingIOError:
+            return
+        way.pending = way.pending[written:]
+        if way.tag == PROGRAM_TO_INTERACTOR:
+            of_prelude = min(written, self.prelude_left)
+            self.prelude_left -= of_prelude
+            self.after_prelude += written - of_prelude
+        if not way.pending:
+            self._flushed(way)
+
+    def _flushed(self, way: _Direction) -> None:
+        # everything the source sent has gone on: its end is the target's end (EOF)
+        if not way.source_open and not way.pending and way.target_open:
+            way.target_open = False
+            self._close(way.target)
+
+    def ended(self, side: str) -> None:
+        """`side`'s runner has answered: nothing reads its stdin any more (what was on its way
+        is dropped, and its peer's next write meets EPIPE), and what it wrote is all there is
+        (read to the end, to be delivered as its peer reads it)."""
+        into, out_of = ((self.ways[INTERACTOR_TO_PROGRAM], self.ways[PROGRAM_TO_INTERACTOR]) if side == "program"
+                        else (self.ways[PROGRAM_TO_INTERACTOR], self.ways[INTERACTOR_TO_PROGRAM]))
+        if side == "interactor" and into.target_open:
+            # the pipe gives back its bytes in order: more left unread than the program's part
+            # means some of the prelude was never read
+            self.prelude_unread = self.prelude_left > 0 or _unread(into.target) > self.after_prelude
+        into.pending = b""
+        for fd in (into.source, into.target):
+            self._close(fd)
+        into.source_open = into.target_open = False
+        out_of.ended = True
+        self._drain(out_of)
+
+    def close(self) -> None:
+        for fd in list(self.fds):
+            self._close(fd)
+        for fd in (self.wake_r, self.wake_w):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.wake_r = self.wake_w = -1
 
 
 class InteractiveSession:
@@ -192,93 +427,59 @@ class InteractiveSession:
         return batch
 
     def run(self, prelude: bytes) -> InteractiveRun:
-        """One test: the interactor reads `prelude`, then talks with the program."""
-        to_program, to_interactor = self.root / "to_program", self.root / "to_interactor"
-        _fifo(to_program)
-        _fifo(to_interactor)
-        for folder, stdin, stdout in ((self.prog_dir, to_program, to_interactor),
-                                      (self.judge_dir, to_interactor, to_program)):
+        """One test: the interactor reads `prelude`, then talks with the program through the relay."""
+        fifos = {name: self.root / name for name in ("program_in", "program_out", "judge_in", "judge_out")}
+        for path in fifos.values():
+            _fifo(path)
+        for folder, stdin, stdout in ((self.prog_dir, fifos["program_in"], fifos["program_out"]),
+                                      (self.judge_dir, fifos["judge_in"], fifos["judge_out"])):
             for name, target in ((INPUT_NAME, stdin), (f"{INPUT_NAME}.out", stdout)):
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(folder / name)
                 os.link(target, folder / name)
-        anchors = [os.open(to_program, os.O_RDWR | os.O_CLOEXEC), os.open(to_interactor, os.O_RDWR | os.O_CLOEXEC)]
+        # the host's ends, open before either runner opens its own: a reader of each side's
+        # stdout (non-blocking: it reports the end only once a writer has come and gone), and
+        # each side's stdin read-write (a runner opening it never blocks, and its reader sees
+        # EOF only when the host closes it)
+        relay = _Relay(
+            program_out=os.open(fifos["program_out"], os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC),
+            judge_out=os.open(fifos["judge_out"], os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC),
+            program_in=os.open(fifos["program_in"], os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC),
+            judge_in=os.open(fifos["judge_in"], os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC),
+        )
+        relay.send_prelude(prelude)
         answers: queue.Queue[tuple[str, RawResult | BaseException]] = queue.Queue()
         got: dict[str, RawResult] = {}
         first = ""
         try:
-            _Receiver(_send_piped(self.interactor, self.judge_dir), "interactor", answers).start()
-            unread = not self._write_prelude(to_interactor, prelude, answers)
-            if unread:
-                # the interactor ended (or stalled) before reading what the test is: the
-                # program never starts; the interactor's end is a judging failure
-                for fd in anchors:
-                    os.close(fd)
-                anchors = []
-                if answers.empty():
-                    self.interactor.abort()
-                _, answer = answers.get()
-                if isinstance(answer, BaseException):
-                    if not self.interactor.aborted:
-                        raise answer
-                    result = RunResult(verdict=Verdict.TLE, stderr="the interactor did not read its input")
-                else:
-                    result = judge(answer, self.interactor_limits, self.interactor_language)
-                    if result.verdict == Verdict.OK:
-                        result.verdict = Verdict.RE
-                if self.interactor.aborted:
-                    # its sandbox was killed: the next test gets a fresh one
-                    self.batches.remove(self.interactor)
-                    self.interactor.close()
-                    self.interactor = self._open(self.sb, self.interactor_prog, self.interactor_wall,
-                                                 self.judge_dir)
-                return InteractiveRun(program=RunResult(verdict=Verdict.SE, stderr="the program did not run"),
-                                      interactor=result, interactor_first=True, prelude_unread=True)
-            _Receiver(_send_piped(self.program, self.prog_dir), "program", answers).start()
+            # both sides start at once: the relay passes the program's first byte on only after
+            # the prelude, so neither waits for the other's start
+            _Receiver(_send_piped(self.interactor, self.judge_dir), "interactor", answers, relay.wake_w).start()
+            _Receiver(_send_piped(self.program, self.prog_dir), "program", answers, relay.wake_w).start()
             while len(got) < 2:
-                side, answer = answers.get()
-                if isinstance(answer, BaseException):
-                    raise answer
-                got[side] = answer
-                first = first or side
-                # one side has ended: the other now sees EOF or EPIPE as with a bare pipe pair
-                for fd in anchors:
-                    os.close(fd)
-                anchors = []
+                relay.step()
+                while not answers.empty():
+                    side, answer = answers.get()
+                    if isinstance(answer, BaseException):
+                        raise answer
+                    got[side] = answer
+                    first = first or side
+                    relay.ended(side)
         finally:
-            for fd in anchors:
-                os.close(fd)
+            relay.close()
         program = judge(got["program"], self.limits, self.program_language)
         interactor = judge(got["interactor"], self.interactor_limits, self.interactor_language)
         program.stdout = interactor.stdout = b""
-        return InteractiveRun(program=program, interactor=interactor, interactor_first=first == "interactor")
-
-    def _write_prelude(self, path: Path, prelude: bytes,
-                       answers: queue.Queue[tuple[str, RawResult | BaseException]]) -> bool:
-        """Write the prelude into the interactor's stdin; False if it ended or stalled first."""
-        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-        deadline = time.monotonic() + self.interactor_wall.wall_limit_s + 30
-        try:
-            view = memoryview(prelude)
-            while view:
-                if not answers.empty() or time.monotonic() > deadline:
-                    return False
-                _, writable, _ = select.select([], [fd], [], 0.05)
-                if writable:
-                    try:
-                        written = os.write(fd, view[:65536])
-                    except BlockingIOError:
-                        continue
-                    view = view[written:]
-            # the prelude written is not yet the prelude read: until the interactor has read it
-            # (so its runner has opened both of its FIFOs), the host must hold them open
-            while _unread(fd):
-                if not answers.empty() or time.monotonic() > deadline:
-                    return False
-                time.sleep(0.0005)
-            return True
-        finally:
-            os.close(fd)
+        if relay.prelude_unread:
+            # the interactor ended before it had read what the test is: a judging failure,
+            # whatever the program did meanwhile
+            if interactor.verdict == Verdict.OK:
+                interactor.verdict = Verdict.RE
+            interactor.stderr = f"the interactor did not read its input\n{interactor.stderr}"
+            return InteractiveRun(program=RunResult(verdict=Verdict.SE, stderr="the interactor did not read the test"),
+                                  interactor=interactor, interactor_first=True, prelude_unread=True, log=relay.log)
+        return InteractiveRun(program=program, interactor=interactor, interactor_first=first == "interactor",
+                              log=relay.log)
 
     def close(self) -> None:
         for batch in self.batches:

@@ -10,7 +10,7 @@ import pytest
 import sandbox.bwrap
 from sandbox import Limits, Sandbox, Verdict
 from sandbox.base import BatchSpec
-from sandbox.interactive import run_interactive
+from sandbox.interactive import LOG_KEPT, run_interactive
 
 # reads the prelude (one line "a b"), asks the program, checks its answer
 A_PLUS_B = r"""
@@ -91,8 +91,9 @@ def test_a_deadlock_is_the_program_s_time_limit_and_ends(sb: Sandbox) -> None:
     assert (run.interactor.verdict, run.interactor.stderr) == (Verdict.OK, "eof\n")
 
 
-def test_an_interactor_that_never_reads_the_test_runs_no_program(sb: Sandbox) -> None:
-    # a prelude over the pipe's buffer, and an interactor that exits without reading it
+def test_an_interactor_that_never_reads_the_test_is_its_failure(sb: Sandbox) -> None:
+    # a prelude over the pipe's buffer, and an interactor that exits without reading it: the
+    # program's run says nothing (SE, as the judging failure it is), whatever it did meanwhile
     [first, second] = run_interactive(sb, sb.compile("python3", RIGHT), sb.compile("python3", "pass\n"),
                                       [b"x" * 300_000, b"1 2\n"], Limits(time_s=2), Limits(time_s=2))
     assert first.prelude_unread and first.program.verdict == Verdict.SE
@@ -131,3 +132,76 @@ def test_later_sessions_take_spare_sandboxes_and_still_talk(sb: Sandbox, monkeyp
     # (a spare still starting when a session asks is not waited for: under load the second
     # session may start one of its own; by the third both are there)
     assert taken[:2] == [False, False] and taken[-2:] == [True, True], taken
+
+
+def test_the_log_holds_the_exchanged_lines_in_order(backend: Sandbox) -> None:
+    sb = backend
+    # the interactor asks twice; the program answers each question
+    asks = ("import sys\nsys.stdin.readline()\nfor q in ('1 2', '40 2'):\n    print(q, flush=True)\n"
+            "    sys.stderr.write(sys.stdin.readline())\n")
+    program = "import sys\nfor line in sys.stdin:\n    a, b = map(int, line.split())\n    print(a + b, flush=True)\n"
+    [run] = run_interactive(sb, sb.compile("python3", program), sb.compile("python3", asks), [b"go\n"],
+                            Limits(time_s=2), Limits(time_s=5))
+    assert run.program.verdict == Verdict.OK and run.interactor.stderr == "3\n42\n"
+    assert run.log.entries == [("<", b"1 2\n"), (">", b"3\n"), ("<", b"40 2\n"), (">", b"42\n")]
+    assert run.log.text() == "< 1 2\n> 3\n< 40 2\n> 42\n"
+    assert (run.log.total, run.log.cut) == (14, 0)
+    # the prelude is the interactor's input, not part of the talk
+    assert b"go" not in b"".join(data for _, data in run.log.entries)
+
+
+def test_a_chatty_program_s_log_keeps_its_head_and_counts_the_rest(backend: Sandbox) -> None:
+    sb = backend
+    chatty = "import sys\nfor i in range(20000):\n    sys.stdout.write('line %05d\\n' % i)\n"
+    reads = "import sys\nsys.stdin.readline()\nn = sum(1 for _ in sys.stdin)\nsys.stderr.write('%d\\n' % n)\n"
+    [run] = run_interactive(sb, sb.compile("python3", chatty), sb.compile("python3", reads), [b"go\n"],
+                            Limits(time_s=2), Limits(time_s=5))
+    # every byte reached the interactor; the log kept the first 64 KiB and counted the rest
+    assert run.interactor.stderr == "20000\n"
+    assert (run.log.total, run.log.kept, run.log.cut) == (220_000, LOG_KEPT, 220_000 - LOG_KEPT)
+    text = run.log.text()
+    assert text.startswith("> line 00000\n> line 00001\n")
+    assert text.endswith(f"[... {220_000 - LOG_KEPT} more bytes of 220000 not shown]\n")
+    # a shorter view (the API's) is cut after whole lines and says how much it left out
+    short = run.log.text(limit=40)
+    assert short == "> line 00000\n> line 00001\n> line 00002\n[... 219967 more bytes of 220000 not shown]\n"
+
+
+def test_the_relay_holds_no_more_than_a_bare_pipe(sb: Sandbox) -> None:
+    # the program writes without blocking until its pipe is full; the interactor never reads:
+    # about as with a bare pipe pair (64 KiB), not the relay's two pipes and chunk added up (132 KiB)
+    fills = r"""
+#include <cerrno>
+#include <cstdio>
+#include <fcntl.h>
+#include <unistd.h>
+int main() {
+    fcntl(1, F_SETFL, O_NONBLOCK);
+    char c[64] = {0}; long n = 0;
+    /* full, then wait: the relay may still move some on; three rounds without a byte is full */
+    for (int quiet = 0; quiet < 3; ) {
+        long before = n; ssize_t w;
+        while ((w = write(1, c, sizeof c)) > 0) n += w;
+        if (errno != EAGAIN) break;
+        quiet = n == before ? quiet + 1 : 0;
+        usleep(100000);
+    }
+    fprintf(stderr, "%ld\n", n);
+}
+"""
+    waits = "import sys, time\nsys.stdin.readline()\ntime.sleep(3)\n"
+    [run] = run_interactive(sb, sb.compile("cpp", fills), sb.compile("python3", waits), [b"go\n"],
+                            Limits(time_s=5), Limits(time_s=5))
+    assert run.program.verdict == Verdict.OK, run.program
+    held = int(run.program.stderr)
+    assert 60 * 1024 <= held <= 80 * 1024, held
+
+
+def test_a_program_writing_to_an_interactor_that_left_meets_a_broken_pipe(sb: Sandbox) -> None:
+    floods = "#include <cstdio>\nint main(){for(;;) printf(\"spam\\n\");}"
+    leaves = "import sys\nsys.stdin.readline()\nsys.stdin.readline()\n"
+    [run] = run_interactive(sb, sb.compile("cpp", floods), sb.compile("python3", leaves), [b"go\n"],
+                            Limits(time_s=2), Limits(time_s=5))
+    assert run.interactor_first
+    assert (run.program.verdict, run.program.signal) == (Verdict.RE, 13)
+    assert run.log.text().startswith("> spam\n")
