@@ -12,19 +12,19 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, timedelta
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.utils import timezone
 from rq import get_current_job
 
-from core.queues import get_queue, redis_connection
+from core import joblife
+from core.queues import get_queue
 from problems.judging import MIN_TESTS_PER_LANE, judge_code, solution_judge
 from problems.kill_order import failing_tests, kill_evidence_add
-from problems.models import JudgingTask, KillEvidence, Solution, TestSuite
+from problems.models import JUDGING_TASK, JudgingTask, KillEvidence, Solution, TestSuite
 from problems.verify_contract import result_publish, snapshot_of_job, suite_from_snapshot
 
 log = logging.getLogger(__name__)
@@ -154,21 +154,17 @@ def starved_rerun(judge: Callable[[], dict[str, Any]], *, answer_by: float | Non
 
 def judge_solution_job(task_id: int) -> str:
     """Judge one stored solution; the outcome (or the failure) is recorded on the task row."""
-    claimed = JudgingTask.objects.filter(pk=task_id, status=JudgingTask.Status.QUEUED).update(
-        status=JudgingTask.Status.RUNNING
-    )
-    if claimed != 1:
+    worker, job_id = joblife.current_worker()
+    if not joblife.claim(JUDGING_TASK, pk=task_id, worker=worker, job_id=job_id):
         return "skipped"  # already taken by another worker, or cancelled
     task = JudgingTask.objects.select_related("solution__problem", "suite__output_judge").get(pk=task_id)
     try:
         verdict = solution_judge(solution=task.solution, suite=task.suite, mode=task.mode)
     except Exception as exc:
         log.exception("judging task %s failed", task_id)
-        JudgingTask.objects.filter(pk=task_id).update(
-            status=JudgingTask.Status.FAILED, error=f"{type(exc).__name__}: {exc}"[:2000], finished_at=timezone.now()
-        )
+        joblife.fail(JUDGING_TASK, pk=task_id, reason=f"{type(exc).__name__}: {exc}"[:2000])
         raise
-    JudgingTask.objects.filter(pk=task_id).update(status=JudgingTask.Status.DONE, finished_at=timezone.now())
+    joblife.finish(JUDGING_TASK, pk=task_id)
     return verdict.verdict
 
 
@@ -232,7 +228,7 @@ def judging_requeue_orphans() -> int:
             "pk", flat=True
         )
     )
-    JudgingTask.objects.filter(pk__in=ids).update(status=JudgingTask.Status.QUEUED)
+    joblife.requeue_many(JUDGING_TASK, pks=ids)
     _enqueue_tasks(ids)
     return len(ids)
 
@@ -248,23 +244,4 @@ def judging_enqueue(*, suite: TestSuite, solutions: list[Solution] | None = None
 
 def judging_sweep_dead(*, older_than_s: int = 120) -> int:
     """Mark tasks whose RQ job died without recording anything (a killed worker) as failed."""
-    from rq.exceptions import NoSuchJobError
-    from rq.job import Job
-
-    stale = JudgingTask.objects.filter(
-        status__in=[JudgingTask.Status.QUEUED, JudgingTask.Status.RUNNING],
-        created_at__lt=timezone.now() - timedelta(seconds=older_than_s),
-    ).exclude(job_id="")
-    connection = redis_connection()
-    marked = 0
-    for task in stale:
-        try:
-            status = Job.fetch(task.job_id, connection=connection).get_status()
-        except NoSuchJobError:
-            status = None
-        if status in (None, "failed", "stopped", "canceled"):
-            marked += JudgingTask.objects.filter(pk=task.pk, status=task.status).update(
-                status=JudgingTask.Status.FAILED, error="the worker died before recording a verdict",
-                finished_at=timezone.now(),
-            )
-    return marked
+    return joblife.sweep_dead(JUDGING_TASK, grace_s=older_than_s)

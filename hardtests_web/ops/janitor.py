@@ -15,6 +15,7 @@ from typing import Any, cast
 
 from django.conf import settings
 
+from core import joblife
 from core.queues import redis_connection
 from hardtests_web.ops.checks import database_check
 from hardtests_web.ops.reaper import dead_workers_sweep
@@ -37,10 +38,10 @@ def _finished_campaigns() -> int:
     return campaigns_refresh()
 
 
-def _dead_judging_tasks() -> int:
-    from problems.jobs import judging_sweep_dead
-
-    return judging_sweep_dead()
+def dead_jobs() -> int:
+    """Rows of every other long job kind (core.joblife) whose worker died or whose job was lost:
+    failed with the reason, or queued again where the kind runs them again."""
+    return sum(joblife.sweep_dead(kind) for kind in joblife.kinds() if not kind.own_sweep)
 
 
 def _expired_jobs() -> int:
@@ -64,7 +65,6 @@ def _compile_cache() -> int:
 
 # name -> sweep returning how many things it fixed. New sweeps join this list.
 SWEEPS: list[tuple[str, Callable[[], int]]] = [
-    ("dead_judging_tasks", _dead_judging_tasks),
     ("expired_jobs", _expired_jobs),
     ("compile_cache_bytes_freed", _compile_cache),
 ]
@@ -75,11 +75,14 @@ def _dead_workers() -> int:
 
 
 # Run every HARDTESTS_JANITOR_FAST_S: a dead worker's job must be queued again within a minute,
-# and a dead run found within seconds of its worker's liveness key expiring. Each is bounded in
-# cost (one Redis round trip, at most SWEEP_BATCH rows), whatever the queue length.
+# and a dead run (or any long job's row) found within seconds of its worker's liveness key
+# expiring. The dead workers go first: a job they held is queued again before the rows are read.
+# Each is bounded in cost (one Redis round trip, at most SWEEP_BATCH rows a kind), whatever the
+# queue length.
 FAST_SWEEPS: list[tuple[str, Callable[[], int]]] = [
     ("dead_workers", _dead_workers),
     ("dead_runs", _dead_runs),
+    ("dead_jobs", dead_jobs),
     ("finished_campaigns", _finished_campaigns),
 ]
 

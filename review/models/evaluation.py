@@ -36,6 +36,11 @@ class EvaluationReport(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     job_id = models.CharField(max_length=64, blank=True)
+    # Claimed by (core.joblife.claim); the running job beats with its progress (shown, not
+    # judged: a section of the metrics may take minutes; the sweep reads its RQ job instead).
+    worker = models.CharField(max_length=200, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 

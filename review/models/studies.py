@@ -13,7 +13,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from problems.models import InputValidator, Problem, QueuedJobRecord, TestSuite
+from core.joblife import kind_register
+from problems.models import InputValidator, Problem, QueuedJobRecord, TestSuite, queued_job_kind
 
 __all__ = [
     "Adjudication",
@@ -217,3 +218,7 @@ class SuiteAddition(QueuedJobRecord):
 
     def __str__(self) -> str:
         return f"suite addition {self.pk} for {self.item} ({self.status})"
+
+
+VALIDATOR_TRIAL = kind_register(queued_job_kind("validator_trial", ValidatorTrial))
+SUITE_ADDITION = kind_register(queued_job_kind("suite_addition", SuiteAddition))

@@ -9,8 +9,10 @@ from collections.abc import Callable
 import django_rq
 from django.db import transaction
 
+from core import joblife
 from core.embedded import ensure_redis
 from review.models import SuiteAddition, ValidatorTrial
+from review.models.studies import SUITE_ADDITION, VALIDATOR_TRIAL
 from review.studies import outcomes, sandboxed
 
 log = logging.getLogger(__name__)
@@ -18,10 +20,8 @@ SANDBOX_QUEUE = "sandbox"
 
 
 def validator_trial_job(trial_id: int) -> str:
-    claimed = ValidatorTrial.objects.filter(pk=trial_id, status=ValidatorTrial.Status.QUEUED).update(
-        status=ValidatorTrial.Status.RUNNING
-    )
-    if claimed != 1:
+    worker, job_id = joblife.current_worker()
+    if not joblife.claim(VALIDATOR_TRIAL, pk=trial_id, worker=worker, job_id=job_id):
         return "skipped"
     trial = ValidatorTrial.objects.select_related("validator").get(pk=trial_id)
     try:
@@ -35,10 +35,8 @@ def validator_trial_job(trial_id: int) -> str:
 
 
 def suite_addition_job(addition_id: int) -> str:
-    claimed = SuiteAddition.objects.filter(pk=addition_id, status=SuiteAddition.Status.QUEUED).update(
-        status=SuiteAddition.Status.RUNNING
-    )
-    if claimed != 1:
+    worker, job_id = joblife.current_worker()
+    if not joblife.claim(SUITE_ADDITION, pk=addition_id, worker=worker, job_id=job_id):
         return "skipped"
     addition = SuiteAddition.objects.select_related("item__problem", "item__suite").get(pk=addition_id)
     try:
