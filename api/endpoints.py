@@ -35,6 +35,7 @@ from api.verification import (
 )
 from core.redact import redact
 from problems.models import Problem, TestSuite
+from problems.verify_types import Mode
 
 router = Router()
 
@@ -49,18 +50,18 @@ def _verify_out(outcome: Outcome, suite: SuiteInfo, elapsed_ms: int) -> dict[str
     result = outcome.result
     assert result is not None, "only a finished outcome has a result"
     return {
-        "reward": 1 if result["verdict"] == "AC" else 0,
-        "pass_fraction": result["passed"] / result["total"] if result["total"] else 0.0,
-        "verdict": result["verdict"],
-        "passed": result["passed"],
-        "total": result["total"],
-        "complete": result["complete"],
-        "tests": result["tests"],
-        "suite_version": result["suite_version"],
-        "suite_origin": result["suite_origin"],
-        "suite_subset": result.get("subset", "full"),
-        "message": (result.get("message") or "")[-4000:],
-        "judge_ms": result["elapsed_ms"],
+        "reward": result.reward,
+        "pass_fraction": result.pass_fraction,
+        "verdict": result.verdict,
+        "passed": result.passed,
+        "total": result.total,
+        "complete": result.complete,
+        "tests": result.tests,
+        "suite_version": result.suite_version,
+        "suite_origin": result.suite_origin,
+        "suite_subset": result.subset,
+        "message": result.message[-4000:],
+        "judge_ms": result.elapsed_ms,
         "elapsed_ms": elapsed_ms,
         "cached": outcome.cached,
     }
@@ -71,7 +72,7 @@ def verify(request: TokenRequest, body: s.VerifyIn, response: HttpResponse) -> d
     """Judge one program against a problem's suite on the sandbox workers; reward 1 iff every test passes."""
     started = time.monotonic()
     item = verification_prepare(
-        problem=body.problem, language=body.language, code=body.code, mode=body.mode, suite=body.suite
+        problem=body.problem, language=body.language, code=body.code, mode=Mode(body.mode), suite=body.suite
     )
     prepare_ms = (time.monotonic() - started) * 1000
     outcome = verify_one(item, owner_id=request.auth.user_id)
@@ -114,7 +115,8 @@ def verify_batch(request: TokenRequest, body: s.BatchIn) -> Status[dict[str, Any
         try:
             prepared.append(
                 verification_prepare(
-                    problem=entry.problem, language=entry.language, code=entry.code, mode=entry.mode, suite=entry.suite
+                    problem=entry.problem, language=entry.language, code=entry.code, mode=Mode(entry.mode),
+                    suite=entry.suite,
                 )
             )
         except ApiError as exc:

@@ -25,6 +25,7 @@ from api.headerless import HeaderlessAuth, HeaderlessRequest
 from api.schemas import CleanStr, Error, ValidationErrorOut
 from api.verification import batch_start, verification_prepare
 from hardtests_client.extract import extract_code, response_of
+from problems.verify_types import Mode
 
 router = Router(tags=["openrlhf"])
 ERRORS = {400: ValidationErrorOut, 401: Error, 404: Error, 413: Error, 429: Error, 503: Error}
@@ -60,7 +61,7 @@ def _reward(request: HeaderlessRequest, body: RewardIn) -> dict[str, Any]:
                              default_language="python3")
         try:
             item = verification_prepare(problem=label, language=found.language or "python3",
-                                        code=found.code or "\n", mode="fail_fast", suite=None)
+                                        code=found.code or "\n", mode=Mode.FAIL_FAST, suite=None)
         except ApiError as exc:
             exc.detail = f"labels[{index}]: {exc.detail}"
             raise
@@ -82,15 +83,15 @@ def _reward(request: HeaderlessRequest, body: RewardIn) -> dict[str, Any]:
                 raise Unavailable("the sandbox workers did not finish the batch in time", code="timeout",
                                   retry_after_s=10)
             result = outcome.result
-            if result is None or result["verdict"] == "SE":
+            if result is None or result.verdict == "SE":
                 # an item in error: the worker could not judge it, and says why
-                reason = (outcome.error or "no reason given") if result is None else (result.get("message")
+                reason = (outcome.error or "no reason given") if result is None else (result.message
                                                                                       or "sandbox error")
                 failed.append((index, item))
                 reasons.append(f"query[{index}]: judging failed on the sandbox side: {reason[:300]}")
                 continue
-            rewards[index] = 1.0 if result["verdict"] == "AC" else 0.0
-            fractions[index] = result["passed"] / result["total"] if result["total"] else 0.0
+            rewards[index] = float(result.reward)
+            fractions[index] = result.pass_fraction
         pending = failed
     if pending:
         raise Unavailable(reasons[0], code="sandbox_error")

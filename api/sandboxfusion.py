@@ -42,6 +42,7 @@ from hardtests_client.extract import (
     normalise,
     strip_label_line,
 )
+from problems.verify_types import Mode
 
 DEFAULT_MEMORY_MB = 1024
 # verl's built-in reward waits compile_timeout + run_timeout + this for an answer
@@ -184,9 +185,10 @@ def submit(request: HeaderlessRequest, body: SubmitIn) -> dict[str, Any]:
     """Extract the program from a completion and judge it against problem `id` (SandboxFusion's /submit)."""
     wanted = _language(body.config.language) if body.config.language else None
     found = extract_code(body.completion, language=wanted, default_language="python3")
-    mode = body.config.extra.get("mode", "fail_fast")
-    if mode not in ("fail_fast", "all"):
-        raise BadRequest("config.extra.mode must be fail_fast or all", code="invalid")
+    try:
+        mode = Mode(body.config.extra.get("mode", Mode.FAIL_FAST))
+    except ValueError:
+        raise BadRequest("config.extra.mode must be fail_fast or all", code="invalid") from None
     item = verification_prepare(problem=str(body.id), language=found.language or "python3",
                                 code=found.code or "\n", mode=mode, suite=None)
     base = {"id": body.id, "extracted_code": found.code, "full_code": found.code, "extracted_type": found.kind}
@@ -197,26 +199,25 @@ def submit(request: HeaderlessRequest, body: SubmitIn) -> dict[str, Any]:
                                                                   "reason": found.reason}}
     outcome = verify_one(item, owner_id=request.auth.user_id)
     result = outcome.result
-    if result is None or result["verdict"] == "SE":
+    if result is None or result.verdict == "SE":
         # (verify_one answers a result or raises: an outcome in error has no result here)
-        reason = (outcome.error or "no reason given") if result is None else (result.get("message")
-                                                                              or "sandbox error")
+        reason = (outcome.error or "no reason given") if result is None else (result.message or "sandbox error")
         raise Unavailable(f"judging failed on the sandbox side: {reason[:500]}", code="sandbox_error")
-    message = (result.get("message") or "")[-4000:]
-    if result["verdict"] == "CE":
+    message = result.message[-4000:]
+    if result.verdict == "CE":
         compile_result = {"status": "Finished", "return_code": 1, "stdout": "", "stderr": message}
         tests = [{"passed": False, "exec_info": {"status": "Failed", "message": "compilation failed",
                                                  "compile_result": compile_result}, "test_info": None}]
     else:
         tests = [{"passed": t["verdict"] == "AC", "exec_info": _exec_info(t, message), "test_info": t}
-                 for t in result["tests"]]
+                 for t in result.tests]
     return {
         **base,
-        "accepted": result["verdict"] == "AC" and result["passed"] == result["total"] > 0,
+        "accepted": result.verdict == "AC" and result.passed == result.total > 0,
         "tests": tests,
-        "extra": {"verdict": result["verdict"], "language": item.language, "passed": result["passed"],
-                  "total": result["total"], "complete": result["complete"], "suite_version": result["suite_version"],
-                  "suite_origin": result["suite_origin"]},
+        "extra": {"verdict": result.verdict, "language": item.request.language, "passed": result.passed,
+                  "total": result.total, "complete": result.complete, "suite_version": result.suite_version,
+                  "suite_origin": result.suite_origin},
     }
 
 

@@ -44,9 +44,11 @@ from problems.verify_contract import (
     judge_job_data,
     results_read,
     results_wait,
+    suite_snapshot,
     verdict_cache_key,
     verdict_cache_parse,
 )
+from problems.verify_types import Mode, Subset, VerifyRequest, VerifyResult, WireError
 
 BATCH_KEY = "hardtests:api:batch:{id}"
 # A finished single verification is read once, at once, from the job's early result (deleted
@@ -80,12 +82,12 @@ def suite_info(suite: TestSuite) -> SuiteInfo:
 
 @dataclass(frozen=True)
 class Verification:
+    """One verification as the API resolved it: the request the job is asked, and the problem
+    and suite it names (the suite's snapshot is taken when it is enqueued, once per question)."""
+
     problem: Problem
     suite: TestSuite
-    language: str
-    code: str
-    mode: str
-    subset: str = "full"  # "fast": the suite's fast subset (problems/kill_order.py)
+    request: VerifyRequest
 
 
 @dataclass(frozen=True)
@@ -95,7 +97,7 @@ class Outcome:
     # queued, running, finished, or error: the worker could not judge (an infrastructure
     # failure: storage or database unreadable, a crash), which is never a verdict on the program.
     status: Literal["queued", "running", "finished", "error"]
-    result: dict[str, Any] | None = None
+    result: VerifyResult | None = None
     error: str | None = None
     finished_at: float | None = None  # when the worker stored the result (epoch seconds)
     # the web side's steps (ms) of a single verification, for Server-Timing
@@ -103,27 +105,29 @@ class Outcome:
     cached: bool = False  # the verdict cache answered: the program did not run for this call
 
 
-def verification_prepare(*, problem: str, language: str, code: str, mode: str,
-                         suite: int | str | None) -> Verification:
+def verification_prepare(*, problem: str, language: str, code: str, mode: Mode,
+                         suite: int | Subset | None) -> Verification:
     """Check one request's limits and resolve its problem and suite (400 / 404 / 413): `suite` is
     a version, None or "full" for the active suite, "fast" for the active suite's fast subset."""
     limit_kb = api_setting("HARDTESTS_API_MAX_CODE_KB")
     size = len(code.encode("utf-8"))
     if size > limit_kb * 1024:
         raise PayloadTooLarge(f"code is {size} bytes; the limit is {limit_kb} KiB", code="code_too_large")
-    subset = suite if isinstance(suite, str) else "full"
     found, target = verification_target(problem, suite if isinstance(suite, int) else None)
-    return Verification(found, target, language, code, mode, subset)
+    return Verification(found, target, VerifyRequest(problem_id=found.pk, suite_id=target.pk, language=language,
+                                                     code=code, mode=mode,
+                                                     subset=suite if isinstance(suite, str) else "full"))
 
 
 def _enqueue(items: list[Verification], *, owner_id: int, queued_ttl: int, result_ttl: int,
-             failure_ttl: int | None = None) -> list[Job | dict[str, Any]]:
+             failure_ttl: int | None = None) -> list[Job | VerifyResult]:
     """Refuse with 503 when no worker listens or the queue is full; else, per item, the result the
     verdict cache kept for it or its job, every job enqueued in one round trip."""
     queue = verification_queue()
     keep_s = api_setting("HARDTESTS_API_VERDICT_CACHE_S")
-    cache_keys = [verdict_cache_key(v.suite, owner_id=owner_id, language=v.language, code=v.code, mode=v.mode,
-                                    subset=v.subset) for v in items] if keep_s > 0 else []
+    snapshots = [suite_snapshot(v.suite) for v in items]
+    cache_keys = [verdict_cache_key(v.request, snapshot, owner_id=owner_id)
+                  for v, snapshot in zip(items, snapshots, strict=True)] if keep_s > 0 else []
     try:
         # the queue's workers (RQ's registration set, as Worker.all_keys reads it), its
         # backlog, the workers' health and the verdict cache's answers in one round trip
@@ -144,7 +148,7 @@ def _enqueue(items: list[Verification], *, owner_id: int, queued_ttl: int, resul
         # A question the cache can answer still needs a service that could judge it: the same
         # refusals as any other, so an answer never depends on what was asked before.
         _refuse_if_no_worker_can_judge(alive, health, redis_now(now))
-        kept: list[dict[str, Any] | None] = [verdict_cache_parse(v) for v in found[0]] if found else [None] * len(items)
+        kept: list[VerifyResult | None] = [verdict_cache_parse(v) for v in found[0]] if found else [None] * len(items)
         to_run = [index for index, hit in enumerate(kept) if hit is None]
         limit = api_setting("HARDTESTS_API_QUEUE_MAX")
         if to_run and backlog + len(to_run) > limit:
@@ -155,11 +159,11 @@ def _enqueue(items: list[Verification], *, owner_id: int, queued_ttl: int, resul
         jobs = queue.enqueue_many(
             [
                 judge_job_data(
-                    problem_id=v.problem.pk, suite=v.suite, language=v.language, code=v.code, mode=v.mode,
-                    subset=v.subset, timeout_s=job_timeout, queued_ttl_s=queued_ttl, result_ttl_s=result_ttl,
-                    failure_ttl_s=failure_ttl, keep_as=(cache_keys[index], keep_s) if cache_keys else None,
-                    description=f"api verify {v.language} on {v.problem.source}:{v.problem.pid} v{v.suite.version}"
-                                f"{' fast' if v.subset == 'fast' else ''}",
+                    request=v.request, snapshot=snapshots[index], timeout_s=job_timeout, queued_ttl_s=queued_ttl,
+                    result_ttl_s=result_ttl, failure_ttl_s=failure_ttl,
+                    keep_as=(cache_keys[index], keep_s) if cache_keys else None,
+                    description=f"api verify {v.request.language} on {v.problem.source}:{v.problem.pid} "
+                                f"v{v.suite.version}{' fast' if v.request.subset == 'fast' else ''}",
                 )
                 for index in to_run
                 for v in (items[index],)
@@ -185,10 +189,13 @@ def _outcome(result: AnyResult | None, job: Job | None) -> Outcome:
     if result is not None:
         finished_at = result.created_at.timestamp() if result.created_at else None
         if result.type == Result.Type.SUCCESSFUL and isinstance(result.return_value, dict):
-            value = result.return_value
-            if value.get("verdict") == "SE":
+            try:
+                value = VerifyResult.from_wire(result.return_value)
+            except WireError as exc:
+                return Outcome("error", error=f"the worker answered no result: {exc}"[:500], finished_at=finished_at)
+            if value.verdict == "SE":
                 # The sandbox could not run the program as it must (an internal error): no verdict.
-                reason = (value.get("message") or "no reason given").strip()[-500:]
+                reason = (value.message or "no reason given").strip()[-500:]
                 return Outcome("error", error=f"sandbox error on the worker: {reason}", finished_at=finished_at)
             return Outcome("finished", result=value, finished_at=finished_at)
         last_line = (result.exc_string or "").strip().splitlines()[-1:] or [result.type.name.lower()]
@@ -211,7 +218,7 @@ def verify_one(item: Verification, *, owner_id: int) -> Outcome:
     [job] = _enqueue([item], owner_id=owner_id, queued_ttl=max(1, timeout_s), result_ttl=0,
                      failure_ttl=SYNC_RESULT_TTL_S)
     enqueued = time.perf_counter()
-    if isinstance(job, dict):
+    if isinstance(job, VerifyResult):
         return Outcome("finished", result=job, finished_at=time.time(), cached=True,
                        steps={"enqueue": (enqueued - started) * 1000, "wait": 0.0, "answered_at": time.time()})
     try:
@@ -249,18 +256,19 @@ def server_timing(outcome: Outcome, *, prepare_ms: float) -> str:
     returned) and the result's way back (returned to read by the web side)."""
     steps = outcome.steps or {}
     # A cached answer's phases are those of the job that judged it first: not this call's.
-    result = outcome.result if outcome.result is not None and not outcome.cached else {}
-    phases = result.get("phases") or {}
-    timings = result.get("timings") or {}
+    result = outcome.result if outcome.result is not None and not outcome.cached else None
+    phases = result.phases if result is not None else {}
+    timings = (result.timings if result is not None else None) or {}
     parts = {"prepare": prepare_ms, "enqueue": steps.get("enqueue"), "wait": steps.get("wait")}
-    if timings.get("enqueued") and timings.get("picked_up"):
-        parts["queue"] = (timings["picked_up"] - timings["enqueued"]) * 1000
+    enqueued, picked_up, returned = timings.get("enqueued"), timings.get("picked_up"), timings.get("returned")
+    if enqueued and picked_up:
+        parts["queue"] = (picked_up - enqueued) * 1000
     for name in ("load", "compile", "tests"):
         parts[name] = phases.get(name)
-    if timings.get("picked_up") and timings.get("returned"):
-        parts["job"] = (timings["returned"] - timings["picked_up"]) * 1000
+    if picked_up and returned:
+        parts["job"] = (returned - picked_up) * 1000
         if steps.get("answered_at"):
-            parts["back"] = (steps["answered_at"] - timings["returned"]) * 1000
+            parts["back"] = (steps["answered_at"] - returned) * 1000
     return ", ".join(f"{name};dur={value:.2f}" for name, value in parts.items() if value is not None)
 
 
@@ -272,18 +280,18 @@ def batch_start(items: list[Verification], *, owner_id: int) -> tuple[str, list[
     keep_s = api_setting("HARDTESTS_API_RESULT_TTL_S")
     # Items asking the same thing (an RL group's repeated samples) share one job: the program runs
     # once and every one of them gets its result.
-    first: dict[tuple[int, int, str, str, str, str], int] = {}
-    keys = [(v.problem.pk, v.suite.pk, v.language, v.code, v.mode, v.subset) for v in items]
+    first: dict[VerifyRequest, int] = {}
+    keys = [v.request for v in items]
     for index, key in enumerate(keys):
         first.setdefault(key, index)
     jobs = _enqueue([items[index] for index in first.values()], owner_id=owner_id, queued_ttl=keep_s,
                     result_ttl=keep_s)
     cached: dict[str, dict[str, Any]] = {}
-    job_of: dict[tuple[int, int, str, str, str, str], str] = {}
+    job_of: dict[VerifyRequest, str] = {}
     for key, job in zip(first, jobs, strict=True):
-        if isinstance(job, dict):
+        if isinstance(job, VerifyResult):
             job_of[key] = f"cached:{len(cached)}"
-            cached[job_of[key]] = job
+            cached[job_of[key]] = job.to_wire()
         else:
             job_of[key] = job.id
     batch_id = uuid.uuid4().hex
@@ -336,5 +344,12 @@ def batch_poll(record: BatchRecord, *, wait_s: float = 0) -> list[Outcome]:
             results.update(results_read(connection, ended))
     except RedisError as exc:
         raise Unavailable("the job queue (Redis) is unavailable", code="redis_unavailable") from exc
-    return [Outcome("finished", result=cached[job_id], finished_at=record["created"], cached=True)
-            if job_id in cached else _outcome(results.get(job_id), jobs.get(job_id)) for job_id in record["jobs"]]
+    return [_cached(cached[job_id], record["created"]) if job_id in cached
+            else _outcome(results.get(job_id), jobs.get(job_id)) for job_id in record["jobs"]]
+
+
+def _cached(wire: dict[str, Any], created: float) -> Outcome:
+    try:
+        return Outcome("finished", result=VerifyResult.from_wire(wire), finished_at=created, cached=True)
+    except WireError as exc:  # a record written by another release
+        return Outcome("error", error=f"the batch's kept result is unreadable: {exc}"[:500])

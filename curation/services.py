@@ -30,6 +30,7 @@ from curation.rules import Facts, RuleError, judges_of, keeps, origins_of, rule_
 from problems.judging import judge_code, suite_for_judging
 from problems.kill_order import NOT_A_KILL, kill_evidence_add, suite_kill_order_refresh
 from problems.models import KillEvidence, Problem, TestSuite
+from problems.verify_types import Mode
 from sandbox import Sandbox, get_sandbox
 
 __all__ = ["CurationImportError", "RuleError", "curation_job_import", "curation_job_resume", "curation_job_start",
@@ -185,7 +186,7 @@ def _judge_one(completion: Completion, suite: TestSuite, sb: Sandbox, lanes: int
         # Nothing to run: the completion has no program; it passes nothing.
         return _Outcome(suite.origin, suite.pk, "CE", 0, suite.test_count, [], 0)
     result = judge_code(problem=suite.problem, suite=suite, language=completion.language, code=completion.code,
-                        mode="all", sandbox=sb, parallel=lanes)
+                        mode=Mode.ALL, sandbox=sb, parallel=lanes)
     if result.verdict == "SE" or any(t.verdict == "SE" for t in result.tests):
         raise SandboxFailed(f"sandbox error on suite #{suite.pk}: {result.message[:500]}")
     if not result.complete and result.verdict not in ("CE",):

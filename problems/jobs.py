@@ -26,6 +26,7 @@ from problems.judging import MIN_TESTS_PER_LANE, judge_code, solution_judge
 from problems.kill_order import failing_tests, kill_evidence_add
 from problems.models import JUDGING_TASK, JudgingTask, KillEvidence, Solution, TestSuite
 from problems.verify_contract import result_publish, snapshot_of_job, suite_from_snapshot
+from problems.verify_types import Mode, VerifyRequest, VerifyResult
 
 log = logging.getLogger(__name__)
 SANDBOX_QUEUE = "sandbox"
@@ -159,7 +160,8 @@ def judge_solution_job(task_id: int) -> str:
         return "skipped"  # already taken by another worker, or cancelled
     task = JudgingTask.objects.select_related("solution__problem", "suite__output_judge").get(pk=task_id)
     try:
-        verdict = solution_judge(solution=task.solution, suite=task.suite, mode=task.mode)
+        # Mode(): a row whose mode is no mode fails its task, it is never judged some other way
+        verdict = solution_judge(solution=task.solution, suite=task.suite, mode=Mode(task.mode))
     except Exception as exc:
         log.exception("judging task %s failed", task_id)
         joblife.fail(JUDGING_TASK, pk=task_id, reason=f"{type(exc).__name__}: {exc}"[:2000])
@@ -170,47 +172,51 @@ def judge_solution_job(task_id: int) -> str:
 
 def judge_code_job(problem_id: int, suite_id: int, language: str, code: str, mode: str,
                    resolved: dict[str, Any] | None = None, subset: str = "full") -> dict[str, Any]:
-    """Judge submitted code without storing it (the verification API); returns the result.
-    The API enqueues it by name (problems.verify_contract.JUDGE_JOB).
+    """Judge submitted code without storing it (the verification API); returns the result's wire
+    (problems.verify_types.VerifyResult). The API enqueues it by name (problems.verify_contract.JUDGE_JOB)
+    with a VerifyRequest's wire as its keyword arguments (an earlier release sent them positionally).
+    A mode or subset the contract does not know raises: a bug to report, never a mode to guess.
 
     `resolved` (by default the snapshot in the job's meta) is the suite as the API resolved
-    it (problems.verify_contract.suite_snapshot): when this worker has the suite's bodies cached,
-    judging needs no query at all (a millisecond less between the request and its answer);
-    else one query reads the suite and its problem (the judging function too when the bodies
-    are not cached yet).
+    it (a SuiteSnapshot's wire): when this worker has the suite's bodies cached, judging needs
+    no query at all (a millisecond less between the request and its answer); else one query
+    reads the suite and its problem (the judging function too when the bodies are not cached yet).
     """
     picked_up = time.time()
+    request = VerifyRequest.from_wire({"problem_id": problem_id, "suite_id": suite_id, "language": language,
+                                       "code": code, "mode": mode, "subset": subset})
     if resolved is None:
         resolved = snapshot_of_job()
     names_this_suite = bool(
-        resolved and (resolved.get("suite_id"), resolved.get("problem_id")) == (suite_id, problem_id))
-    hit = suite_from_snapshot(resolved, subset) if resolved and names_this_suite else None
+        resolved and (resolved.get("suite_id"), resolved.get("problem_id")) == (request.suite_id, request.problem_id))
+    hit = suite_from_snapshot(resolved, request.subset) if resolved and names_this_suite else None
     if hit is not None:
         suite, loaded = hit
     else:
-        suite, loaded = TestSuite.objects.select_related("problem").get(pk=suite_id, problem_id=problem_id), None
+        suite = TestSuite.objects.select_related("problem").get(pk=request.suite_id, problem_id=request.problem_id)
+        loaded = None
     tests = len(loaded.tests) if loaded is not None else suite.test_count
 
     def judge() -> dict[str, Any]:
         with cpu_slots(lanes_wanted(tests)) as lanes, judge_lanes(lanes):
-            return judge_code(problem=suite.problem, suite=suite, language=language, code=code, mode=mode,
-                              loaded=loaded, subset=subset).to_dict()
+            return judge_code(problem=suite.problem, suite=suite, language=request.language, code=request.code,
+                              mode=request.mode, loaded=loaded, subset=request.subset).to_dict()
 
-    result = starved_rerun(judge)
+    judged = starved_rerun(judge)
     job = get_current_job()
     # epoch seconds, one machine's clock for the API's breakdown of a call (bench/verify.py)
     enqueued = job.enqueued_at if job is not None else None
     if enqueued is not None and enqueued.tzinfo is None:
         enqueued = enqueued.replace(tzinfo=UTC)  # RQ's times are UTC
-    result["timings"] = {"enqueued": enqueued.timestamp() if enqueued else None, "picked_up": picked_up,
-                         "returned": time.time()}
+    result = VerifyResult.from_wire({**judged, "timings": {"enqueued": enqueued.timestamp() if enqueued else None,
+                                                           "picked_up": picked_up, "returned": time.time()}})
     result_publish(result)  # the API's answer leaves before RQ's bookkeeping
-    if settings.HARDTESTS_KILL_ORDER_FROM_API and result.get("verdict") not in ("AC", "SE", "CE"):
+    if settings.HARDTESTS_KILL_ORDER_FROM_API and result.verdict not in ("AC", "SE", "CE"):
         # after the answer left: a fail-fast run names its first failing test, a later one
         # than the order's first when the program passed those before it
-        kill_evidence_add(suite_id=suite.pk, language=language, code=code, failing=failing_tests(result["tests"]),
-                          source=KillEvidence.Source.API)
-    return result
+        kill_evidence_add(suite_id=suite.pk, language=request.language, code=request.code,
+                          failing=failing_tests(result.tests), source=KillEvidence.Source.API)
+    return result.to_wire()
 
 
 def _enqueue_tasks(task_ids: list[int]) -> None:
@@ -233,11 +239,11 @@ def judging_requeue_orphans() -> int:
     return len(ids)
 
 
-def judging_enqueue(*, suite: TestSuite, solutions: list[Solution] | None = None, mode: str = "all") -> int:
+def judging_enqueue(*, suite: TestSuite, solutions: list[Solution] | None = None, mode: Mode = Mode.ALL) -> int:
     """Queue one judging job per solution (default: every solution of the suite's problem)."""
     if solutions is None:
         solutions = list(suite.problem.solutions.all())
-    tasks = [JudgingTask.objects.create(solution=s, suite=suite, mode=mode) for s in solutions]
+    tasks = [JudgingTask.objects.create(solution=s, suite=suite, mode=mode.value) for s in solutions]
     transaction.on_commit(lambda: _enqueue_tasks([t.pk for t in tasks]))
     return len(tasks)
 

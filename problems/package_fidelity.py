@@ -27,6 +27,7 @@ from problems.judging import JudgeResult, judge_code
 from problems.models import Problem, Solution, TestCase, TestSuite
 from problems.packages.interactive import refusal as interactive_refusal
 from problems.packages.interactive import suite_interactor
+from problems.verify_types import Mode
 from sandbox import Sandbox
 
 REQUIRED = {"accepted": "AC", "wrong_answer": "WA", "time_limit_exceeded": "TLE", "run_time_error": "RE",
@@ -82,7 +83,7 @@ def _run(problem: Problem, suite: TestSuite, sol: Solution, seconds: float, sb: 
     # first in judging order either way); judge_code routes it to the interactor
     interactive = suite_interactor(suite) is not None
     return judge_code(problem=_with_limit(problem, seconds), suite=suite, language=sol.language, code=sol.code,
-                      mode="fail_fast" if interactive else "all", sandbox=sb)
+                      mode=Mode.FAIL_FAST if interactive else Mode.ALL, sandbox=sb)
 
 
 def _rows(result: JudgeResult, names: dict[int, tuple[str, str]], *, keep_mle: bool = False) -> list[TestRow]:

@@ -1,15 +1,19 @@
-"""The verification contract between the API (web side) and the sandbox workers, in one place.
+"""The verification contract between the API (web side) and the sandbox workers: its plumbing.
+Its types (the Mode, the request, the suite snapshot, the result, and their wire dicts) are in
+problems/verify_types.py.
 
 - the job: JUDGE_JOB names problems.jobs.judge_code_job by its dotted path (the web process
-  enqueues it without importing the worker's code); `judge_job_data` builds it;
-- the snapshot: what the API resolved of the suite (`suite_snapshot`), in the job's meta under
-  SNAPSHOT_META_KEY, so a worker that has the suite's bodies cached judges with no query
-  (`suite_from_snapshot`); a worker of an earlier release ignores the meta;
-- the result: the job's return value, published by the job itself as it returns
-  (`result_publish`) on a stream the API waits on beside RQ's own result stream
+  enqueues it without importing the worker's code), called with the request's wire as its
+  keyword arguments; `judge_job_data` builds it;
+- the snapshot: what the API resolved of the suite (`suite_snapshot`), its wire in the job's
+  meta under SNAPSHOT_META_KEY, so a worker that has the suite's bodies cached judges with no
+  query (`suite_from_snapshot`); a worker of an earlier release ignores the meta;
+- the result: the job's return value (a VerifyResult's wire), published by the job itself as it
+  returns (`result_publish`) on a stream the API waits on beside RQ's own result stream
   (`results_wait`, `results_read`); with the verdict cache on, the same pipeline keeps the
-  result under `verdict_cache_key` for a while, so the same question asked again is answered
-  without a job (`verdict_cache_key`, VERDICT_META_KEY). RQ stores its result only after its bookkeeping (a
+  result under `verdict_cache_key` (built from the request's and the snapshot's fields) for a
+  while, so the same question asked again is answered without a job (VERDICT_META_KEY,
+  `verdict_cache_parse`). RQ stores its result only after its bookkeeping (a
   heartbeat, a WATCH on the dependents, the registries: four round trips, about a millisecond),
   which this takes off the caller's path; RQ's result still comes, and is what later reads and
   failures use. RQ's `Job.latest_result(timeout=...)` blocks on one job's stream only, where a
@@ -21,7 +25,8 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, cast
 
@@ -34,9 +39,9 @@ from rq.results import Result
 from rq.utils import as_text
 
 from problems.judging import SUBSETS, LoadedSuite, judge_source, judging_digest, suite_cache
-from problems.models import Problem, TestSuite
+from problems.models import TestSuite
 from problems.packages.checking import suite_checker
-from problems.services import code_sha256
+from problems.verify_types import SuiteSnapshot, VerifyRequest, VerifyResult, WireError
 
 JUDGE_JOB = "problems.jobs.judge_code_job"
 # The key of a judging job's meta under which the API leaves its snapshot of the suite.
@@ -48,27 +53,26 @@ RESULT_TTL_S = 60
 VERDICT_META_KEY = "keep_as"
 VERDICT_KEY = "hardtests:api:verdict:{digest}"
 # Bumped when what a result holds, or what decides it, changes shape: older entries never match.
-VERDICT_FORMAT = 2
+VERDICT_FORMAT = 3
 _RESULT_PREFIX = RESULT_KEY.split("{", 1)[0]
 
 
 # -- the job ----------------------------------------------------------------------------------
 
 
-def judge_job_data(*, problem_id: int, suite: TestSuite, language: str, code: str, mode: str, subset: str,
-                   timeout_s: int, queued_ttl_s: int, result_ttl_s: int, description: str,
-                   failure_ttl_s: int | None = None, keep_as: tuple[str, int] | None = None) -> Any:
-    """RQ's enqueue_many item for one verification (problems.jobs.judge_code_job); `failure_ttl_s`
-    (default `result_ttl_s`): how long a failed job's record stays; `keep_as`: (the verdict
-    cache's key, seconds) under which the job keeps its result, or None."""
-    meta: dict[str, Any] = {SNAPSHOT_META_KEY: suite_snapshot(suite)}
+def judge_job_data(*, request: VerifyRequest, snapshot: SuiteSnapshot, timeout_s: int, queued_ttl_s: int,
+                   result_ttl_s: int, description: str, failure_ttl_s: int | None = None,
+                   keep_as: tuple[str, int] | None = None) -> Any:
+    """RQ's enqueue_many item for one verification (problems.jobs.judge_code_job, called with
+    the request's wire as its keyword arguments); `failure_ttl_s` (default `result_ttl_s`): how
+    long a failed job's record stays; `keep_as`: (the verdict cache's key, seconds) under which
+    the job keeps its result, or None."""
+    meta: dict[str, Any] = {SNAPSHOT_META_KEY: snapshot.to_wire()}
     if keep_as is not None:
         meta[VERDICT_META_KEY] = list(keep_as)
     return Queue.prepare_data(
         JUDGE_JOB,
-        args=(problem_id, suite.pk, language, code, mode),
-        # only when not the default, so a full-suite job stays the call an earlier worker knows
-        kwargs={"subset": subset} if subset != "full" else None,
+        kwargs=request.to_wire(),
         meta=meta,
         timeout=timeout_s,
         # A job nobody picked up within this time is dropped by RQ: its caller gave up.
@@ -82,16 +86,9 @@ def judge_job_data(*, problem_id: int, suite: TestSuite, language: str, code: st
 # -- the snapshot -----------------------------------------------------------------------------
 
 
-def suite_snapshot(suite: TestSuite) -> dict[str, Any]:
-    """What judging reads of a complete suite and its problem (plain values, for a judging
-    job's meta): with it a worker that has the suite's bodies cached judges without a query
-    (suite_from_snapshot). The problem's limits are those of the moment it was taken, and
-    `judging` names what judges the outputs (problems.judging.judging_digest) as it was then."""
-    problem = suite.problem
-    return {"suite_id": suite.pk, "problem_id": suite.problem_id, "version": suite.version,
-            "created_at": suite.created_at, "origin": suite.origin, "comparison": problem.comparison,
-            "time_limit_ms": problem.time_limit_ms, "memory_limit_mb": problem.memory_limit_mb,
-            "order_revision": suite.order_revision, "judging": suite_judging(suite)}
+def suite_snapshot(suite: TestSuite) -> SuiteSnapshot:
+    """The snapshot of a complete suite and its problem as they are now (SuiteSnapshot)."""
+    return SuiteSnapshot.of(suite, judging=suite_judging(suite))
 
 
 _JUDGING_ATTR = "_hardtests_judging"
@@ -108,12 +105,13 @@ def suite_judging(suite: TestSuite) -> str:
 
 
 def snapshot_of_job() -> dict[str, Any] | None:
-    """Inside a judging job: the snapshot the API left in its meta, if any."""
+    """Inside a judging job: the snapshot's wire the API left in its meta, if any."""
     job = get_current_job()
     return job.meta.get(SNAPSHOT_META_KEY) if job is not None else None
 
 
-def suite_from_snapshot(snapshot: dict[str, Any], subset: str = "full") -> tuple[TestSuite, LoadedSuite] | None:
+def suite_from_snapshot(snapshot: Mapping[str, Any] | SuiteSnapshot,
+                        subset: str = "full") -> tuple[TestSuite, LoadedSuite] | None:
     """The suite a snapshot names (an unsaved stand-in carrying the snapshot's values) and its
     cached bodies, when this process has them; else None, and the caller reads the database.
 
@@ -123,59 +121,50 @@ def suite_from_snapshot(snapshot: dict[str, Any], subset: str = "full") -> tuple
     before its judging function changed (or after: this worker's copy is the older one), never
     hits; a snapshot without a judging digest (an earlier release's) never hits either.
     """
-    try:
-        problem = Problem(pk=snapshot["problem_id"], comparison=snapshot["comparison"],
-                          time_limit_ms=int(snapshot["time_limit_ms"]),
-                          memory_limit_mb=int(snapshot["memory_limit_mb"]))
-        suite = TestSuite(pk=snapshot["suite_id"], problem=problem, version=snapshot["version"],
-                          created_at=snapshot["created_at"], origin=snapshot["origin"],
-                          order_revision=int(snapshot["order_revision"]))
-        judging = str(snapshot["judging"])
-    except (KeyError, TypeError, ValueError):
-        return None  # a snapshot of another shape (another release's job): read the database
-    loaded = suite_cache.peek(suite, subset if subset in SUBSETS else "full", judging)
+    if not isinstance(snapshot, SuiteSnapshot):
+        try:
+            snapshot = SuiteSnapshot.from_wire(snapshot)
+        except WireError:
+            return None  # a snapshot of another shape (another release's job): read the database
+    suite = snapshot.stand_in()
+    loaded = suite_cache.peek(suite, subset if subset in SUBSETS else "full", snapshot.judging)
     return (suite, loaded) if loaded is not None else None
 
 
 # -- the verdict cache ------------------------------------------------------------------------
 
 
-def verdict_cache_key(suite: TestSuite, *, owner_id: int, language: str, code: str, mode: str,
-                      subset: str) -> str:
-    """The verdict cache's key of one question: everything a result depends on. The suite as
-    suite_snapshot names it for good (id, problem, version, creation time, comparison, order
-    revision) with the problem's limits of the moment, what judges its outputs (the judging
-    digest: the judging function by content, the comparison) and the limits a judging function
-    runs under, the subset, the language, the mode and the program; and the asking token's owner,
-    so no one learns from an answer's speed what another asked."""
-    snapshot = suite_snapshot(suite)
-    created = snapshot["created_at"]
-    identity = [VERDICT_FORMAT, owner_id, snapshot["suite_id"], snapshot["problem_id"], snapshot["version"],
-                created.isoformat() if isinstance(created, datetime) else str(created), snapshot["comparison"],
-                snapshot["time_limit_ms"], snapshot["memory_limit_mb"], snapshot["order_revision"],
-                snapshot["judging"], float(settings.HARDTESTS_CHECKER_TIME_S), int(settings.HARDTESTS_CHECKER_MEMORY_MB),
-                subset, language, mode, code_sha256(code)]
+def verdict_cache_key(request: VerifyRequest, snapshot: SuiteSnapshot, *, owner_id: int) -> str:
+    """The verdict cache's key of one question: everything a result depends on. Every field of
+    the request (the program, language, mode, subset) and of the snapshot (the suite as named for
+    good, the problem's limits of the moment, the judging digest: what judges the outputs, by
+    content), each taken from its dataclass's fields, so a field added to either is in the key;
+    the limits a judging function runs under; and the asking token's owner, so no one learns
+    from an answer's speed what another asked."""
+    identity = [VERDICT_FORMAT, owner_id, request.to_wire(), snapshot.to_wire(),
+                float(settings.HARDTESTS_CHECKER_TIME_S), int(settings.HARDTESTS_CHECKER_MEMORY_MB)]
     return VERDICT_KEY.format(digest=hashlib.sha256(json.dumps(identity).encode()).hexdigest())
 
 
-def verdict_cache_parse(value: bytes | None) -> dict[str, Any] | None:
+def verdict_cache_parse(value: bytes | None) -> VerifyResult | None:
     """A kept result as read from the cache (None for a miss or an entry of another shape)."""
     if not value:
         return None
     try:
-        result = json.loads(value)
-    except ValueError:
+        wire = json.loads(value)
+        return VerifyResult.from_wire(wire) if isinstance(wire, dict) else None
+    except ValueError:  # not JSON, or a WireError
         return None
-    return result if isinstance(result, dict) and "verdict" in result and "tests" in result else None
 
 
 # -- the result -------------------------------------------------------------------------------
 
 
-def result_publish(value: dict[str, Any]) -> None:
-    """Inside an RQ job: publish `value` (JSON) for whoever waits on the job (a no-op outside a
-    job; a Redis failure is left to RQ's own result); and keep it in the verdict cache when the
-    job was asked to, unless the sandbox could not run the program (SE: no verdict to repeat)."""
+def result_publish(result: VerifyResult) -> None:
+    """Inside an RQ job: publish `result` (its wire, JSON) for whoever waits on the job (a no-op
+    outside a job; a Redis failure is left to RQ's own result); and keep it in the verdict cache
+    when the job was asked to, unless the sandbox could not run the program (SE: no verdict to
+    repeat)."""
     job = get_current_job()
     if job is None:
         return
@@ -183,11 +172,11 @@ def result_publish(value: dict[str, Any]) -> None:
     keep = job.meta.get(VERDICT_META_KEY)
     try:
         with job.connection.pipeline(transaction=False) as pipe:
-            pipe.xadd(key, {"value": json.dumps(value)}, maxlen=1)
+            pipe.xadd(key, {"value": json.dumps(result.to_wire())}, maxlen=1)
             pipe.expire(key, RESULT_TTL_S)
-            if isinstance(keep, list) and len(keep) == 2 and value.get("verdict") not in (None, "SE") \
-                    and int(keep[1]) > 0:
-                kept = {k: v for k, v in value.items() if k != "timings"}  # the timings are this job's
+            if isinstance(keep, list) and len(keep) == 2 and result.verdict != "SE" and int(keep[1]) > 0:
+                # the timings are this job's, not a later call's
+                kept = replace(result, timings=None).to_wire()
                 pipe.set(str(keep[0]), json.dumps(kept), ex=int(keep[1]))
             pipe.execute()
     except redis.RedisError:

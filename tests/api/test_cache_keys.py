@@ -12,6 +12,7 @@ from problems import judging
 from problems.models import OutputJudge, Problem
 from problems.services import judge_create, kit_create, kit_with_edited_code
 from problems.verify_contract import suite_from_snapshot, suite_snapshot, verdict_cache_key
+from problems.verify_types import VerifyRequest
 from tests.api.conftest import WRONG, make_suite
 from tests.factories import ProblemFactory, UserFactory
 
@@ -62,7 +63,9 @@ def test_every_input_of_a_verdict_is_in_both_keys() -> None:
         return type(suite).objects.select_related("problem").get(pk=suite.pk)
 
     def key() -> str:
-        return verdict_cache_key(fresh(), owner_id=1, language="python3", code=WRONG, mode="fail_fast", subset="full")
+        suite = fresh()
+        request = VerifyRequest(problem_id=problem.pk, suite_id=suite.pk, language="python3", code=WRONG)
+        return verdict_cache_key(request, suite_snapshot(suite), owner_id=1)
 
     keys = [key()]
     kit = _kit_judged(problem, LENIENT)
@@ -86,4 +89,4 @@ def test_every_input_of_a_verdict_is_in_both_keys() -> None:
     assert suite_from_snapshot(snapshot) is not None and suite_from_snapshot(suite_snapshot(fresh())) is None
     assert judging.suite_cache.get(fresh()).judge_code == LENIENT
     # a snapshot of an earlier release (no judging digest) never hits
-    assert suite_from_snapshot({k: v for k, v in snapshot.items() if k != "judging"}) is None
+    assert suite_from_snapshot({k: v for k, v in snapshot.to_wire().items() if k != "judging"}) is None

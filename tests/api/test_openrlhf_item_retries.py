@@ -12,21 +12,24 @@ import pytest
 import api.openrlhf
 from api.verification import Outcome
 from problems.models import Problem
+from problems.verify_types import VerifyResult
 from tests.api.conftest import GOOD, WRONG
 
 pytestmark = pytest.mark.django_db
 
 STARVED = Outcome("error", error="sandbox error on the worker: the wall-clock backstop stopped the program ... "
                                  "the machine is overloaded; retry")
-AC = Outcome("finished", result={"verdict": "AC", "passed": 4, "total": 4})
-WA = Outcome("finished", result={"verdict": "WA", "passed": 1, "total": 4})
+AC = Outcome("finished", result=VerifyResult(verdict="AC", passed=4, total=4, complete=True, suite_id=1,
+                                             suite_version=1, suite_origin="generated"))
+WA = Outcome("finished", result=VerifyResult(verdict="WA", passed=1, total=4, complete=False, suite_id=1,
+                                             suite_version=1, suite_origin="generated"))
 
 
 def _script(monkeypatch: pytest.MonkeyPatch, rounds: list[list[Outcome]]) -> list[list[str]]:
     sent: list[list[str]] = []
 
     def batch_start(items: list[Any], *, owner_id: int) -> tuple[str, list[Outcome], list[Any]]:
-        sent.append([item.code for item in items])
+        sent.append([item.request.code for item in items])
         return "b" * 32, rounds.pop(0), []
 
     monkeypatch.setattr(api.openrlhf, "batch_start", batch_start)

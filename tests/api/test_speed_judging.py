@@ -7,6 +7,7 @@ reach), the first failure stops the other lane, and the answer equals the one-af
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -15,6 +16,7 @@ from problems import judging, verify_contract
 from problems.judging import judge_code
 from problems.models import TestSuite
 from problems.services import NewTest, judge_create, suite_activate, suite_add_tests, suite_create
+from problems.verify_types import Mode, SuiteSnapshot
 from tests.factories import ProblemFactory
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
@@ -216,7 +218,8 @@ def test_a_worker_with_the_suite_cached_judges_from_the_api_s_snapshot_without_a
 
     problem = ProblemFactory(time_limit_ms=1000)
     suite = _suite(problem, _tests(6))
-    snapshot = verify_contract.suite_snapshot(TestSuite.objects.select_related("problem").get(pk=suite.pk))
+    taken = verify_contract.suite_snapshot(TestSuite.objects.select_related("problem").get(pk=suite.pk))
+    snapshot = taken.to_wire()  # as the job's meta carries it
     judging.suite_cache.clear()
     # not cached yet: the suite, its bodies and its judging function are read
     cold = judge_code_job(problem.pk, suite.pk, "python3", MIXED, "all", resolved=snapshot)
@@ -227,7 +230,7 @@ def test_a_worker_with_the_suite_cached_judges_from_the_api_s_snapshot_without_a
     assert _without_timing(warm) == _without_timing(cold)
     # a snapshot that does not name the cached suite for good (a row replaced after a
     # rollback: same id, another creation time), or names another suite, is not trusted
-    replaced = dict(snapshot, created_at=snapshot["created_at"] - timedelta(seconds=1))
+    replaced = replace(taken, created_at=taken.created_at - timedelta(seconds=1)).to_wire()
     for resolved in (replaced, dict(snapshot, suite_id=suite.pk + 1), {"suite_id": suite.pk}, None):
         with django_assert_num_queries(2):  # the suite, and its judging function (read afresh: a cache key)
             again = judge_code_job(problem.pk, suite.pk, "python3", MIXED, "all", resolved=resolved)
@@ -245,17 +248,19 @@ def test_the_api_enqueues_its_snapshot_of_the_suite_and_a_worker_judges_from_it(
     problem = ProblemFactory(source="t", pid="ab/snap", time_limit_ms=1500, memory_limit_mb=128)
     suite = _suite(problem, _tests(2))
     with django_assert_num_queries(1):  # the problem and its active suites in one query
-        item = verification_prepare(problem="ab/snap", language="python3", code=ADD, mode="fail_fast", suite=None)
+        item = verification_prepare(problem="ab/snap", language="python3", code=ADD, mode=Mode.FAIL_FAST, suite=None)
     # the judging function, by content (the verdict cache's key and the snapshot name it); the rest
     # of what the snapshot holds was read resolving the suite
     with django_assert_num_queries(1):
         [job] = _enqueue([item], owner_id=1, queued_ttl=30, result_ttl=30)
-    # in the job's meta, not its arguments: a worker of an earlier release takes the job as before
-    assert job.args == (problem.pk, suite.pk, "python3", ADD, "fail_fast") and job.kwargs == {}
+    # the request's wire as the job's keyword arguments (the names an earlier release's worker
+    # took positionally), the snapshot in its meta: a worker of an earlier release takes the job as before
+    assert job.args == () and job.kwargs == {"problem_id": problem.pk, "suite_id": suite.pk, "language": "python3",
+                                             "code": ADD, "mode": "fail_fast", "subset": "full"}
     resolved = job.meta[JUDGE_JOB_SNAPSHOT]
     assert (resolved["suite_id"], resolved["problem_id"], resolved["version"]) == (suite.pk, problem.pk, 1)
     assert (resolved["time_limit_ms"], resolved["memory_limit_mb"], resolved["comparison"]) == (1500, 128, "tokens")
-    assert resolved["created_at"] == TestSuite.objects.get(pk=suite.pk).created_at
+    assert SuiteSnapshot.from_wire(resolved).created_at == TestSuite.objects.get(pk=suite.pk).created_at
     # a worker (here, in this process) with the suite cached judges the job from its meta alone
     judge_code(problem=problem, suite=suite, language="python3", code=ADD)
     queue = verification_queue()

@@ -137,6 +137,7 @@ def test_a_sandbox_error_is_never_kept_and_the_job_s_timings_are_not(settings):
 
     from core.queues import redis_connection
     from problems.verify_contract import VERDICT_KEY, VERDICT_META_KEY, result_publish
+    from problems.verify_types import VerifyResult
 
     connection = redis_connection()
     queue = Queue("verdict-cache-test", connection=connection)
@@ -147,7 +148,8 @@ def test_a_sandbox_error_is_never_kept_and_the_job_s_timings_are_not(settings):
         job.origin = queue.name
         _job_stack.push(job)
         try:
-            result_publish({"verdict": verdict, "passed": 0, "total": 4, "tests": [], "timings": {"returned": 1.0}})
+            result_publish(VerifyResult(verdict=verdict, passed=0, total=4, complete=False, suite_id=1,
+                                        suite_version=1, suite_origin="generated", timings={"returned": 1.0}))
         finally:
             _job_stack.pop()
         raw = connection.get(key)
@@ -156,4 +158,6 @@ def test_a_sandbox_error_is_never_kept_and_the_job_s_timings_are_not(settings):
         assert 0 < (connection.ttl(f"hardtests:early-result:{job.id}") or 0)
         connection.delete(f"hardtests:early-result:{job.id}")
     assert kept["SE"] is None
-    assert kept["WA"] == {"verdict": "WA", "passed": 0, "total": 4, "tests": []}
+    assert kept["WA"] is not None and "timings" not in kept["WA"]  # the timings are that job's
+    assert VerifyResult.from_wire(kept["WA"]) == VerifyResult(verdict="WA", passed=0, total=4, complete=False,
+                                                              suite_id=1, suite_version=1, suite_origin="generated")

@@ -111,20 +111,28 @@ def test_batch_not_done_in_time_is_202_with_a_job_to_poll(api, make_api, ab_prob
     assert make_api().get(f"/api/v1/jobs/{job_id}").status_code == 404
 
 
+def _verification(problem, suite):
+    from api.verification import Verification
+    from problems.verify_types import VerifyRequest
+
+    return Verification(problem, suite, VerifyRequest(problem_id=problem.pk, suite_id=suite.pk, language="python3",
+                                                      code=GOOD))
+
+
 def test_a_job_that_crashes_on_the_worker_is_503_never_reward_0(api, ab_problem, sandbox_worker):
     from api.errors import Unavailable
-    from api.verification import Verification, batch_load, batch_poll, batch_start, verify_one
+    from api.verification import batch_load, batch_poll, batch_start, verify_one
     from problems.models import TestSuite
 
     gone = TestSuite(pk=10**9, problem=ab_problem, version=7, origin="generated", test_count=4)
     with pytest.raises(Unavailable) as raised:
-        verify_one(Verification(ab_problem, gone, "python3", GOOD, "fail_fast"), owner_id=1)
+        verify_one(_verification(ab_problem, gone), owner_id=1)
     assert raised.value.status == 503 and raised.value.code == "judging_error"
     assert "DoesNotExist" in raised.value.detail
     # In a batch the crashed item is an error without a result; the good one is judged.
     suite = ab_problem.suites.get()
-    batch_id, outcomes, _ = batch_start([Verification(ab_problem, gone, "python3", GOOD, "fail_fast"),
-                                  Verification(ab_problem, suite, "python3", GOOD, "fail_fast")], owner_id=1)
+    batch_id, outcomes, _ = batch_start([_verification(ab_problem, gone), _verification(ab_problem, suite)],
+                                        owner_id=1)
     deadline = time.monotonic() + 60
     while any(o.status in ("queued", "running") for o in outcomes) and time.monotonic() < deadline:
         time.sleep(0.2)
@@ -194,16 +202,18 @@ def test_a_batch_read_without_waiting_takes_a_result_published_before_rq_s_own()
     from api.verification import batch_poll
     from core.queues import redis_connection
     from problems.verify_contract import RESULT_KEY as EARLY_RESULT_KEY
+    from problems.verify_types import VerifyResult
 
     connection = redis_connection()
     published, pending = uuid.uuid4().hex, uuid.uuid4().hex
-    value = {"verdict": "WA", "passed": 1, "total": 4, "complete": False, "tests": []}
+    value = {"verdict": "WA", "passed": 1, "total": 4, "complete": False, "tests": [], "suite_id": 1,
+             "suite_version": 1, "suite_origin": "generated"}
     connection.xadd(EARLY_RESULT_KEY.format(job_id=published), {"value": json.dumps(value)})
     try:
         done, unknown = batch_poll({"jobs": [published, pending]}, wait_s=0)
     finally:
         connection.delete(EARLY_RESULT_KEY.format(job_id=published))
-    assert (done.status, done.result) == ("finished", value) and done.finished_at is not None
+    assert (done.status, done.result) == ("finished", VerifyResult.from_wire(value)) and done.finished_at is not None
     assert (unknown.status, unknown.result) == ("error", None)  # no such job: expired, never a verdict
 
 

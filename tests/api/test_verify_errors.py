@@ -127,15 +127,17 @@ def test_the_wait_takes_a_job_s_early_result_and_reports_it_like_rq_s():
     from core.queues import verification_queue
     from problems.verify_contract import RESULT_KEY as EARLY_RESULT_KEY
     from problems.verify_contract import results_wait as _wait
+    from problems.verify_types import VerifyResult
 
     connection = verification_queue().connection
-    value = {"verdict": "WA", "passed": 0, "total": 4, "complete": False, "tests": [], "suite_version": 1,
-             "suite_origin": "generated", "message": "", "elapsed_ms": 3, "reward": 0, "pass_fraction": 0.0}
+    value = {"verdict": "WA", "passed": 0, "total": 4, "complete": False, "tests": [], "suite_id": 1,
+             "suite_version": 1, "suite_origin": "generated", "message": "", "elapsed_ms": 3, "reward": 0,
+             "pass_fraction": 0.0}
     connection.xadd(EARLY_RESULT_KEY.format(job_id="j-early"), {"value": json.dumps(value)})
     results = _wait(connection, ["j-early", "j-none"], 0.3)
     assert list(results) == ["j-early"]
     outcome = _outcome(results["j-early"], None)
-    assert (outcome.status, outcome.result) == ("finished", value)
+    assert (outcome.status, outcome.result) == ("finished", VerifyResult.from_wire(value))
     assert outcome.finished_at is not None and abs(outcome.finished_at - time.time()) < 60
 
 
@@ -150,12 +152,14 @@ def test_a_batch_job_finishing_between_the_result_read_and_the_status_read_is_fi
     from api import verification
     from core.queues import redis_connection
     from problems.verify_contract import RESULT_KEY
+    from problems.verify_types import VerifyResult
 
     connection = redis_connection()
     job = Job.create("problems.jobs.judge_code_job", connection=connection, id=uuid.uuid4().hex)
     job.set_status(JobStatus.FINISHED)
     job.save()
-    value = {"verdict": "AC", "passed": 4, "total": 4, "complete": True, "tests": []}
+    value = {"verdict": "AC", "passed": 4, "total": 4, "complete": True, "tests": [], "suite_id": 1,
+             "suite_version": 1, "suite_origin": "generated"}
     real = verification.results_read
     calls = []
 
@@ -172,4 +176,4 @@ def test_a_batch_job_finishing_between_the_result_read_and_the_status_read_is_fi
     finally:
         connection.delete(RESULT_KEY.format(job_id=job.id))
         job.delete()
-    assert (outcome.status, outcome.result) == ("finished", value) and len(calls) == 2
+    assert (outcome.status, outcome.result) == ("finished", VerifyResult.from_wire(value)) and len(calls) == 2

@@ -14,6 +14,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from problems.models import SUPPORTED_LANGUAGES, Problem, TestSuite
+from problems.verify_types import Mode
 
 ALIASES = {"py": "python3", "python": "python3", "py3": "python3", "c++": "cpp", "cxx": "cpp", "c++17": "cpp"}
 
@@ -61,7 +62,7 @@ class Command(BaseCommand):
             what = f"no active {origin} suite" if origin else "no active test suite"
             raise CommandError(f"{what} for {problem.pid}")
         result = judge_code(problem=problem, suite=suite, language=language, code=code,
-                            mode="all" if options["all"] else "fail_fast")
+                            mode=Mode.ALL if options["all"] else Mode.FAIL_FAST)
         out = {
             "pid": problem.pid,
             "verdict": result.verdict,
