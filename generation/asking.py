@@ -67,7 +67,7 @@ def ask(run: GenerationRun, rec: RunRecorder, *, purpose: str, prompt_version: s
     for attempt in range(retries + 1):
         label = purpose if attempt == 0 else f"{purpose}_retry{attempt}"
         try:
-            reply, last = chat(run=run, purpose=label, messages=messages, prompt_version=prompt_version)
+            reply, last = chat(run=run, purpose=label, messages=messages, prompt_version=prompt_version, llm=rec.llm)
         except LLMUnavailable as exc:
             raise RunFailed(FailureReason.LLM_UNAVAILABLE, str(exc)) from exc
         try:
@@ -76,7 +76,7 @@ def ask(run: GenerationRun, rec: RunRecorder, *, purpose: str, prompt_version: s
             last_error = str(exc)
             if last.finish_reason == "length":
                 # "No JSON found" would send the model looking for the wrong mistake.
-                last_error = (f"your reply was cut off at the token limit ({settings.HARDTESTS_LLM_MAX_TOKENS} "
+                last_error = (f"your reply was cut off at the token limit ({rec.llm.max_tokens} "
                               f"tokens) before it was complete; shorten it: keep the reasoning brief and the "
                               f"code compact ({exc})")
             LLMCall.objects.filter(pk=last.pk).update(parse_error=last_error)
@@ -94,7 +94,7 @@ def ask(run: GenerationRun, rec: RunRecorder, *, purpose: str, prompt_version: s
         rec.log(f"{label}: reply sent back: {problem}")
         messages = prompting.retry_messages(messages, reply, problem)
         rec.check_cancel()
-    cut = (f"; the reply was cut off at HARDTESTS_LLM_MAX_TOKENS ({settings.HARDTESTS_LLM_MAX_TOKENS}): raise it, "
+    cut = (f"; the reply was cut off at HARDTESTS_LLM_MAX_TOKENS ({rec.llm.max_tokens}): raise it, "
            "or use a model that reasons more briefly, and run again" if last and last.finish_reason == "length" else "")
     raise RunFailed(FailureReason.LLM_REPLY_INVALID,
                     f"the {purpose} reply was invalid after {retries + 1} attempt(s): {last_error}"
@@ -150,7 +150,7 @@ def judge_feedback(cases: list[JudgeCase]) -> str:
 def llm_kit(run: GenerationRun, rec: RunRecorder, sb: Sandbox, flight: Preflight) -> tuple[TestKit, Conversation]:
     problem = run.problem
     oracle = flight.oracles[0]
-    model = run.model_name or settings.HARDTESTS_LLM_MODEL
+    model = run.model_name or rec.llm.model
     common: dict[str, Any] = {"statement": problem.statement, "samples": problem.samples or [],
                               "time_limit_ms": problem.time_limit_ms, "memory_limit_mb": problem.memory_limit_mb,
                               "oracle_language": oracle.language, "oracle_code": oracle.code}
@@ -179,7 +179,7 @@ def save_kit(run: GenerationRun, rec: RunRecorder, session: Conversation) -> Tes
     problem, first, second = run.problem, session.parsed, session.inputs
     # Both replies are set when llm_kit makes the session, and only ever replaced by new replies.
     assert first is not None and second is not None
-    model = run.model_name or settings.HARDTESTS_LLM_MODEL
+    model = run.model_name or rec.llm.model
     with transaction.atomic():
         validator = validator_create(problem=problem, code=first.input_validator, origin=CodeOrigin.LLM,
                                      model_name=model, change_note=f"generation run #{run.pk}")

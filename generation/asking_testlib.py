@@ -102,7 +102,7 @@ def llm_testlib_kit(run: GenerationRun, rec: RunRecorder, sb: Sandbox, flight: P
     """Calls 1 and 2 of a C++ kit; the kit saved, and the conversation (for refinement)."""
     problem = run.problem
     oracle = flight.oracles[0]
-    model = run.model_name or settings.HARDTESTS_LLM_MODEL
+    model = run.model_name or rec.llm.model
     common: dict[str, Any] = {"statement": problem.statement.strip(), "samples": _samples_text(problem.samples or []),
                               "time_limit_ms": problem.time_limit_ms, "memory_limit_mb": problem.memory_limit_mb,
                               "oracle_language": oracle.language, "oracle_code": oracle.code.rstrip()}

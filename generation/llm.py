@@ -1,12 +1,15 @@
 """The one way this project talks to an LLM: `chat()` over the official `openai` SDK.
 
-Any OpenAI-compatible endpoint works (OpenAI, vLLM, Ollama, llama.cpp server); settings
-name it. Retries are the SDK's own (rate limits, 5xx, timeouts, dropped connections, with
-its backoff and its reading of `retry-after-ms` and of `Retry-After` in seconds or as a
-date). A thin HTTP transport under the SDK notes every attempt, so each one, failed or
-not, becomes an LLMCall row and an audit shows exactly what was sent and received. A
-Redis-based semaphore bounds concurrent calls across all workers (the endpoint's rate
-limit is shared by every machine).
+Any OpenAI-compatible endpoint works (OpenAI, vLLM, Ollama, llama.cpp server); an LLMConfig
+names it and says how to ask (model, temperature, token limit, timeouts). Callers pass one
+(`llm=`); an entry point that has none takes LLMConfig.from_settings(), so a stand-in endpoint
+(the Table 8 demo's) is a value handed down, never a process-wide change of settings.
+Retries are the SDK's own (rate limits, 5xx, timeouts, dropped connections, with its backoff
+and its reading of `retry-after-ms` and of `Retry-After` in seconds or as a date). A thin
+HTTP transport under the SDK notes every attempt, so each one, failed or not, becomes an
+LLMCall row and an audit shows exactly what was sent and received. A Redis-based semaphore
+bounds concurrent calls across all workers (the endpoint's rate limit is shared by every
+machine).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -59,12 +62,44 @@ class LLMUnavailable(RuntimeError):
     """The endpoint could not give a reply (after retries), or none is configured."""
 
 
-def llm_configured() -> bool:
-    return bool(settings.OPENAI_BASE_URL or settings.OPENAI_API_KEY)
+@dataclass(frozen=True)
+class LLMConfig:
+    """Which endpoint answers and how it is asked: everything chat() reads. Frozen (a value
+    shared by threads; the client cache is keyed by its endpoint fields)."""
+
+    base_url: str = ""  # "": the SDK's default (OpenAI)
+    api_key: str = field(default="", repr=False)  # never in a log line or a traceback
+    model: str = "gpt-4o"  # for a run without a model of its own
+    temperature: float = 0.2
+    timeout_s: float = 300.0
+    max_retries: int = 4  # the SDK's retries of one call
+    max_tokens: int = 16384  # 0: no limit sent
+    reasoning: bool = False  # a reasoning model: no temperature, max_completion_tokens
+    concurrency: int = 32  # calls in flight across every worker
+    solution_model: str = ""  # AceCoder's filtering solution; "": the run's model
+
+    @classmethod
+    def from_settings(cls) -> LLMConfig:
+        return cls(
+            base_url=settings.OPENAI_BASE_URL or "", api_key=settings.OPENAI_API_KEY or "",
+            model=settings.HARDTESTS_LLM_MODEL, temperature=float(settings.HARDTESTS_LLM_TEMPERATURE),
+            timeout_s=float(settings.HARDTESTS_LLM_TIMEOUT_S), max_retries=max(0, settings.HARDTESTS_LLM_MAX_RETRIES),
+            max_tokens=settings.HARDTESTS_LLM_MAX_TOKENS or 0, reasoning=bool(settings.HARDTESTS_LLM_REASONING),
+            concurrency=max(1, settings.HARDTESTS_LLM_CONCURRENCY),
+            solution_model=(settings.HARDTESTS_ACECODER_SOLUTION_MODEL or "").strip(),
+        )
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.base_url or self.api_key)
 
 
-def llm_model_default() -> str:
-    return settings.HARDTESTS_LLM_MODEL
+def llm_configured(llm: LLMConfig | None = None) -> bool:
+    return (llm or LLMConfig.from_settings()).configured
+
+
+def llm_model_default(llm: LLMConfig | None = None) -> str:
+    return (llm or LLMConfig.from_settings()).model
 
 
 @dataclass
@@ -126,23 +161,22 @@ def _ms_since(started: float) -> int:
     return int((time.monotonic() - started) * 1000)
 
 
-def _client() -> openai.OpenAI:
+def _client(llm: LLMConfig) -> openai.OpenAI:
     # Local servers (vLLM, Ollama) accept any key, but the SDK insists on one.
-    return _cached_client(settings.OPENAI_BASE_URL or None, settings.OPENAI_API_KEY or "not-needed",
-                          float(settings.HARDTESTS_LLM_TIMEOUT_S), max(0, settings.HARDTESTS_LLM_MAX_RETRIES))
+    return _cached_client(llm.base_url or None, llm.api_key or "not-needed", llm.timeout_s, max(0, llm.max_retries))
 
 
 @functools.lru_cache(maxsize=8)
 def _cached_client(base_url: str | None, api_key: str, timeout: float, retries: int) -> openai.OpenAI:
-    # One client per process and settings: building one costs ~0.1 s of CPU (an SSL context),
+    # One client per process and endpoint: building one costs ~0.1 s of CPU (an SSL context),
     # which capped a campaign's LLM stage; the client is thread-safe and reuses connections.
     return openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=retries,
                          http_client=httpx.Client(transport=_RecordingTransport(), timeout=timeout))
 
 
 @contextmanager
-def _concurrency_slot() -> Iterator[None]:
-    limit = max(1, settings.HARDTESTS_LLM_CONCURRENCY)
+def _concurrency_slot(limit: int) -> Iterator[None]:
+    limit = max(1, limit)
     try:
         from core.queues import redis_connection
 
@@ -227,10 +261,11 @@ def _usage(response: Any) -> tuple[int | None, int | None, int | None]:
     return getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None), reasoning
 
 
-def _request_options(model: str, messages: list[dict[str, str]], temperature: float | None) -> dict[str, Any]:
+def _request_options(llm: LLMConfig, model: str, messages: list[dict[str, str]],
+                     temperature: float | None) -> dict[str, Any]:
     options: dict[str, Any] = {"model": model, "messages": messages}
-    max_tokens = settings.HARDTESTS_LLM_MAX_TOKENS
-    if settings.HARDTESTS_LLM_REASONING:
+    max_tokens = llm.max_tokens
+    if llm.reasoning:
         # Reasoning models refuse a temperature and count their hidden reasoning in this limit.
         if max_tokens:
             options["max_completion_tokens"] = max_tokens
@@ -249,31 +284,34 @@ def chat(
     prompt_version: str = "",
     model: str | None = None,
     temperature: float | None = None,
+    llm: LLMConfig | None = None,
 ) -> tuple[str, LLMCall]:
-    """Send one chat completion; return the reply text and the LLMCall that recorded it.
+    """Send one chat completion to `llm`'s endpoint (None: the settings'); return the reply
+    text and the LLMCall that recorded it.
 
     The call's `finish_reason` says whether the reply is complete ("length": cut off at
-    HARDTESTS_LLM_MAX_TOKENS). Raises LLMUnavailable when no endpoint is configured or every
+    `llm.max_tokens`). Raises LLMUnavailable when no endpoint is configured or every
     attempt failed.
     """
-    model = model or run.model_name or llm_model_default()
-    temperature = settings.HARDTESTS_LLM_TEMPERATURE if temperature is None else temperature
-    if settings.HARDTESTS_LLM_REASONING:
+    llm = llm or LLMConfig.from_settings()
+    model = model or run.model_name or llm.model
+    temperature = llm.temperature if temperature is None else temperature
+    if llm.reasoning:
         temperature = None
     record = {"run": run, "purpose": purpose, "prompt_version": prompt_version, "messages": messages,
               "temperature": temperature}
-    if not llm_configured():
+    if not llm.configured:
         LLMCall.objects.create(**record, model_name=model,
                                error="no LLM endpoint configured (set OPENAI_BASE_URL or OPENAI_API_KEY)")
         raise LLMUnavailable("no LLM endpoint configured (set OPENAI_BASE_URL or OPENAI_API_KEY)")
     attempts: list[Attempt] = []
-    client = _client()
+    client = _client(llm)
     error: Exception | None = None
     response: Any = None
     token = _current_call.set(_Call(model=model, messages=messages, attempts=attempts))
     try:
-        with _in_flight(), _concurrency_slot():
-            response = client.chat.completions.create(**_request_options(model, messages, temperature))
+        with _in_flight(), _concurrency_slot(llm.concurrency):
+            response = client.chat.completions.create(**_request_options(llm, model, messages, temperature))
     except openai.OpenAIError as exc:
         error = exc
     finally:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from generation.llm import LLMUnavailable, chat
+from generation.llm import LLMConfig, LLMUnavailable, chat
 from generation.models import GenerationRun, LLMCall
 from generation.parsing import ReplyInvalid, extract_json
 
@@ -63,12 +63,14 @@ def judge_audit_run(*, problem: Problem, model: str, note: str) -> GenerationRun
 
 
 def judge_solution(*, run: GenerationRun, problem: Problem, language: str, code: str, model: str,
-                   prompt_version: str = JUDGE_PROMPT, temperature: float | None = 0.0) -> JudgeVerdict:
-    """One judge call: the model's 0-10 score and verdict for `code` on `problem`."""
+                   prompt_version: str = JUDGE_PROMPT, temperature: float | None = 0.0,
+                   llm: LLMConfig | None = None) -> JudgeVerdict:
+    """One judge call: the model's 0-10 score and verdict for `code` on `problem`, asked of
+    `llm`'s endpoint (None: the settings')."""
     messages = judge_prompt(problem=problem, language=language, code=code, version=prompt_version)
     try:
         reply, call = chat(run=run, purpose="judge", messages=messages, prompt_version=prompt_version, model=model,
-                           temperature=temperature)
+                           temperature=temperature, llm=llm)
     except LLMUnavailable as exc:
         return JudgeVerdict(None, None, "", f"LLM unavailable: {exc}", None)
     try:

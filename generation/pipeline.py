@@ -18,6 +18,7 @@ from django.db import transaction
 from generation import oracle_free
 from generation.asking import Conversation, judge_repair, judge_request, llm_kit
 from generation.asking_testlib import llm_testlib_kit
+from generation.llm import LLMConfig
 from generation.materialise import (
     JudgeLenient,
     JudgeRejects,
@@ -201,14 +202,15 @@ def open_sandbox() -> Sandbox:
         raise SandboxUnavailable(str(exc)) from exc
 
 
-def generation_run_execute(*, run_id: int) -> GenerationRun:
-    """Run the pipeline for a QUEUED run; returns the run as it ended (or as it was, if not ours)."""
+def generation_run_execute(*, run_id: int, llm: LLMConfig | None = None) -> GenerationRun:
+    """Run the pipeline for a QUEUED run, its LLM calls sent to `llm` (None: the settings'
+    endpoint); returns the run as it ended (or as it was, if not ours)."""
     claimed = run_claim(run_id=run_id)
     run = GenerationRun.objects.select_related("problem", "kit").get(pk=run_id)
     if not claimed:
         log.info("run %s is %s, not queued; nothing to do", run_id, run.status)
         return run
-    rec = RunRecorder(run)
+    rec = RunRecorder(run, llm=llm)
     rec.start_heartbeat()
     try:
         rec.log(f"run #{run.pk} started: {run.get_mode_display()} for {run.problem.pid}")

@@ -12,6 +12,7 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
+from generation.llm import LLMConfig
 from generation.materialise.types import Cancelled
 from generation.models import GenerationRun
 
@@ -31,10 +32,14 @@ class RunRecorder:
     `buffered` (the LLM stage of campaigns, many runs per process) keeps log lines in memory
     until the run's next write (a stage change, a move to another queue, a failure) instead of
     one UPDATE a line: those writes were a large share of the stage's CPU.
+
+    `llm` is the endpoint every LLM call of the run goes to (generation.asking.ask reads it
+    here, the one object each step of a run is handed); None: the settings' at the start.
     """
 
-    def __init__(self, run: GenerationRun, *, buffered: bool = False) -> None:
+    def __init__(self, run: GenerationRun, *, buffered: bool = False, llm: LLMConfig | None = None) -> None:
         self.run_id = run.pk
+        self.llm = llm or LLMConfig.from_settings()
         self.buffered = buffered
         self._dirty = False
         self.text = run.log or ""

@@ -19,7 +19,7 @@ from django.utils import timezone
 from generation.accounting import run_account_calls
 from generation.asking import llm_kit
 from generation.campaigns.services import campaign_refresh
-from generation.llm import llm_configured
+from generation.llm import LLMConfig, llm_configured
 from generation.materialise import MaterialiseError
 from generation.materialise.types import Cancelled, RunFailed
 from generation.models import Campaign, FailureReason, GenerationRun, LLMCall
@@ -40,9 +40,9 @@ MAX_BACKOFF_S = 300.0
 _STATUS_CODE = re.compile(r"Error code: (\d{3})")
 
 
-def llm_transient(run_id: int) -> bool:
+def llm_transient(run_id: int, llm: LLMConfig | None = None) -> bool:
     """Whether the run's last failed call is worth waiting out (429, 5xx, timeouts, dropped connections)."""
-    if not llm_configured():
+    if not llm_configured(llm):
         return False
     error = (LLMCall.objects.filter(run_id=run_id).exclude(error="").order_by("-pk")
              .values_list("error", flat=True).first() or "")
@@ -72,12 +72,13 @@ def _backoff(run: GenerationRun, rec: RunRecorder, message: str, claim: str) -> 
     return "backoff" if moved else "lost"
 
 
-def llm_stage_execute(*, run_id: int, claim: str) -> str:
-    """Ask the LLM for a claimed run's kit, then hand it to materialisation; returns what happened."""
+def llm_stage_execute(*, run_id: int, claim: str, llm: LLMConfig | None = None) -> str:
+    """Ask the LLM (`llm`, None: the settings' endpoint) for a claimed run's kit, then hand it to
+    materialisation; returns what happened."""
     run = GenerationRun.objects.select_related("problem", "kit", "campaign").get(pk=run_id)
     if run.status != GenerationRun.Status.RUNNING or run.job_id != claim:
         return "not ours"
-    rec = RunRecorder(run, buffered=True)
+    rec = RunRecorder(run, buffered=True, llm=llm)
     outcome = "materialise"
     try:
         if run.kit_id is None:
@@ -89,7 +90,7 @@ def llm_stage_execute(*, run_id: int, claim: str) -> str:
         run_fail_recorded(rec, run_id, exc.reason, str(exc))
         outcome = "failed"
     except RunFailed as exc:
-        if exc.reason == FailureReason.LLM_UNAVAILABLE and llm_transient(run_id):
+        if exc.reason == FailureReason.LLM_UNAVAILABLE and llm_transient(run_id, rec.llm):
             outcome = _backoff(run, rec, str(exc), claim)
         else:
             run_fail_recorded(rec, run_id, exc.reason, str(exc))

@@ -163,7 +163,7 @@ def _second_review(sb: Sandbox, problem: Problem, samples: list[tuple[str, str]]
 
 def _save_kit(run: GenerationRun, rec: RunRecorder, reply: A7Reply, references: dict[str, str]) -> TestKit:
     problem = run.problem
-    model = run.model_name or settings.HARDTESTS_LLM_MODEL
+    model = run.model_name or rec.llm.model
     with transaction.atomic():
         validator = validator_create(problem=problem, code=reply.input_validator, origin=CodeOrigin.LLM,
                                      model_name=model, change_note=f"oracle-free run #{run.pk}")
@@ -254,7 +254,7 @@ def _max_test(sb: Sandbox, kit: TestKit, reply: A7Reply, problem: Problem, effic
 def build_a7(run: GenerationRun, rec: RunRecorder, sb: Sandbox, *, persist: bool = True) -> Built:
     problem = run.problem
     samples = sample_pairs(problem)
-    model = run.model_name or settings.HARDTESTS_LLM_MODEL
+    model = run.model_name or rec.llm.model
     clock = SandboxClock()
     rec.stage(GenerationRun.Stage.LLM_VALIDATOR)
     rec.log(f"oracle-free (HardTests A.7): asking {model} for a brute force, a validator and edge-case generators")

@@ -34,8 +34,8 @@ from sandbox import Sandbox
 
 def build_acecoder(run: GenerationRun, rec: RunRecorder, sb: Sandbox) -> Built:
     problem = run.problem
-    model = run.model_name or settings.HARDTESTS_LLM_MODEL
-    solver = (settings.HARDTESTS_ACECODER_SOLUTION_MODEL or "").strip() or model
+    model = run.model_name or rec.llm.model
+    solver = rec.llm.solution_model or model
     count = max(1, int(settings.HARDTESTS_ACECODER_TESTS))
     clock = SandboxClock()
     rec.stage(GenerationRun.Stage.LLM_INPUTS)

@@ -21,11 +21,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from django.conf import settings
 from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from generation.llm import LLMConfig
 from generation.materialise.types import MaterialiseError, RunFailed
 from generation.models import GenerationRun
 from generation.oracle_free import build
@@ -99,13 +99,14 @@ def _judge_all(sb: Sandbox, problem: Problem, suite: TestSuite, candidates: list
     return pairs
 
 
-def _build(problem: Problem, mode: str, model: str | None, sb: Sandbox) -> tuple[Any, GenerationRun | None, str]:
+def _build(problem: Problem, mode: str, model: str | None, sb: Sandbox,
+           llm: LLMConfig) -> tuple[Any, GenerationRun | None, str]:
     """(Built or None, the run that recorded the LLM calls, failure reason or "")."""
-    run = run_open_to_record(problem=problem, mode=mode, model_name=model or settings.HARDTESTS_LLM_MODEL,
+    run = run_open_to_record(problem=problem, mode=mode, model_name=model or llm.model,
                              note="Table 8 evaluation (oracles hidden): the suite is built in memory and never saved")
     if run is None:
         return None, None, "open_run"  # the problem has a run of its own going; not raced
-    rec = RunRecorder(run)
+    rec = RunRecorder(run, llm=llm)
     rec.start_heartbeat()
     reason, built = "", None
     try:
@@ -131,9 +132,12 @@ def _row(key: str, label: str, pairs: list[Pair], covered: int, total: int) -> d
 
 def oracle_free_table8(*, problems: QuerySet[Problem], model_name: str | None = None,
                        consistency_check: bool = False, dataset: str = "",
-                       progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """The Table 8 report (a dict; see the module docstring). Raises RuntimeError on a sandbox error."""
+                       progress: Callable[[str], None] | None = None,
+                       llm: LLMConfig | None = None) -> dict[str, Any]:
+    """The Table 8 report (a dict; see the module docstring), its LLM calls sent to `llm`
+    (None: the settings' endpoint). Raises RuntimeError on a sandbox error."""
     say = progress or (lambda _: None)
+    llm = llm or LLMConfig.from_settings()
     sb = get_sandbox()
     rows: dict[str, list[Pair]] = {"oracle_based": []}
     covered: dict[str, int] = {key: 0 for key, _, _ in METHODS}
@@ -157,7 +161,7 @@ def oracle_free_table8(*, problems: QuerySet[Problem], model_name: str | None = 
                                                   "tests": oracle_suite.test_count,
                                                   "accepted": sum(p.accepted for p in base)}}
         for key, mode, _ in METHODS:
-            built, run, reason = _build(problem, mode, model_name, sb)
+            built, run, reason = _build(problem, mode, model_name, sb, llm)
             if run is not None:
                 runs.append(run.pk)
             if built is None:
@@ -183,7 +187,7 @@ def oracle_free_table8(*, problems: QuerySet[Problem], model_name: str | None = 
                       eligible, eligible))
     return {"kind": KIND, "dataset": dataset, "consistency_check": consistency_check,
             "note": CONSISTENCY_NOTE if consistency_check else "",
-            "model": model_name or settings.HARDTESTS_LLM_MODEL, "problems": eligible, "rows": table,
+            "model": model_name or llm.model, "problems": eligible, "rows": table,
             "failures": reasons, "per_problem": per_problem, "runs": runs,
             "created_at": timezone.now().isoformat(timespec="seconds")}
 

@@ -18,11 +18,11 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from django.test import override_settings
-
+from generation.llm import LLMConfig
 from generation.parsing import hacking_functions, regular_functions
 from problems.blobs import blob_pairs
 from problems.judging import suite_for_judging
@@ -80,9 +80,16 @@ def _kind(system: str) -> str:
     return "solution"
 
 
+@dataclass(frozen=True)
+class StandIn:
+    answerable: int  # the problems it has replies for
+    llm: LLMConfig  # its endpoint, for the evaluation's calls (nothing else is pointed at it)
+
+
 @contextmanager
-def standin_llm(problems: list[Problem]) -> Iterator[int]:
-    """Point the LLM settings at the stand-in for the duration; yields how many problems it can answer."""
+def standin_llm(problems: list[Problem], *, base: LLMConfig | None = None) -> Iterator[StandIn]:
+    """Serve the stand-in for the duration; yields its endpoint as an LLMConfig (`base`, default
+    the settings', with the stand-in's address, key and model) and how many problems it can answer."""
     table = {p.statement.strip(): r for p in problems if (r := _replies(p)) is not None}
 
     class Handler(BaseHTTPRequestHandler):
@@ -109,11 +116,10 @@ def standin_llm(problems: list[Problem]) -> Iterator[int]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
+    llm = replace(base or LLMConfig.from_settings(), base_url=f"http://127.0.0.1:{server.server_address[1]}/v1",
+                  api_key="standin", model="demo-standin", solution_model="")
     try:
-        with override_settings(OPENAI_BASE_URL=f"http://127.0.0.1:{server.server_address[1]}/v1",
-                               OPENAI_API_KEY="standin", HARDTESTS_LLM_MODEL="demo-standin",
-                               HARDTESTS_ACECODER_SOLUTION_MODEL=""):
-            yield len(table)
+        yield StandIn(len(table), llm)
     finally:
         server.shutdown()
         server.server_close()

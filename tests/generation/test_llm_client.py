@@ -92,7 +92,7 @@ def test_a_held_slot_is_renewed_and_a_fresh_one_blocks(monkeypatch, settings) ->
     monkeypatch.setattr(llm, "_LEASE_S", 0.6)
     conn = redis_connection()
     conn.delete(llm._SEMAPHORE_KEY)
-    with llm._concurrency_slot():
+    with llm._concurrency_slot(1):
         (token,) = conn.zrange(llm._SEMAPHORE_KEY, 0, -1)
         first = conn.zscore(llm._SEMAPHORE_KEY, token)
         time.sleep(1.5)  # more than the lease: without renewal the slot would be free

@@ -56,11 +56,11 @@ class Command(BaseCommand):
                 raise CommandError("--demo takes --pids, not --filter")
             if not problems.exists():
                 raise CommandError("no demo problems: load them first (manage.py load_demo, or make run)")
-            with standin_llm(list(problems)) as answerable:
-                if not answerable:
+            with standin_llm(list(problems)) as standin:
+                if not standin.answerable:
                     raise CommandError("no demo problem has a Python oracle and a kit to replay")
                 report = oracle_free_table8(problems=problems, consistency_check=True, dataset="demo",
-                                            model_name="demo-standin", progress=progress)
+                                            model_name="demo-standin", progress=progress, llm=standin.llm)
         else:
             if not (options["pids"] or options["filter"]):
                 raise CommandError("name problems with --pids or --filter, or use --demo")
