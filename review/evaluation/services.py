@@ -23,6 +23,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from core import joblife
 from generation.refine.report import refinement_section, split_section
 from generation.refine.split import HELD_OUT, SPLITS, TUNING
 from problems.blobs import blobs_get
@@ -30,7 +31,6 @@ from problems.jobs import judging_enqueue
 from problems.judging import KIND_ORDER, solution_judge
 from problems.models import JudgingTask, Problem, Solution, TestSuite, Verdict
 from review.evaluation import metrics, paper
-from problems.verify_types import Mode
 from review.evaluation.export import paper_plain_tables, tables_csv, tables_latex
 from review.evaluation.fast_suites import fast_suite_records, fast_suite_report
 from review.evaluation.redundancy import LCS_RATIO, LENGTH_SLACK, NearDuplicates, near_duplicates
@@ -44,6 +44,7 @@ from review.evaluation.selectors import (
     roles_check,
 )
 from review.models import EvaluationReport
+from review.models.evaluation import EVALUATION_REPORT
 
 NEAR_DUPLICATE_BUDGET_S = 60.0
 FAST_REPORT_SUITES = 200  # the most recently activated suites the fast-suite section measures
@@ -125,7 +126,7 @@ def evaluation_judge_missing(*, pairs: Pairs, sync: bool = False, on_progress: P
     plan = JudgingPlan(wanted=len(pairs.wanted), current=len(pairs.current))
     if sync:
         for done, (solution, suite) in enumerate(missing, start=1):
-            solution_judge(solution=solution, suite=suite, mode=Mode.ALL)
+            solution_judge(solution=solution, suite=suite, mode="all")
             plan.judged_here += 1
             if on_progress:
                 on_progress(done, len(missing))
@@ -144,7 +145,7 @@ def evaluation_judge_missing(*, pairs: Pairs, sync: bool = False, on_progress: P
     with transaction.atomic():
         for suite, solutions in to_queue.values():
             before = set(JudgingTask.objects.filter(suite=suite).values_list("pk", flat=True))
-            judging_enqueue(suite=suite, solutions=solutions, mode=Mode.ALL)
+            judging_enqueue(suite=suite, solutions=solutions, mode="all")
             plan.task_ids += list(JudgingTask.objects.filter(suite=suite).exclude(pk__in=before).values_list("pk", flat=True))
     return plan
 
@@ -341,11 +342,10 @@ def evaluation_report_run(
     near_duplicate_budget_s: float = NEAR_DUPLICATE_BUDGET_S, on_progress: Progress | None = None,
 ) -> EvaluationReport:
     """Judge what is missing (waiting for the sandbox workers), then compute and store."""
-    claimed = EvaluationReport.objects.filter(pk=report_id, status=EvaluationReport.Status.QUEUED).update(
-        status=EvaluationReport.Status.JUDGING
-    )
+    worker, job_id = joblife.current_worker()
+    claimed = joblife.claim(EVALUATION_REPORT, pk=report_id, worker=worker, job_id=job_id)
     report = EvaluationReport.objects.get(pk=report_id)
-    if claimed != 1:
+    if not claimed:
         return report
     try:
         selection = selection_from_params(report.params)
@@ -353,33 +353,29 @@ def evaluation_report_run(
                                  per_problem=selection.per_problem,
                                  split="all" if selection.split == "both" else selection.split)
         missing = len(pairs.missing)
-        EvaluationReport.objects.filter(pk=report_id).update(judging_total=missing)
+        joblife.progress(EVALUATION_REPORT, pk=report_id, judging_total=missing)
 
         def progress(done: int, total: int) -> None:
-            EvaluationReport.objects.filter(pk=report_id).update(judging_done=done)
+            joblife.progress(EVALUATION_REPORT, pk=report_id, judging_done=done)
             if on_progress:
                 on_progress(done, total)
 
         plan = evaluation_judge_missing(pairs=pairs, sync=sync, on_progress=progress)
         if plan.task_ids:
             evaluation_wait(task_ids=plan.task_ids, timeout_s=timeout_s, on_progress=progress)
-        EvaluationReport.objects.filter(pk=report_id).update(status=EvaluationReport.Status.COMPUTING)
+        joblife.move(EVALUATION_REPORT, pk=report_id, from_status=(EvaluationReport.Status.JUDGING,),
+                     to=EvaluationReport.Status.COMPUTING)
 
         def step(done: int, total: int, label: str) -> None:
-            EvaluationReport.objects.filter(pk=report_id).update(compute_done=done, compute_total=total,
-                                                                 compute_step=label[:100])
+            joblife.progress(EVALUATION_REPORT, pk=report_id, compute_done=done, compute_total=total,
+                             compute_step=label[:100])
 
         data = evaluation_report_compute(selection=selection, near_duplicate_budget_s=near_duplicate_budget_s,
                                          on_step=step)
     except Exception as exc:
-        EvaluationReport.objects.filter(pk=report_id).update(
-            status=EvaluationReport.Status.FAILED, error=f"{type(exc).__name__}: {exc}"[:4000],
-            finished_at=timezone.now(),
-        )
+        joblife.fail(EVALUATION_REPORT, pk=report_id, reason=f"{type(exc).__name__}: {exc}")
         raise
-    EvaluationReport.objects.filter(pk=report_id).update(
-        status=EvaluationReport.Status.DONE, report=data, finished_at=timezone.now()
-    )
+    joblife.finish(EVALUATION_REPORT, pk=report_id, report=data)
     report.refresh_from_db()
     return report
 
@@ -436,6 +432,4 @@ def evaluation_report_abandon(*, report_id: int, reason: str) -> bool:
     """Record as failed an unfinished report whose job is gone (its worker was killed, Redis lost
     it): without this, it blocks every new evaluation until it is hours old. False when the report
     finished meanwhile."""
-    unfinished = [EvaluationReport.Status.QUEUED, EvaluationReport.Status.JUDGING, EvaluationReport.Status.COMPUTING]
-    return bool(EvaluationReport.objects.filter(pk=report_id, status__in=unfinished).update(
-        status=EvaluationReport.Status.FAILED, error=reason, finished_at=timezone.now()))
+    return joblife.fail(EVALUATION_REPORT, pk=report_id, reason=reason)

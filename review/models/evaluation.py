@@ -9,7 +9,9 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-__all__ = ["EvaluationReport"]
+from core.joblife import JobKind, kind_register
+
+__all__ = ["EVALUATION_REPORT", "EvaluationReport"]
 
 
 class EvaluationReport(models.Model):
@@ -64,3 +66,12 @@ class EvaluationReport(models.Model):
         if self.status == self.Status.COMPUTING:
             return 80 + (round(20 * self.compute_done / self.compute_total) if self.compute_total else 0)
         return 0
+
+
+# No beat of its own is judged: a section of the metrics may take minutes, so the sweep reads its
+# RQ job (the page's own check, job_lost in review/evaluation/views.py, says the same).
+EVALUATION_REPORT = kind_register(JobKind(
+    name="evaluation_report", model=EvaluationReport, queued=EvaluationReport.Status.QUEUED,
+    running=(EvaluationReport.Status.JUDGING, EvaluationReport.Status.COMPUTING), done=EvaluationReport.Status.DONE,
+    failed=EvaluationReport.Status.FAILED, cancelled=EvaluationReport.Status.FAILED,
+))

@@ -62,7 +62,14 @@ def _suite_addition() -> models.Model:
     return SuiteAddition.objects.create(item=_study_item(), input="1 2\n")
 
 
+def _evaluation_report() -> models.Model:
+    from review.models import EvaluationReport
+
+    return EvaluationReport.objects.create(params={"pids": []})
+
+
 FACTORIES: dict[str, Callable[[], models.Model]] = {
+    "evaluation_report": _evaluation_report,
     "judging_task": _judging_task,
     "validator_trial": _validator_trial,
     "suite_addition": _suite_addition,
