@@ -14,7 +14,7 @@ kill order), then prints:
   order against kill order; tests and CPU ms of fail-fast judging, full + kind order against
   fast + kill order;
 - judged for real, per problem: each known-wrong candidate judged fail-fast with the kill order
-  and with it switched off (HARDTESTS_KILL_ORDER=False): tests run and verdicts side by side
+  and in kind order (judge_code(kill_order=False)): tests run and verdicts side by side
   (the reward must be the same), and every known-correct program (oracles, gold AC) judged
   against the fast subset (must pass), with the fast subset's size.
 
@@ -67,7 +67,6 @@ def main() -> int:
     django.setup()
     from django.conf import settings
     from django.core.management import call_command
-    from django.test import override_settings
 
     call_command("migrate", verbosity=0)
     from generation.models import GenerationRun
@@ -145,8 +144,8 @@ def main() -> int:
         for solution in problem.solutions.all():
             known = gold_expectation(solution)
             if known is False:
-                with override_settings(HARDTESTS_KILL_ORDER=False):
-                    a = judge_code(problem=problem, suite=suite, language=solution.language, code=solution.code)
+                a = judge_code(problem=problem, suite=suite, language=solution.language, code=solution.code,
+                               kill_order=False)
                 b = judge_code(problem=problem, suite=suite, language=solution.language, code=solution.code)
                 total += 1
                 same_reward += a.reward == b.reward

@@ -150,36 +150,37 @@ class _SuiteCache:
         self._lock = threading.Lock()
 
     @staticmethod
-    def key(suite: TestSuite, subset: str, judging: str) -> tuple[Any, ...]:
+    def key(suite: TestSuite, subset: str, judging: str, kill_order: bool | None = None) -> tuple[Any, ...]:
         # A primary key alone can come back after a rollback (or a restored database);
         # with the creation time it names one suite for good. The order's revision goes up
         # when new verdicts change the kill order. `judging` (judging_digest) names what judges
         # the outputs by content: a judging function fixed in its kit (or edited in place) is
         # another key, so no worker judges with the one it had cached.
         return (suite.pk, suite.problem_id, suite.version, suite.created_at, suite.problem.comparison,
-                suite.order_revision, subset, settings.HARDTESTS_KILL_ORDER, settings.HARDTESTS_FAST_SUITES,
+                suite.order_revision, subset, _kill_order_on(kill_order), settings.HARDTESTS_FAST_SUITES,
                 judging)
 
-    def peek(self, suite: TestSuite, subset: str, judging: str) -> LoadedSuite | None:
+    def peek(self, suite: TestSuite, subset: str, judging: str, kill_order: bool | None = None) -> LoadedSuite | None:
         """The cached copy of `suite` judged by what `judging` names, or None; never reads the database."""
-        key = self.key(suite, subset, judging)
+        key = self.key(suite, subset, judging, kill_order)
         with self._lock:
             hit = self._items.get(key)
             if hit is not None:
                 self._items.move_to_end(key)
             return hit
 
-    def get(self, suite: TestSuite, subset: str = "full") -> LoadedSuite:
+    def get(self, suite: TestSuite, subset: str = "full", *, kill_order: bool | None = None) -> LoadedSuite:
         """`suite`'s tests and its judge as they are now: the judging function is read afresh
-        (one query) on every call, and the bodies from the cache when it holds them for it."""
+        (one query) on every call, and the bodies from the cache when it holds them for it.
+        `kill_order`: run in the suite's kill order (None: HARDTESTS_KILL_ORDER), else kind order."""
         judge = judge_source(suite)
         checker = suite_checker(suite)
         judging = judging_digest(judge, suite.problem.comparison, checker=checker)
-        hit = self.peek(suite, subset, judging)
+        hit = self.peek(suite, subset, judging, kill_order)
         if hit is not None:
             return hit
-        key = self.key(suite, subset, judging)
-        loaded = _load_suite(suite, subset, judge, checker)
+        key = self.key(suite, subset, judging, kill_order)
+        loaded = _load_suite(suite, subset, judge, checker, kill_order=kill_order)
         with self._lock:
             # A suite's tests never change after activation, and a new order comes with a new
             # revision (another key), so a cached copy never goes stale.
@@ -198,10 +199,14 @@ class _SuiteCache:
             self._bytes = 0
 
 
-def judging_position(suite: TestSuite) -> dict[int, int]:
+def _kill_order_on(kill_order: bool | None) -> bool:
+    return bool(settings.HARDTESTS_KILL_ORDER if kill_order is None else kill_order)
+
+
+def judging_position(suite: TestSuite, *, kill_order: bool | None = None) -> dict[int, int]:
     """ordinal -> position in the suite's stored kill order (empty: kind order); {} when kill
-    ordering is switched off (HARDTESTS_KILL_ORDER)."""
-    if not settings.HARDTESTS_KILL_ORDER:
+    ordering is off (`kill_order`, None: HARDTESTS_KILL_ORDER)."""
+    if not _kill_order_on(kill_order):
         return {}
     return {int(ordinal): position for position, ordinal in enumerate(suite.judge_order or [])}
 
@@ -211,21 +216,22 @@ def judging_sort_key(position: dict[int, int]) -> Any:
     return lambda item: (position.get(item[0], len(position)), KIND_ORDER.get(item[1], 9), item[0])
 
 
-def fast_ordinals(suite: TestSuite) -> set[int] | None:
+def fast_ordinals(suite: TestSuite, *, kill_order: bool | None = None) -> set[int] | None:
     """The fast subset's ordinals, or None for the full suite (none known, or switched off)."""
-    if not settings.HARDTESTS_FAST_SUITES or not settings.HARDTESTS_KILL_ORDER or not suite.fast_ordinals:
+    if not settings.HARDTESTS_FAST_SUITES or not _kill_order_on(kill_order) or not suite.fast_ordinals:
         return None
     return {int(ordinal) for ordinal in suite.fast_ordinals}
 
 
-def _load_suite(suite: TestSuite, subset: str, judge: str | None, checker: SuiteChecker | None = None) -> LoadedSuite:
+def _load_suite(suite: TestSuite, subset: str, judge: str | None, checker: SuiteChecker | None = None, *,
+                kill_order: bool | None = None) -> LoadedSuite:
     rows = list(suite.tests.values_list("ordinal", "kind", "input_sha256", "output_sha256"))
-    keep = fast_ordinals(suite) if subset == "fast" else None
+    keep = fast_ordinals(suite, kill_order=kill_order) if subset == "fast" else None
     if keep is not None:
         rows = [row for row in rows if row[0] in keep]
     bodies = blob_pairs((i, out) for _, _, i, out in rows)
     tests = [LoadedTest(o, k, *pair) for (o, k, _, _), pair in zip(rows, bodies, strict=True)]
-    by = judging_sort_key(judging_position(suite))
+    by = judging_sort_key(judging_position(suite, kill_order=kill_order))
     tests.sort(key=lambda t: by((t.ordinal, t.kind)))
     return LoadedSuite(tests, judge, sum(len(t.input) + len(t.output) for t in tests), suite.problem.comparison,
                        checker)
@@ -389,13 +395,15 @@ def judge_code(
     loaded: LoadedSuite | None = None,
     subset: str = "full",
     parallel: int | None = None,
+    kill_order: bool | None = None,
 ) -> JudgeResult:
     """Compile and run a program against a suite, or its fast subset (its cached bodies when
     `loaded` is not given); nothing is saved. `parallel`: the most lanes (sandbox batches at once)
-    this call may use; None is HARDTESTS_JUDGE_PARALLEL."""
+    this call may use; None is HARDTESTS_JUDGE_PARALLEL. `kill_order`: the suite's tests in its
+    kill order, else in kind order (None: HARDTESTS_KILL_ORDER); not read when `loaded` is given."""
     started = time.perf_counter()
     subset = subset if subset in SUBSETS else "full"
-    loaded = loaded or suite_cache.get(suite, subset)
+    loaded = loaded or suite_cache.get(suite, subset, kill_order=kill_order)
     tests = loaded.tests
     mark = time.perf_counter()
     phases = {"load": (mark - started) * 1000}
