@@ -16,6 +16,9 @@ from generation.recorder import RunRecorder
 from review.evaluation.oracle_free_standin import standin_llm
 from tests.generation.conftest import FakeLLM, make_problem, start_fake_llm
 
+# chat() takes an LLM concurrency slot in Redis: not the fast tier (tests/tiers.py)
+needs_redis = pytest.mark.slow
+
 MESSAGES = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hello"}]
 
 
@@ -35,6 +38,7 @@ def test_from_settings_reads_the_settings_and_the_key_stays_out_of_its_repr(sett
     assert not LLMConfig().configured
 
 
+@needs_redis
 @pytest.mark.django_db(transaction=True)
 def test_two_endpoints_serve_threads_side_by_side_each_call_at_its_own(fake_llm: FakeLLM) -> None:
     other, server = start_fake_llm()
@@ -68,6 +72,7 @@ def test_two_endpoints_serve_threads_side_by_side_each_call_at_its_own(fake_llm:
         server.server_close()
 
 
+@needs_redis
 @pytest.mark.django_db
 def test_a_runs_recorder_carries_its_endpoint_to_ask(settings) -> None:
     settings.OPENAI_BASE_URL = settings.OPENAI_API_KEY = ""  # the settings name no endpoint at all
@@ -84,6 +89,7 @@ def test_a_runs_recorder_carries_its_endpoint_to_ask(settings) -> None:
         server.server_close()
 
 
+@needs_redis
 @pytest.mark.django_db
 def test_the_table8_stand_in_is_reached_by_its_config_and_leaves_the_settings_alone(settings) -> None:
     settings.OPENAI_BASE_URL = settings.OPENAI_API_KEY = ""

@@ -8,7 +8,7 @@ import pytest
 from problems.judging import judge_code
 from tests.problems.test_kill_order import ADD, HELD_OUT, TESTS, _ab_suite, _fresh, _known
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]  # the sandbox
 
 
 def test_kill_order_false_judges_in_kind_order_and_true_in_the_learned_order_whatever_the_setting(settings):
