@@ -111,8 +111,8 @@ class InteractionLog:
                 if not ends_line and number == len(parts) - 1:
                     line += "\\ (no newline)\n"
                 if limit is not None and size + len(line) > limit:
-                    # a long line is cut too: its head, then the count of what is not shown
-                    text = line[2:limit - size].rstrip("\n")
+                    # a first line longer than the limit is cut: its head, then the count of what is not shown
+                    text = line[2:limit - size].rstrip("\n") if not out else ""
                     if text:
                         out.append(f"{direction} {text}\n")
                         shown += len(text.encode("utf-8", "replace"))
@@ -256,8 +256,10 @@ class _Relay:
     """The host between the two sides of one test (see the module's docstring): a poll loop on
     the thread that runs the test, never blocking on a side, logging what each sends."""
 
-    def __init__(self, *, program_out: int, judge_out: int, program_in: int, judge_in: int) -> None:
-        self.fds = [program_out, judge_out, program_in, judge_in]
+    def __init__(self, *, program_out: int, judge_out: int, program_in: int, judge_in: int,
+                 keepers: list[int]) -> None:
+        self.fds = [program_out, judge_out, program_in, judge_in, *keepers]
+        self.judge_in_keeper = keepers[1]
         self.wake_r, self.wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         for fd in self.fds:
             with contextlib.suppress(OSError):  # a smaller buffer only; the pipe works without it
@@ -367,10 +369,10 @@ class _Relay:
         (read to the end, to be delivered as its peer reads it)."""
         into, out_of = ((self.ways[INTERACTOR_TO_PROGRAM], self.ways[PROGRAM_TO_INTERACTOR]) if side == "program"
                         else (self.ways[PROGRAM_TO_INTERACTOR], self.ways[INTERACTOR_TO_PROGRAM]))
-        if side == "interactor" and into.target_open:
+        if side == "interactor":
             # the pipe gives back its bytes in order: more left unread than the program's part
             # means some of the prelude was never read
-            self.prelude_unread = self.prelude_left > 0 or _unread(into.target) > self.after_prelude
+            self.prelude_unread = self.prelude_left > 0 or _unread(self.judge_in_keeper) > self.after_prelude
         into.pending = b""
         for fd in (into.source, into.target):
             self._close(fd)
@@ -446,6 +448,11 @@ class InteractiveSession:
             judge_out=os.open(fifos["judge_out"], os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC),
             program_in=os.open(fifos["program_in"], os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC),
             judge_in=os.open(fifos["judge_in"], os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC),
+            # readers that never read, held to the test's end: a pipe's bytes live as long as
+            # one of its ends is open, so what the host wrote (and the EOF after it) still
+            # reaches a side whose runner opens its stdin only after the host has let go
+            keepers=[os.open(fifos[name], os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+                     for name in ("program_in", "judge_in")],
         )
         relay.send_prelude(prelude)
         answers: queue.Queue[tuple[str, RawResult | BaseException]] = queue.Queue()

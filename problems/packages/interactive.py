@@ -3,12 +3,14 @@
 Two formats: testlib (`interactor input output`, the program on its stdin/stdout, exit 0 OK,
 1 WA, 2 PE, 3 FAIL; the `output` file it writes goes to the package's checker when there is
 one) and Kattis (`validator input answer feedback_dir [flags]`, the program's output on its
-stdin, its stdout to the program, 42 accept, 43 reject). The interactor is compiled with a
-shim, as external.py's judges are: a constructor reads the test (input, answer) from the
-start of its stdin, writes the files into its private /tmp, and runs the interactor in a
-child whose stdin and stdout stay the FIFOs to the program; it reports the child's end, its
+stdin, its stdout to the program, 42 accept, 43 reject). The interactor is C++ (testlib or
+not) or Python 3, with a shim, as external.py's judges are: the C++ shim's constructor (or the
+Python shim, whose child runs `python3 <entry> <args>`) reads the test (input, answer) from
+the start of its stdin, writes the files into its private /tmp, and runs the interactor in a
+child whose stdin and stdout stay the pipes to the program; it reports the child's end, its
 stderr, the feedback files and testlib's output file on its own stderr (hex, within the
-runner's 4 KB tail).
+runner's 4 KB tail). What the two sides said to each other comes back as the test's
+interaction log (sandbox/interactive.py's relay).
 
 The verdict follows problemtools (verifyproblem's interactive judging): an interactor that
 failed (FAIL, any other exit, a crash, a limit, a compile error, no report) is a judging
@@ -20,7 +22,7 @@ exceeded a limit or crashed gets that verdict; otherwise the interactor's verdic
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from problems.models import PackageJudge, TestSuite
 from problems.packages.external import (
@@ -36,7 +38,7 @@ from problems.packages.external import (
     testlib_header,
 )
 from sandbox import CompiledProgram, Limits, RunResult, Sandbox, Verdict
-from sandbox.interactive import InteractiveRun, InteractiveSession
+from sandbox.interactive import InteractionLog, InteractiveRun, InteractiveSession
 
 KATTIS = "kattis_interactor"
 TESTLIB = "testlib_interactor"
@@ -68,6 +70,8 @@ class Judged:
     # testlib's output file, as the interactor wrote it (what the checker judged)
     output: bytes = b""
     output_truncated: bool = False
+    # what the program and the interactor sent each other (empty when the program never ran)
+    log: InteractionLog = field(default_factory=InteractionLog)
 
 
 _SHIM = r"""/* hardtests interactor shim 1 (see problems/packages/interactive.py) */
@@ -171,10 +175,100 @@ def _c_string(text: str) -> str:
     return '"' + "".join(c if c.isalnum() or c in " ._-+/=:," else f"\\x{ord(c):02x}\"\"" for c in text) + '"'
 
 
+_PY_SHIM = r'''
+import os, sys
+
+def _die(what):
+    sys.stderr.write("hts-ishim: %s\n" % what)
+    os._exit(120)
+
+def _exact(size):
+    parts = []
+    while size:
+        chunk = os.read(0, size)
+        if not chunk:
+            _die("short request")
+        parts.append(chunk)
+        size -= len(chunk)
+    return b"".join(parts)
+
+def _line():
+    # byte by byte: what follows the prelude on this stdin is the program's, not the shim's
+    out = bytearray()
+    while True:
+        c = os.read(0, 1)
+        if not c or c == b"\n":
+            return bytes(out)
+        out += c
+
+def _emit(name, data, whole):
+    os.write(2, ("%s %d %s\n" % (name, whole, data.hex())).encode())
+
+def _report(name, path, most):
+    try:
+        whole = os.stat(path).st_size
+        with open(path, "rb") as fh:
+            if whole > most:
+                fh.seek(whole - most)
+            data = fh.read()
+    except OSError:
+        whole, data = 0, b""
+    _emit(name, data[-most:], whole)
+
+def _main():
+    if _line() != b"HTSI1":
+        _die("bad request")
+    os.chdir("/tmp")
+    for name in ("input", "answer"):
+        size = _line()
+        if not size.isdigit():
+            _die("bad request")
+        with open(name, "wb") as fh:
+            fh.write(_exact(int(size)))
+    os.makedirs("feedback", exist_ok=True)
+    for path, text in FILES.items():
+        target = os.path.join("judge", path)
+        os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
+        with open(target, "w", encoding="utf-8", errors="surrogateescape") as fh:
+            fh.write(text)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            err = os.open("stderr.txt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            os.dup2(err, 2)
+            os.execv(sys.executable, [sys.executable, os.path.join("judge", ENTRY), *ARGS])
+        finally:
+            os._exit(120)
+    # the pipes are the interactor's alone: the program sees their end when the interactor's ends
+    null = os.open("/dev/null", os.O_RDWR)
+    os.dup2(null, 0)
+    os.dup2(null, 1)
+    _, status = os.waitpid(pid, 0)
+    if os.WIFEXITED(status):
+        head = "exit %d" % os.WEXITSTATUS(status)
+    else:
+        head = "signal %d" % (os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0)
+    os.write(2, ("%s\n%s\n" % (MAGIC, head)).encode())
+    for name, path in (("stderr", "stderr.txt"), ("judgemessage.txt", "feedback/judgemessage.txt"),
+                       ("teammessage.txt", "feedback/teammessage.txt"), ("output", "output")):
+        _report(name, path, TAILS[name])
+    os._exit(0)
+
+_main()
+'''
+# the languages an interactor may be written in: the sandbox runs both, each with its shim
+LANGUAGES = ("cpp", "python3")
+
+
+def _args(interactor: Interactor) -> list[str]:
+    return ["input", "output"] if interactor.kind == TESTLIB else ["input", "answer", "feedback/", *interactor.flags]
+
+
 def refusal(interactor: Interactor) -> str | None:
     """Why this interactor cannot be built (before anything runs), or None."""
-    if interactor.language != "cpp":
-        return f"an interactor in {interactor.language!r} is not supported here (C++ interactors are)"
+    if interactor.language not in LANGUAGES:
+        return (f"an interactor in {interactor.language!r} is not supported here "
+                "(C++ and Python 3 interactors are)")
     if dict(interactor.files).get(interactor.entry) is None:
         return f"the interactor's entry file {interactor.entry!r} is missing"
     judge = interactor.as_judge()
@@ -183,19 +277,25 @@ def refusal(interactor: Interactor) -> str | None:
     return None
 
 
-def shim_source(interactor: Interactor) -> str:
-    """The interactor's C++ source with its shim; JudgeUnavailable if it cannot be built."""
+def shim_source(interactor: Interactor) -> tuple[str, str]:
+    """(sandbox language, source) of the interactor with its shim; JudgeUnavailable if it
+    cannot be built. A Python interactor runs as `python3 <entry> <args>` (its files beside
+    it, so it may import them) in a child of the Python shim, as Kattis runs one."""
     reason = refusal(interactor)
     if reason is not None:
         raise JudgeUnavailable(reason)
+    args = _args(interactor)
+    if interactor.language == "python3":
+        head = (f"FILES = {dict(interactor.files)!r}\nENTRY = {interactor.entry!r}\nARGS = {args!r}\n"
+                f"MAGIC = {REPORT_MAGIC!r}\nTAILS = {TAILS!r}\n")
+        return "python3", head + _PY_SHIM
     judge = interactor.as_judge()
-    args = ["input", "output"] if interactor.kind == TESTLIB else ["input", "answer", "feedback/", *interactor.flags]
     body = _inline(judge, interactor.entry, {interactor.entry}, testlib_header(judge))
     shim = (_SHIM.replace("@ARGS@", "".join(f"{_c_string(a)}, " for a in args))
             .replace("@MAGIC@", REPORT_MAGIC)
             .replace("@T_STDERR@", str(TAILS["stderr"])).replace("@T_JUDGE@", str(TAILS["judgemessage.txt"]))
             .replace("@T_TEAM@", str(TAILS["teammessage.txt"])).replace("@T_OUTPUT@", str(TAILS["output"])))
-    return f'{shim}#line 1 "{interactor.entry}"\n{body}\n'
+    return "cpp", f'{shim}#line 1 "{interactor.entry}"\n{body}\n'
 
 
 def prelude(input_: bytes, answer: bytes) -> bytes:
@@ -286,10 +386,10 @@ def judge_runs(sb: Sandbox, interactor: Interactor, program: CompiledProgram, te
     if not tests:
         return []
     try:
-        source = shim_source(interactor)
+        language, source = shim_source(interactor)
     except JudgeUnavailable as exc:
         return [Judged("SE", f"judging error: {exc}", RunResult(verdict=Verdict.SE)) for _ in tests]
-    built = sb.compile("cpp", source, cpp_std="gnu++17")
+    built = sb.compile("cpp", source, cpp_std="gnu++17") if language == "cpp" else sb.compile(language, source)
     if not built.ok:
         what = "did not compile" if built.verdict == Verdict.CE else "could not be compiled (sandbox error)"
         reason = f"judging error: the interactor {what}: {built.message.strip()[-2000:]}"
@@ -305,7 +405,7 @@ def judge_runs(sb: Sandbox, interactor: Interactor, program: CompiledProgram, te
             verdict, message, said = decide(interactor, run)
             output = said.feedback.get("output", "").encode()
             judged.append(Judged(verdict, message, run.program, run.interactor_first, output,
-                                 "output_truncated" in said.feedback))
+                                 "output_truncated" in said.feedback, run.log))
             if fail_fast and verdict != "AC":
                 break
     finally:

@@ -205,3 +205,13 @@ def test_a_program_writing_to_an_interactor_that_left_meets_a_broken_pipe(sb: Sa
     assert run.interactor_first
     assert (run.program.verdict, run.program.signal) == (Verdict.RE, 13)
     assert run.log.text().startswith("> spam\n")
+
+
+def test_what_a_quick_program_sent_reaches_an_interactor_that_starts_late(sb: Sandbox) -> None:
+    # the program may write and end before the interactor's runner has opened its stdin: the
+    # prelude, the program's line and the end after them must all still be there for it
+    quick = sb.compile("cpp", "#include <cstdio>\nint main(){puts(\"7\");}")
+    reads = sb.compile("python3", "import sys\nsys.stdin.readline()\nsys.stderr.write(repr(sys.stdin.read()))\n")
+    runs = run_interactive(sb, quick, reads, [b"go\n"] * 10, Limits(time_s=2), Limits(time_s=5))
+    assert [(r.interactor.verdict, r.interactor.stderr, r.prelude_unread) for r in runs] == [
+        (Verdict.OK, "'7\\n'", False)] * 10
