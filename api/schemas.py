@@ -28,6 +28,8 @@ def _clean(value: str) -> str:
 # The pattern puts "no NUL" in the OpenAPI schema too, so clients (and fuzzers) know it.
 CleanStr = Annotated[str, StringConstraints(pattern=r"^[^\x00]*$"), AfterValidator(_clean)]
 Language = Literal["python3", "c", "cpp", "java"]
+# The values of problems.verify_types.Mode (tests/api/test_verify_contract.py holds them equal), as a
+# Literal so the OpenAPI schema and a refusal's body stay as clients know them; the views make it a Mode.
 Mode = Literal["fail_fast", "all"]
 TestVerdict = Literal["AC", "WA", "TLE", "MLE", "RE", "OLE", "CE", "SE"]
 
