@@ -97,6 +97,10 @@ class TestOut(Built):
     wall_ms: int
     memory_kb: int
     message: str = Field(default="", description="what judged a failing test said (a package checker's message)")
+    interaction: str = Field(default="", description=(
+        "an interactive test's talk, one line per line sent: '> ' program to interactor, '< ' interactor to "
+        "program; cut at 2000 characters, ending '[... N more bytes of TOTAL not shown]' when cut; empty for "
+        "other problems"))
 
 
 class VerifyOut(Built):

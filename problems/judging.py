@@ -58,6 +58,9 @@ CACHE_MAX_BYTES = 512 * 1024 * 1024
 FAILURE_OUTPUT_KEPT = 1024 * 1024
 # How much of a failing test's judge message a result carries (API tests[].message).
 TEST_MESSAGE_KEPT = 500
+# How much of an interactive test's log a result carries (API tests[].interaction), in
+# characters; the drill-down keeps the log as the relay kept it (sandbox.interactive.LOG_KEPT).
+INTERACTION_KEPT = 2000
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,8 @@ class TestOutcome:
     memory_kb: int
     # what judged a failing test said (a package checker's message, a judging failure's reason)
     message: str = ""
+    # an interactive test's talk ("> " program to interactor, "< " back), cut at INTERACTION_KEPT
+    interaction: str = ""
 
 
 @dataclass
@@ -99,6 +104,9 @@ class JudgeResult:
     # ordinal -> (program output, judge message) of failing tests, for the verdict matrix's
     # cell view; kept out of to_dict so API replies stay small.
     failures: dict[int, tuple[bytes, str]] = field(default_factory=dict, repr=False)
+    # ordinal -> (interaction log as kept, the interactor's message) of interactive tests, for
+    # the verdict drill-down; kept out of to_dict too.
+    interactions: dict[int, tuple[str, str]] = field(default_factory=dict, repr=False)
 
     @property
     def reward(self) -> int:
@@ -107,7 +115,7 @@ class JudgeResult:
     def to_dict(self) -> dict[str, Any]:
         # not asdict(): its deep copy of every test and failure took 0.29 ms for a 40-test
         # result (0.01 ms this way), on every API verification
-        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("tests", "failures")}
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("tests", "failures", "interactions")}
         data["tests"] = [dict(vars(test)) for test in self.tests]
         data["reward"] = self.reward
         data["pass_fraction"] = self.passed / self.total if self.total else 0.0
@@ -747,7 +755,9 @@ def _judge_interactive(sb: Sandbox, interactor: Interactor, result: JudgeResult,
         run = judged.program
         result.tests.append(TestOutcome(len(result.tests), test.ordinal, test.kind, judged.verdict, run.time_ms,
                                         run.wall_ms, run.memory_kb,
-                                        judged.message[-TEST_MESSAGE_KEPT:] if judged.verdict != "AC" else ""))
+                                        judged.message[-TEST_MESSAGE_KEPT:] if judged.verdict != "AC" else "",
+                                        judged.log.text(limit=INTERACTION_KEPT)))
+        result.interactions[test.ordinal] = (judged.log.text(), judged.message)
         if judged.verdict == "AC":
             result.passed += 1
             continue
@@ -774,6 +784,19 @@ def _failure_fields(result: JudgeResult, outputs: dict[int, tuple[str, int]], or
     return {"output_sha256": sha, "output_size": size, "note": result.failures[ordinal][1][-2000:]}
 
 
+def _interaction_fields(result: JudgeResult, logs: dict[int, tuple[str, int]], ordinal: int) -> dict[str, Any]:
+    """What the verdict drill-down shows of an interactive test, whatever its verdict: where its
+    interaction log is stored, and the interactor's message."""
+    if ordinal not in result.interactions:
+        return {}
+    sha, size = logs[ordinal]
+    fields_ = {"interaction_sha256": sha, "interaction_size": size}
+    message = result.interactions[ordinal][1]
+    if message:
+        fields_["note"] = message[-2000:]
+    return fields_
+
+
 def solution_judge(
     *, solution: Solution, suite: TestSuite, mode: Mode = Mode.ALL, sandbox: Sandbox | None = None
 ) -> VerdictRecord:
@@ -783,6 +806,8 @@ def solution_judge(
     )
     outputs = dict(zip(result.failures, blobs_put(out[:FAILURE_OUTPUT_KEPT] for out, _ in result.failures.values()),
                        strict=True))
+    logs = dict(zip(result.interactions, blobs_put(log.encode() for log, _ in result.interactions.values()),
+                    strict=True))
     verdict = verdict_record(
         solution=solution,
         suite=suite,
@@ -792,7 +817,8 @@ def solution_judge(
         complete=result.complete,
         results=[
             {"ordinal": t.ordinal, "verdict": t.verdict, "time_ms": t.time_ms, "wall_ms": t.wall_ms,
-             "memory_kb": t.memory_kb, **_failure_fields(result, outputs, t.ordinal)}
+             "memory_kb": t.memory_kb, **_interaction_fields(result, logs, t.ordinal),
+             **_failure_fields(result, outputs, t.ordinal)}
             for t in result.tests
         ],
         message=result.message,

@@ -163,6 +163,8 @@ class CellDetail:
     truncated: bool
     diff: list[tuple[int, str, str, bool]]
     contradicts: bool
+    # an interactive test's log as stored ("> " program to interactor, "< " back), or None
+    interaction_text: str | None = None
 
 
 CELL_SHOWN_BYTES = 64 * 1024
@@ -175,7 +177,8 @@ def _shown(data: bytes) -> tuple[str, bool]:
 
 def verdict_cell(suite: TestSuite, solution: Solution, ordinal: int) -> CellDetail:
     """One cell of the matrix opened: the test's bodies, the program's output when it failed,
-    and a line-by-line comparison (line number, expected, actual, differs)."""
+    and a line-by-line comparison (line number, expected, actual, differs); for an interactive
+    test, what the program and the interactor said instead of the comparison."""
     from problems.blobs import blob_get
 
     test = suite.tests.get(ordinal=ordinal)
@@ -192,8 +195,12 @@ def verdict_cell(suite: TestSuite, solution: Solution, ordinal: int) -> CellDeta
         actual_text, actual_cut = _shown(blob_get(result["output_sha256"]))
     elif result and result.get("verdict") == "AC":
         actual_text = expected_text
+    interaction_text = None
+    interaction_cut = False
+    if result and result.get("interaction_sha256"):
+        interaction_text, interaction_cut = _shown(blob_get(result["interaction_sha256"]))
     diff: list[tuple[int, str, str, bool]] = []
-    if actual_text is not None:
+    if actual_text is not None and interaction_text is None:
         exp_lines, act_lines = expected_text.splitlines(), actual_text.splitlines()
         for i in range(min(DIFF_LINES, max(len(exp_lines), len(act_lines)))):
             e = exp_lines[i] if i < len(exp_lines) else ""
@@ -203,8 +210,10 @@ def verdict_cell(suite: TestSuite, solution: Solution, ordinal: int) -> CellDeta
     expected = gold_expectation(solution)
     return CellDetail(
         solution=solution, test=test, result=result, verdict=verdict, input_text=input_text,
-        expected_text=expected_text, actual_text=actual_text, truncated=in_cut or out_cut or actual_cut, diff=diff,
+        expected_text=expected_text, actual_text=actual_text,
+        truncated=in_cut or out_cut or actual_cut or interaction_cut, diff=diff,
         contradicts=bool(result and expected is True and result.get("verdict") != "AC"),
+        interaction_text=interaction_text,
     )
 
 
