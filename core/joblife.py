@@ -39,7 +39,7 @@ from core.queues import redis_connection
 
 __all__ = ["ALIVE_JOB_STATES", "DeadRow", "JobKind", "claim", "cancel", "current_worker", "dead_rows", "fail", "finish",
            "heartbeat", "job_states", "kind_register", "kinds", "move", "progress", "requeue", "requeue_many",
-           "sweep_dead"]
+           "sweep", "sweep_dead"]
 
 # What RQ says of a job that will still run (or is running).
 ALIVE_JOB_STATES = frozenset({b"queued", b"started", b"deferred", b"scheduled", b"created"})
@@ -75,9 +75,11 @@ class JobKind:
     on_dead: str = "fail"
     # Extra fields written when a row is queued again (e.g. a chunk claim's reset).
     requeue_fields: dict[str, Any] = field(default_factory=dict)
-    # The kind's sweep is its own function built on `sweep_dead` (generation's runs: a campaign
-    # run goes back to its queue, a building suite fails with it); the janitor calls that one.
-    own_sweep: bool = False
+    # The dotted path of the kind's own sweep, built on `dead_rows` / `sweep_dead`, where a dead
+    # row takes more than a status (generation: a campaign run goes back to its queue and a
+    # building suite fails with it; curation: the job's stale claims go back and its chains are
+    # queued again); None: `sweep_dead(kind)`. By name, as RQ names jobs: core imports no app.
+    sweep: str | None = None
 
     @property
     def open(self) -> tuple[str, ...]:
@@ -295,6 +297,15 @@ def dead_rows(kind: JobKind, *, batch: int = SWEEP_BATCH, grace_s: float = ENQUE
             dead.append(DeadRow(row["pk"], row["status"],
                                 f"worker died: no heartbeat since {last:%Y-%m-%d %H:%M:%S} UTC{worker}", still))
     return dead
+
+
+def sweep(kind: JobKind) -> int:
+    """The kind's dead-worker sweep (its own, or `sweep_dead`); how many rows it moved."""
+    if kind.sweep is None:
+        return sweep_dead(kind)
+    from django.utils.module_loading import import_string
+
+    return int(import_string(kind.sweep)())
 
 
 def sweep_dead(kind: JobKind, *, batch: int = SWEEP_BATCH, grace_s: float = ENQUEUE_GRACE_S,

@@ -11,10 +11,11 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from core.joblife import JobKind, kind_register
 from generation.models import LLMCall
 from problems.models import Problem, TestSuite
 
-__all__ = ["Completion", "CurationJob", "JudgeScore", "Selection"]
+__all__ = ["CURATION_JOB", "Completion", "CurationJob", "JudgeScore", "Selection"]
 
 
 class CurationJob(models.Model):
@@ -47,6 +48,9 @@ class CurationJob(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
+    # Each chunk beats when it claims and when it writes: a verifying job silent longer than
+    # HARDTESTS_CURATION_STALE_S has lost every chain (curation.lifecycle.curation_jobs_sweep).
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -58,6 +62,20 @@ class CurationJob(models.Model):
     @property
     def finished(self) -> bool:
         return self.status in (self.Status.VERIFIED, self.Status.FAILED)
+
+
+def _stale_after_s() -> float:
+    return float(settings.HARDTESTS_CURATION_STALE_S)
+
+
+# Many chains of chunk jobs share one job, so it has no RQ job or worker of its own: its beat says
+# whether any chain lives, and a dead job is taken back and queued again, never failed (a resume).
+CURATION_JOB = kind_register(JobKind(
+    name="curation_job", model=CurationJob, queued=CurationJob.Status.IMPORTED,
+    running=(CurationJob.Status.VERIFYING,), done=CurationJob.Status.VERIFIED, failed=CurationJob.Status.FAILED,
+    cancelled=CurationJob.Status.FAILED, worker_field=None, job_id_field=None, stale_after_s=_stale_after_s,
+    on_dead="requeue", sweep="curation.lifecycle.curation_jobs_sweep",
+))
 
 
 class Completion(models.Model):

@@ -41,7 +41,7 @@ def _finished_campaigns() -> int:
 def dead_jobs() -> int:
     """Rows of every other long job kind (core.joblife) whose worker died or whose job was lost:
     failed with the reason, or queued again where the kind runs them again."""
-    return sum(joblife.sweep_dead(kind) for kind in joblife.kinds() if not kind.own_sweep)
+    return sum(joblife.sweep(kind) for kind in joblife.kinds())
 
 
 def _expired_jobs() -> int:

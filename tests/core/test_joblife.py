@@ -21,7 +21,7 @@ from rq.worker_registration import REDIS_WORKER_KEYS, WORKERS_BY_QUEUE_KEY
 
 from core import joblife
 from core.queues import WORKER_HEALTH_HASH, get_queue, redis_connection
-from hardtests_web.ops.janitor import FAST_SWEEPS, dead_jobs
+from hardtests_web.ops.janitor import dead_jobs
 from hardtests_web.ops.reaper import dead_workers_sweep
 
 pytestmark = pytest.mark.django_db
@@ -68,7 +68,14 @@ def _evaluation_report() -> models.Model:
     return EvaluationReport.objects.create(params={"pids": []})
 
 
+def _curation_job() -> models.Model:
+    from curation.models import CurationJob
+
+    return CurationJob.objects.create(name="lifecycle")
+
+
 FACTORIES: dict[str, Callable[[], models.Model]] = {
+    "curation_job": _curation_job,
     "evaluation_report": _evaluation_report,
     "judging_task": _judging_task,
     "validator_trial": _validator_trial,
@@ -210,16 +217,14 @@ def test_a_dead_worker_s_job_runs_again_once_then_its_row_fails_with_the_reason(
     _age(kind, row, 600)
     assert dead_workers_sweep(connection) == 1
     assert job.get_status(refresh=True) == JobStatus.QUEUED  # queued again, at the front
-    assert joblife.sweep_dead(kind) == 0  # its job will run: the row is left to it
+    assert joblife.sweep(kind) == 0  # its job will run: the row is left to it
     assert joblife.claim(kind, pk=row.pk, worker="w-next", job_id=job.id)  # the re-run takes it back
     assert not joblife.claim(kind, pk=row.pk, worker="w-other", job_id="another-job")
     _die_under(job, "w-next")
     _age(kind, row, 600)
     assert dead_workers_sweep(connection) == 1
     assert job.get_status(refresh=True) == JobStatus.FAILED  # died twice: RQ gives up
-    assert dead_jobs() == (0 if kind.own_sweep else 1)
-    if kind.own_sweep:
-        assert dict(FAST_SWEEPS)["dead_runs"]() == 1
+    assert dead_jobs() == 1
     got = _read(kind, row)
     if kind.on_dead == "requeue":
         assert got.status == kind.queued
@@ -236,9 +241,9 @@ def test_a_row_whose_job_vanished_is_swept_after_the_grace(kind: joblife.JobKind
     job = _enqueue(kind, row)
     joblife.claim(kind, pk=row.pk, worker="w1", job_id=job.id)
     job.delete()  # Redis restarted empty, or the job expired
-    assert joblife.sweep_dead(kind) == 0  # a new row: its job id may not be written yet
+    assert joblife.sweep(kind) == 0  # a new row: its job id may not be written yet
     _age(kind, row, 600)
-    assert joblife.sweep_dead(kind) == 1
+    assert joblife.sweep(kind) == 1
     got = _read(kind, row)
     assert got.status == (kind.queued if kind.on_dead == "requeue" else kind.failed)
 
@@ -247,11 +252,13 @@ def test_a_row_whose_own_beat_stopped_is_swept(kind: joblife.JobKind, row: model
     if kind.stale_after_s is None:
         pytest.skip(f"{kind.name}'s worker does not beat per row: its RQ job says whether it lives")
     joblife.claim(kind, pk=row.pk, worker="w-silent")
-    assert joblife.sweep_dead(kind) == 0  # it beat just now
+    assert joblife.sweep(kind) == 0  # it beat just now
     _age(kind, row, kind.stale_after_s() + 60)
-    assert joblife.sweep_dead(kind) == 1
+    silent_since = getattr(_read(kind, row), kind.heartbeat_field or "")
+    assert joblife.sweep(kind) == 1
+    assert joblife.sweep(kind) == 0  # dealt with once
     got = _read(kind, row)
-    if kind.on_dead == "requeue":
-        assert got.status == kind.queued
+    if kind.on_dead == "requeue":  # taken back to run again (a campaign run: queued; a curation job: resumed)
+        assert got.status in kind.open and getattr(got, kind.heartbeat_field or "") > silent_since
     else:
         assert got.status == kind.failed and "no heartbeat since" in getattr(got, kind.error_field)
