@@ -42,10 +42,13 @@ def test_the_testlib_example_interactor_judges_a_plus_b_right_and_wrong(sb: Sand
     # the interactor's output file (testlib's tout) is what the checker judged
     assert [j.output for j in right] == [b"3\n7\n", b"30\n"]
     assert "2 queries processed" in right[0].message
+    # what the two said, in order: the interactor's queries ("<"), the program's sums (">")
+    assert [j.log.text() for j in right] == ["< 1 2\n> 3\n< 3 4\n> 7\n", "< 10 20\n> 30\n"]
     wrong = judge_runs(sb, interactor, sb.compile("cpp", WRONG), TESTS, limits, checker=checker)
     assert [j.verdict for j in wrong] == ["WA", "WA"]
     assert wrong[0].output == b"-1\n-1\n"
     assert "expected: '3', found: '-1'" in wrong[0].message
+    assert wrong[0].log.text() == "< 1 2\n> -1\n< 3 4\n> -1\n"
     crash = judge_runs(sb, interactor, sb.compile("cpp", CRASH), TESTS[:1], limits, checker=checker)
     assert crash[0].verdict == "RE" and not crash[0].interactor_first
 
@@ -95,7 +98,10 @@ def test_every_labelled_submission_of_guess_gets_its_folder_s_verdict(kattis_dir
     got = {s["name"]: (s["result"], s["result_high"]) for s in report["submissions"]}
     assert report["mismatches"] == 0, json.dumps(report, indent=1)
     assert all(s["ok"] for s in report["submissions"]), json.dumps(report, indent=1)
+    # guess's C submission is judged where the sandbox runs C (gcc), else refused at import
+    c_submission = {"run_time_error/guess_rte.c": ("RE", "RE")} if "run_time_error/guess_rte.c" in got else {}
     assert got == {
+        **c_submission,
         "accepted/guess.cc": ("AC", "AC"), "accepted/guess.java": ("AC", "AC"),
         "run_time_error/guess_rte_after_correct.cc": ("RE", "RE"),
         "time_limit_exceeded/guess_no_flush.cc": ("TLE", "TLE"),
