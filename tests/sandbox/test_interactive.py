@@ -215,3 +215,19 @@ def test_what_a_quick_program_sent_reaches_an_interactor_that_starts_late(sb: Sa
     runs = run_interactive(sb, quick, reads, [b"go\n"] * 10, Limits(time_s=2), Limits(time_s=5))
     assert [(r.interactor.verdict, r.interactor.stderr, r.prelude_unread) for r in runs] == [
         (Verdict.OK, "'7\\n'", False)] * 10
+
+
+def test_a_side_that_stops_reading_stalls_its_peer_to_its_limit_not_the_relay(sb: Sandbox) -> None:
+    # the program floods; the interactor never reads again: the program blocks on its full
+    # pipe (as with a bare pipe pair) until its wall-clock backstop, the interactor sleeps to
+    # its own, and the test ends with both verdicts and the flood's head in the log
+    floods = "#include <cstdio>\nint main(){for(;;) printf(\"spam\\n\");}"
+    sleeps = "import sys, time\nsys.stdin.readline()\ntime.sleep(60)\n"
+    [run] = run_interactive(sb, sb.compile("cpp", floods), sb.compile("python3", sleeps), [b"go\n"],
+                            Limits(time_s=0.5), Limits(time_s=1))
+    assert run.program.verdict == Verdict.TLE and run.program.time_ms < 500
+    assert run.interactor.verdict == Verdict.TLE
+    assert run.log.text().startswith("> spam\n> spam\n")
+    # what the relay took of the flood: what the interactor's stdin holds and one chunk, no
+    # more (the rest waited in the program's own pipe, as in a bare pipe's)
+    assert 32 * 1024 <= run.log.total <= 48 * 1024, run.log.total
