@@ -30,6 +30,7 @@ from problems.blobs import blobs_get
 from problems.jobs import judging_enqueue
 from problems.judging import KIND_ORDER, solution_judge
 from problems.models import JudgingTask, Problem, Solution, TestSuite, Verdict
+from problems.verify_types import Mode
 from review.evaluation import metrics, paper
 from review.evaluation.export import paper_plain_tables, tables_csv, tables_latex
 from review.evaluation.fast_suites import fast_suite_records, fast_suite_report
@@ -126,7 +127,7 @@ def evaluation_judge_missing(*, pairs: Pairs, sync: bool = False, on_progress: P
     plan = JudgingPlan(wanted=len(pairs.wanted), current=len(pairs.current))
     if sync:
         for done, (solution, suite) in enumerate(missing, start=1):
-            solution_judge(solution=solution, suite=suite, mode="all")
+            solution_judge(solution=solution, suite=suite, mode=Mode.ALL)
             plan.judged_here += 1
             if on_progress:
                 on_progress(done, len(missing))
@@ -145,7 +146,7 @@ def evaluation_judge_missing(*, pairs: Pairs, sync: bool = False, on_progress: P
     with transaction.atomic():
         for suite, solutions in to_queue.values():
             before = set(JudgingTask.objects.filter(suite=suite).values_list("pk", flat=True))
-            judging_enqueue(suite=suite, solutions=solutions, mode="all")
+            judging_enqueue(suite=suite, solutions=solutions, mode=Mode.ALL)
             plan.task_ids += list(JudgingTask.objects.filter(suite=suite).exclude(pk__in=before).values_list("pk", flat=True))
     return plan
 
