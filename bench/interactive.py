@@ -1,14 +1,15 @@
 """Interactive judging's per-test overhead, over a bare pipe pair, on the same two programs.
 
-    .venv/bin/python bench/interactive.py [--tests 40] [--rounds 5] [--queries 10]
+    .venv/bin/python bench/interactive.py [--tests 40] [--rounds 5] [--queries 10] [--backend bwrap|docker]
 
 The program (C++ a+b, answering --queries queries) and the interactor (C++, reads its
 prelude line "n", asks n queries, checks the answers) are compiled once in the sandbox.
 "bare" runs the same two binaries as plain subprocesses joined by two os.pipe() pairs, one
 test after another. "sandboxed" is sandbox/interactive.py: an InteractiveSession (two
-bubblewrap sandboxes, opened once and amortised over the tests, as judging does) running
-each test through its FIFOs. The best of --rounds rounds is kept for each (a shared, noisy
-machine); the overhead is the difference per test.
+sandboxes, opened once and amortised over the tests, as judging does) running each test
+through the host's relay, which passes every byte on and logs it (the interaction log).
+The best of --rounds rounds is kept for each (a shared, noisy machine); the overhead is the
+difference per test.
 """
 
 from __future__ import annotations
@@ -58,12 +59,14 @@ def main() -> None:
     parser.add_argument("--tests", type=int, default=40)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--queries", type=int, default=10)
+    parser.add_argument("--backend", choices=("bwrap", "docker"), default="bwrap")
     args = parser.parse_args()
-    sb = get_sandbox("bwrap")
+    sb = get_sandbox(args.backend)
     program, interactor = sb.compile("cpp", PROGRAM), sb.compile("cpp", INTERACTOR)
     assert program.ok and interactor.ok, (program.message, interactor.message)
     prelude = f"{args.queries}\n".encode()
     bare_best = sandboxed_best = float("inf")
+    logged = 0
     for _ in range(args.rounds):
         started = time.perf_counter()
         for _ in range(args.tests):
@@ -76,12 +79,14 @@ def main() -> None:
                 run = session.run(prelude)
                 if run.program.verdict != "OK" or run.interactor.exit_code != 0:
                     raise SystemExit(f"the sandboxed run failed: {run}")
+                logged = run.log.total
         finally:
             session.close()
         sandboxed_best = min(sandboxed_best, (time.perf_counter() - started) / args.tests)
     print(f"interactive a+b, {args.queries} queries a test, {args.tests} tests, best of {args.rounds} rounds")
     print(f"  bare pipe pair      {bare_best * 1000:8.2f} ms/test")
-    print(f"  sandboxed (bwrap)   {sandboxed_best * 1000:8.2f} ms/test (two sandboxes' start amortised)")
+    print(f"  sandboxed ({args.backend:6}) {sandboxed_best * 1000:8.2f} ms/test (two sandboxes' start amortised, "
+          f"{logged} bytes logged a test)")
     print(f"  overhead            {(sandboxed_best - bare_best) * 1000:8.2f} ms/test")
 
 
