@@ -180,39 +180,26 @@ RQ_QUEUES = {
     for name in RQ_QUEUE_NAMES
 }
 RQ_SHOW_ADMIN_LINK = True
+
+# The project's own settings, each read from its variable: core/config_registry.py says
+# what each means (and docs/configuration.md, written from it).
+# Processes.
 HARDTESTS_SANDBOX_WORKERS = read_int("HARDTESTS_SANDBOX_WORKERS")
 HARDTESTS_GENERATION_WORKERS = read_int("HARDTESTS_GENERATION_WORKERS")
-# `llm_worker` processes (the LLM stage of campaigns) that `serve` starts; 0: none.
 HARDTESTS_LLM_WORKERS = read_int("HARDTESTS_LLM_WORKERS")
-# Seconds between the janitor's passes (dead runs and judging tasks, expired jobs).
 HARDTESTS_JANITOR_PERIOD_S = read_float("HARDTESTS_JANITOR_PERIOD_S")
-# Seconds between a sandbox worker's checks that it can reach the database and read the
-# test storage (hardtests_web/ops/worker.py); while one fails it takes no job.
 HARDTESTS_WORKER_CHECK_S = read_float("HARDTESTS_WORKER_CHECK_S")
-# A checked worker renews its record this often from a thread of its own (even mid-job), and
-# counts as dead once it is this old: the API then answers `no_workers` instead of waiting, and
-# the janitor (or `serve`) takes the dead worker off RQ's lists and queues its job again.
 HARDTESTS_WORKER_BEAT_S = read_float("HARDTESTS_WORKER_BEAT_S")
 HARDTESTS_WORKER_DEAD_S = read_float("HARDTESTS_WORKER_DEAD_S")
-# Seconds between the janitor's look for dead workers (cheap: two Redis reads).
 HARDTESTS_JANITOR_FAST_S = read_float("HARDTESTS_JANITOR_FAST_S")
-# Sandbox workers `serve` reserves for the verification API (they never take a bulk judging
-# job, so a verification never waits behind one); the rest take `api` first, then `sandbox`.
-# Only when `serve` starts more than one sandbox worker.
 HARDTESTS_API_RESERVED_WORKERS = read_int("HARDTESTS_API_RESERVED_WORKERS")
-# Bearer token that opens /healthz/deep to monitoring without a staff login (empty: staff only).
 HARDTESTS_HEALTH_TOKEN = read_str("HARDTESTS_HEALTH_TOKEN")
 
 # Test data: content-addressed and compressed; large bodies are files in the default storage.
 # `or`: an empty value (as copied from .env.example) means the default, not the current directory.
 MEDIA_ROOT = Path(read_str("HARDTESTS_MEDIA_ROOT") or VAR_DIR / "media")
 MEDIA_URL = "/media/"
-# A body whose compressed size is at most this many bytes lives in its Blob row instead of a
-# file of its own: creating one file per small body made the kernel the bottleneck of imports.
-# 0 keeps every body in a file.
 HARDTESTS_BLOB_INLINE_MAX = read_int("HARDTESTS_BLOB_INLINE_MAX")
-# Where those files live: this machine's MEDIA_ROOT (default), another directory, or
-# s3://bucket/prefix (core/storage.py). Workers on other machines need a shared one.
 HARDTESTS_STORAGE_URL = read_str("HARDTESTS_STORAGE_URL")
 STORAGES = {
     "default": storage_backend(HARDTESTS_STORAGE_URL),
@@ -252,10 +239,10 @@ if not DEBUG:
     SESSION_COOKIE_SECURE = read_bool("SECURE_COOKIES", computed=not HARDTESTS_DEMO)
     CSRF_COOKIE_SECURE = read_bool("SECURE_COOKIES", computed=not HARDTESTS_DEMO)
 
-# Product settings.
+# The site.
 HARDTESTS_PUBLIC_READ = read_bool("HARDTESTS_PUBLIC_READ")
 
-# LLM: any OpenAI-compatible endpoint.
+# The LLM: any OpenAI-compatible endpoint.
 OPENAI_BASE_URL = read_str("OPENAI_BASE_URL")
 OPENAI_API_KEY = read_str("OPENAI_API_KEY")
 HARDTESTS_LLM_MODEL = read_str("HARDTESTS_LLM_MODEL")
@@ -265,27 +252,19 @@ HARDTESTS_LLM_TIMEOUT_S = read_float("HARDTESTS_LLM_TIMEOUT_S")
 HARDTESTS_LLM_MAX_RETRIES = read_int("HARDTESTS_LLM_MAX_RETRIES")
 HARDTESTS_LLM_CONCURRENCY = read_int("HARDTESTS_LLM_CONCURRENCY")
 HARDTESTS_LLM_REPLY_RETRIES = read_int("HARDTESTS_LLM_REPLY_RETRIES")
-# Completion budget sent with every call; a reply cut off by it is fed back as "shorten it".
 HARDTESTS_LLM_MAX_TOKENS = read_int("HARDTESTS_LLM_MAX_TOKENS")
-# Reasoning models (o1/o3, R1-style): no temperature is sent and the budget goes as max_completion_tokens.
 HARDTESTS_LLM_REASONING = read_bool("HARDTESTS_LLM_REASONING")
 
-# HardTestGen counts (paper defaults).
+# Generation (HardTestGen) and the oracle-free modes.
 HARDTESTS_DIRECT_INPUTS = read_int("HARDTESTS_DIRECT_INPUTS")
 HARDTESTS_REGULAR_CALLS = read_int("HARDTESTS_REGULAR_CALLS")
 HARDTESTS_STRATIFIED_CALLS = read_int("HARDTESTS_STRATIFIED_CALLS")
 HARDTESTS_HACKING_CALLS = read_int("HARDTESTS_HACKING_CALLS")
 HARDTESTS_MAX_ORACLES = read_int("HARDTESTS_MAX_ORACLES")
 HARDTESTS_ORACLE_AGREEMENT = read_float("HARDTESTS_ORACLE_AGREEMENT")
-# Oracles that must compile and pass the samples before any LLM call; at 1 a single-oracle
-# suite is allowed and marked unverified.
 HARDTESTS_MIN_ORACLES = read_int("HARDTESTS_MIN_ORACLES")
-# A run fails (validator_error) when the validator crashes or times out on more than this share of inputs.
 HARDTESTS_VALIDATOR_ERROR_SHARE = read_float("HARDTESTS_VALIDATOR_ERROR_SHARE")
-# Refinement (generation.refine): generator repair rounds, the CodeContests-O feedback loop
-# (stop when TPR >= alpha and TNR >= beta, or after max rounds) and the tuning/held-out split.
 HARDTESTS_REPAIR_ROUNDS = read_int("HARDTESTS_REPAIR_ROUNDS")
-# After call 2: the LLM reviews its validator and judge against concrete cases (samples, oracle outputs, inputs).
 HARDTESTS_CHECKER_REVIEW = read_bool("HARDTESTS_CHECKER_REVIEW")
 HARDTESTS_REPAIR_PROBE_CALLS = read_int("HARDTESTS_REPAIR_PROBE_CALLS")
 HARDTESTS_REFINE_ALPHA = read_float("HARDTESTS_REFINE_ALPHA")
@@ -293,50 +272,33 @@ HARDTESTS_REFINE_BETA = read_float("HARDTESTS_REFINE_BETA")
 HARDTESTS_REFINE_MAX_ROUNDS = read_int("HARDTESTS_REFINE_MAX_ROUNDS")
 HARDTESTS_HELDOUT_SHARE = read_float("HARDTESTS_HELDOUT_SHARE")
 HARDTESTS_SPLIT_MIN_CANDIDATES = read_int("HARDTESTS_SPLIT_MIN_CANDIDATES")
-# Per-problem budgets of one materialisation (HardTestGen uses about 180 s, 240 s and 500 MB).
 HARDTESTS_INPUT_BUDGET_S = read_float("HARDTESTS_INPUT_BUDGET_S")
 HARDTESTS_OUTPUT_BUDGET_S = read_float("HARDTESTS_OUTPUT_BUDGET_S")
 HARDTESTS_SUITE_MAX_MB = read_float("HARDTESTS_SUITE_MAX_MB")
-# Oracle-free modes (generation/oracle_free, docs/oracle-free.md). A from-scratch run of a problem
-# with no oracle in a supported language becomes an oracle-free (A.7) run when AUTO is on.
 HARDTESTS_ORACLE_FREE_AUTO = read_bool("HARDTESTS_ORACLE_FREE_AUTO")
 HARDTESTS_ORACLE_FREE_EDGE_CALLS = read_int("HARDTESTS_ORACLE_FREE_EDGE_CALLS")
 HARDTESTS_ORACLE_FREE_SECOND_BRUTE_FORCE = read_bool("HARDTESTS_ORACLE_FREE_SECOND_BRUTE_FORCE")
 HARDTESTS_BRUTE_FORCE_TIME_S = read_float("HARDTESTS_BRUTE_FORCE_TIME_S")
 HARDTESTS_ACECODER_TESTS = read_int("HARDTESTS_ACECODER_TESTS")
 HARDTESTS_ACECODER_MIN_TESTS = read_int("HARDTESTS_ACECODER_MIN_TESTS")
-# The model that writes AceCoder's filtering solution (the paper: a stronger one); empty: the run's model.
 HARDTESTS_ACECODER_SOLUTION_MODEL = read_str("HARDTESTS_ACECODER_SOLUTION_MODEL")
-# Per-call limits of untrusted LLM-written code during materialisation.
 HARDTESTS_GENERATOR_TIME_S = read_float("HARDTESTS_GENERATOR_TIME_S")
 HARDTESTS_GENERATOR_MEMORY_MB = read_int("HARDTESTS_GENERATOR_MEMORY_MB")
 HARDTESTS_REPRODUCIBLE_CHECK_CALLS = read_int("HARDTESTS_REPRODUCIBLE_CHECK_CALLS")
 HARDTESTS_BATCH_GENERATOR_TIME_S = read_float("HARDTESTS_BATCH_GENERATOR_TIME_S")
-# Validators and judging functions, everywhere: materialisation, judging, the API, studies.
 HARDTESTS_CHECKER_TIME_S = read_float("HARDTESTS_CHECKER_TIME_S")
 HARDTESTS_CHECKER_MEMORY_MB = read_int("HARDTESTS_CHECKER_MEMORY_MB")
-# Oracles get this multiple of the problem's time limit (they are trusted to be correct, not fast).
 HARDTESTS_ORACLE_TIME_FACTOR = read_float("HARDTESTS_ORACLE_TIME_FACTOR")
 HARDTESTS_MATERIALISE_THREADS = read_int("HARDTESTS_MATERIALISE_THREADS")
-# A running generation run whose heartbeat is older than this is declared dead.
 HARDTESTS_RUN_STALE_S = read_float("HARDTESTS_RUN_STALE_S")
 
-# Campaigns (generation over a whole dataset; docs: generation).
-# LLM calls in flight per `llm_worker` process (threads waiting on the network).
+# Campaigns.
 HARDTESTS_LLM_IN_FLIGHT = read_int("HARDTESTS_LLM_IN_FLIGHT")
-# Threads per `llm_worker` (0: twice HARDTESTS_LLM_IN_FLIGHT): the extra ones do a run's CPU work
-# (pre-flight, validator review, saving) while the others' calls wait on the network.
 HARDTESTS_LLM_STAGE_THREADS = read_int("HARDTESTS_LLM_STAGE_THREADS")
-# Shared token buckets in Redis, per model: requests and tokens per minute (0: no limit);
-# HARDTESTS_LLM_RATE_LIMITS overrides per model as MODEL=RPM:TPM,...
 HARDTESTS_LLM_RPM = read_int("HARDTESTS_LLM_RPM")
 HARDTESTS_LLM_TPM = read_int("HARDTESTS_LLM_TPM")
 HARDTESTS_LLM_RATE_LIMITS = read_list("HARDTESTS_LLM_RATE_LIMITS")
-# USD per million tokens, MODEL=PROMPT:COMPLETION,... (a model not listed costs 0).
 HARDTESTS_LLM_PRICES = read_list("HARDTESTS_LLM_PRICES")
-# A campaign run whose LLM calls keep failing (429, 5xx, timeouts) goes back to the queue with
-# backoff (first delay below, doubled, capped at 5 minutes) and fails as llm_unavailable only
-# once it has been waiting this long in total.
 HARDTESTS_CAMPAIGN_BACKOFF_S = read_float("HARDTESTS_CAMPAIGN_BACKOFF_S")
 HARDTESTS_LLM_UNAVAILABLE_AFTER_S = read_float("HARDTESTS_LLM_UNAVAILABLE_AFTER_S")
 
@@ -350,55 +312,31 @@ HARDTESTS_API_QUEUE_MAX = read_int("HARDTESTS_API_QUEUE_MAX")
 HARDTESTS_API_JOB_TIMEOUT_S = read_int("HARDTESTS_API_JOB_TIMEOUT_S")
 HARDTESTS_API_RESULT_TTL_S = read_int("HARDTESTS_API_RESULT_TTL_S")
 HARDTESTS_API_VERDICT_CACHE_S = read_int("HARDTESTS_API_VERDICT_CACHE_S")
-# Clients that cannot send an Authorization header (SandboxFusion's client, verl's
-# sandbox_fusion reward, OpenRLHF's remote reward): both ways in are off by default.
-# The SandboxFusion-compatible /run_code and /submit live under this URL prefix.
 HARDTESTS_SANDBOXFUSION_PREFIX = read_str("HARDTESTS_SANDBOXFUSION_PREFIX")
-# Accept an API token as a path segment: <prefix>t/<token>/run_code, /api/v1/openrlhf/t/<token>/reward.
 HARDTESTS_API_URL_TOKENS = read_bool("HARDTESTS_API_URL_TOKENS")
-# Networks (CIDR, comma-separated) whose requests need no token at all on those endpoints.
 HARDTESTS_API_TRUSTED_NETWORKS = read_list("HARDTESTS_API_TRUSTED_NETWORKS")
-# Most CPU seconds and MiB one POST /run_code may ask for.
 HARDTESTS_RUN_CODE_MAX_TIME_S = read_int("HARDTESTS_RUN_CODE_MAX_TIME_S")
 HARDTESTS_RUN_CODE_MAX_MEMORY_MB = read_int("HARDTESTS_RUN_CODE_MAX_MEMORY_MB")
 
-# Judging. (The sandbox reads its own HARDTESTS_SANDBOX_* and HARDTESTS_COMPILE_* variables from the
-# environment: it imports nothing of the project. The registry declares them all the same.)
-# Sandbox batches one verification's tests are split across (1: one after another).
+# Judging and kill order. (The sandbox reads its own HARDTESTS_SANDBOX_* and HARDTESTS_COMPILE_*
+# variables: it imports nothing of the project. The registry declares them all the same.)
 HARDTESTS_JUDGE_PARALLEL = read_int("HARDTESTS_JUDGE_PARALLEL")
-# The verification and /run_code jobs of one host run at most one test per usable CPU between
-# them (CPU slots held with flock under the var dir); off: each job runs its lanes at once.
 HARDTESTS_JUDGE_ADMISSION = read_bool("HARDTESTS_JUDGE_ADMISSION")
-# A verification answered SE because the machine withheld the CPU is judged again by its worker
-# this many times (backoff with jitter, each at a calmer moment) before the SE goes out.
 HARDTESTS_STARVED_RERUNS = read_int("HARDTESTS_STARVED_RERUNS")
-# testlib.h for kits and packages whose programs use testlib and bring no header of their own
-# (empty: such a kit or package is refused with that reason before anything runs).
 HARDTESTS_TESTLIB_H = read_str("HARDTESTS_TESTLIB_H")
-# Judge tests in each suite's kill order (the tests that fail known-wrong programs first) rather
-# than by kind; and serve `suite=fast` (the kill matrix's set cover) rather than the full suite.
 HARDTESTS_KILL_ORDER = read_bool("HARDTESTS_KILL_ORDER")
-# A test moves ahead of kind order when it fails at least this many known-wrong programs.
 HARDTESTS_KILL_ORDER_MIN_KILLS = read_int("HARDTESTS_KILL_ORDER_MIN_KILLS")
-# What else teaches the kill order, beside the known-wrong candidates' verdicts: the tests a
-# verification sent to the API failed (opt-in: a row a failing call), and a curation job's;
-# from the API's a suite's order is computed again at most every HARDTESTS_KILL_ORDER_REFRESH_S
-# (a curation job's: at each chunk's end).
 HARDTESTS_KILL_ORDER_FROM_API = read_bool("HARDTESTS_KILL_ORDER_FROM_API")
 HARDTESTS_KILL_ORDER_FROM_CURATION = read_bool("HARDTESTS_KILL_ORDER_FROM_CURATION")
 HARDTESTS_KILL_ORDER_REFRESH_S = read_int("HARDTESTS_KILL_ORDER_REFRESH_S")
 HARDTESTS_FAST_SUITES = read_bool("HARDTESTS_FAST_SUITES")
-# Curation (curation/): completions verified per RQ job (a bounded chunk, so API jobs are not
-# starved), chunk chains queued per job, the queue, and when a claimed completion counts as lost.
+
+# Curation.
 HARDTESTS_CURATION_CHUNK = read_int("HARDTESTS_CURATION_CHUNK")
 HARDTESTS_CURATION_CHAINS = read_int("HARDTESTS_CURATION_CHAINS")
 HARDTESTS_CURATION_QUEUE = read_str("HARDTESTS_CURATION_QUEUE")
 HARDTESTS_CURATION_STALE_S = read_float("HARDTESTS_CURATION_STALE_S")
-# Sandbox batches per program in a curation job; 0: HARDTESTS_JUDGE_PARALLEL, as the API judges. 1 saves
-# a sandbox start-up per program where the chains alone keep every core busy (a dedicated machine).
 HARDTESTS_CURATION_JUDGE_PARALLEL = read_int("HARDTESTS_CURATION_JUDGE_PARALLEL")
-# A completion whose program (problem, language, code) was already verified in its job copies
-# that verdict instead of running again; 0 verifies every completion.
 HARDTESTS_CURATION_DEDUP = read_bool("HARDTESTS_CURATION_DEDUP")
 
 LOGGING = {
