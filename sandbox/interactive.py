@@ -71,7 +71,8 @@ class InteractionLog:
     with direction ">" (program to interactor) or "<" (interactor to program), consecutive
     reads of one direction merged; the first LOG_KEPT bytes are kept, `total` counts all."""
 
-    entries: list[tuple[str, bytes]] = dataclasses.field(default_factory=list)
+    # the last entry grows in place (a program that flushes every line sends many small reads)
+    entries: list[tuple[str, bytearray]] = dataclasses.field(default_factory=list)
     kept: int = 0
     total: int = 0
     sent: dict[str, int] = dataclasses.field(default_factory=lambda: {PROGRAM_TO_INTERACTOR: 0,
@@ -90,9 +91,9 @@ class InteractionLog:
             return
         self.kept += len(piece)
         if self.entries and self.entries[-1][0] == direction:
-            self.entries[-1] = (direction, self.entries[-1][1] + piece)
+            self.entries[-1][1].extend(piece)
         else:
-            self.entries.append((direction, piece))
+            self.entries.append((direction, bytearray(piece)))
 
     def text(self, limit: int | None = None) -> str:
         """The log as lines "> ..." (program to interactor) and "< ..." (interactor to
