@@ -8,6 +8,7 @@ scripts/config_docs.py writes from it."""
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.util
 import re
 from pathlib import Path
@@ -39,12 +40,17 @@ READS = {
 DJANGO_OWN = {name for name in dir(global_settings) if name.isupper()} | {"ROOT_URLCONF", "ASGI_APPLICATION"}
 
 
-def product_files() -> dict[str, str]:
-    files = {"manage.py": (REPO / "manage.py").read_text()}
+@functools.cache
+def _product_files() -> tuple[tuple[str, str], ...]:
+    files = [("manage.py", (REPO / "manage.py").read_text())]
     for package in PRODUCT:
-        for path in sorted((REPO / package).rglob("*.py")):
-            files[str(path.relative_to(REPO))] = path.read_text()
-    return files
+        files += [(str(path.relative_to(REPO)), path.read_text()) for path in sorted((REPO / package).rglob("*.py"))]
+    return tuple(files)
+
+
+def product_files() -> dict[str, str]:
+    """Path -> text of every product module (a fresh dict: a test may add a line to one)."""
+    return dict(_product_files())
 
 
 def reads(files: dict[str, str]) -> dict[str, set[str]]:
