@@ -23,6 +23,7 @@ from typing import Any
 from problems.importers.languages import detect_language
 from problems.packages.default_validator import FlagError, parse_flags
 from problems.packages.external import CPP_SUFFIXES, pick_entry
+from sandbox.languages import compiler_missing
 
 # folder -> (gold verdict, what verifyproblem requires of it); a folder not named here keeps
 # its name as the package verdict and has no gold verdict
@@ -430,7 +431,17 @@ def _language_of_file(name: str, code: str) -> str:
     return {".ctd": "checktestdata", ".viva": "viva", ".sh": "shell"}.get(suffix, suffix.lstrip(".") or "unknown")
 
 
-SUPPORTED_SUBMISSION_LANGUAGES = ("cpp", "python3", "java")
+# C is compiled with gcc as C (sandbox/languages.py), never with g++ as C++
+SUPPORTED_SUBMISSION_LANGUAGES = ("c", "cpp", "python3", "java")
+
+
+def submission_refusal(language: str) -> str:
+    """Why a submission in `language` is not imported ("" when it is judged): a language the
+    sandbox does not run, or one whose compiler this machine lacks (a C submission with no
+    gcc is refused, never judged as C++)."""
+    if language not in SUPPORTED_SUBMISSION_LANGUAGES:
+        return f"{language!r} is not a language the sandbox runs"
+    return compiler_missing(language)
 
 
 def _submissions(root: Path, pkg: Package) -> None:
@@ -451,9 +462,8 @@ def _submissions(root: Path, pkg: Package) -> None:
                 continue
             code = _read_text(item)
             language = _language_of_file(item.name, code)
-            if language not in SUPPORTED_SUBMISSION_LANGUAGES:
-                why = ("C is not judged here (the sandbox compiles C++, and C judged as C++ is not C)"
-                       if language == "c" else f"{language!r} is not a language the sandbox runs")
+            why = submission_refusal(language)
+            if why:
                 pkg.refuse(f"submissions/{rel}", why)
                 continue
             pkg.submissions.append(Submission(path=rel, folder=folder.name, language=language, code=code, gold=gold))

@@ -25,12 +25,14 @@ from problems.packages.icpc import (
     Test,
     _read_text,
     inside,
+    submission_refusal,
 )
 from sandbox import Limits, Sandbox
 
 TAGS = {"main": "AC", "accepted": "AC", "wrong-answer": "WA", "presentation-error": "WA",
         "time-limit-exceeded": "TLE", "memory-limit-exceeded": "MLE", "rejected": "REJECTED", "failed": "REJECTED"}
-# Polygon's source types -> the sandbox's languages (C and the rest are refused)
+# Polygon's source types -> the sandbox's languages (c.gcc is C, compiled with gcc; what the sandbox
+# does not run is refused per solution)
 LANGUAGE_PREFIXES = (("cpp.", "cpp"), ("python.3", "python3"), ("pypy.3", "python3"), ("java", "java"),
                      ("python.2", "python2"), ("pypy.2", "python2"), ("c.", "c"))
 
@@ -137,9 +139,8 @@ def polygon_read(root: Path, sb: Sandbox, *, name: str | None = None) -> Package
             pkg.refuse(rel, "the solution's file is missing")
             continue
         language = _language(source.get("type", ""))
-        if language not in ("cpp", "python3", "java"):
-            why = ("C is not judged here (the sandbox compiles C++, and C judged as C++ is not C)" if language == "c"
-                   else f"{language!r} is not a language the sandbox runs")
+        why = submission_refusal(language)
+        if why:
             pkg.refuse(rel, why)
             continue
         pkg.submissions.append(Submission(path=rel, folder=tag, language=language, code=_read_text(path),

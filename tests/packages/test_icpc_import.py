@@ -48,12 +48,14 @@ def test_the_kattis_examples_import_with_groups_judges_and_labelled_submissions(
     assert suite.checker is not None and suite.checker.kind == PackageJudge.Kind.KATTIS_DEFAULT
     gold = dict(hello.solutions.filter(role=Solution.Role.CANDIDATE).values_list("name", "gold_verdict"))
     assert gold == {"accepted/hello.cc": "AC", "accepted/hello.java": "AC", "accepted/hello.py": "AC",
-                    "run_time_error/memory_limit.cc": "RE", "wrong_answer/hello.cc": "WA"}
+                    "accepted/hello_alarm.c": "AC", "run_time_error/memory_limit.cc": "RE",
+                    "wrong_answer/hello.cc": "WA"}
+    # C is C (gcc), never C++ (tests/packages/test_c_submissions.py)
+    assert hello.solutions.get(role=Solution.Role.CANDIDATE, name="accepted/hello_alarm.c").language == "c"
     # accepted submissions are oracles too (a generated suite needs them)
-    assert hello.solutions.filter(role=Solution.Role.ORACLE).count() == 3
+    assert hello.solutions.filter(role=Solution.Role.ORACLE).count() == 4
     refused = {r["part"]: r["reason"] for r in got["hello"]["refused"]}
-    # C is refused per submission, never judged as C++
-    assert "C is not judged here" in refused["submissions/accepted/hello_alarm.c"]
+    assert "submissions/accepted/hello_alarm.c" not in refused
     assert "'rs'" in refused["submissions/accepted/hello.rs"]
 
     different = Problem.objects.get(source="icpc", pid="different")

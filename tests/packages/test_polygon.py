@@ -86,7 +86,7 @@ def test_a_polygon_package_imports_with_generated_tests_and_judges_by_tag(sb: An
     [got] = report["problems"]
     assert (got["problem"], got["tests"], got["time_limit_ms"], got["memory_mb"]) == ("polygon:echo-number", 3,
                                                                                      1000, 256)
-    assert any("C is not judged" in r["reason"] for r in got["refused"])
+    assert not any(r["part"] == "solutions/echo.c" for r in got["refused"])  # C is judged as C
     problem = Problem.objects.get(source="polygon", pid="echo-number")
     suite = problem.suites.get(status=TestSuite.Status.ACTIVE)
     assert suite.checker is not None and suite.checker.kind == PackageJudge.Kind.TESTLIB_CHECKER
@@ -99,14 +99,15 @@ def test_a_polygon_package_imports_with_generated_tests_and_judges_by_tag(sb: An
     # from the main solution
     assert bodies == [(b"7\n", b"7\n"), (b"959139\n", b"959139\n"), (b"125987\n", b"125987\n")]
     tags = dict(problem.solutions.filter(role=Solution.Role.CANDIDATE).values_list("name", "package_verdict"))
-    assert tags == {"solutions/echo.py": "main", "solutions/echo.cpp": "accepted", "solutions/plus.py": "wrong-answer"}
+    assert tags == {"solutions/echo.py": "main", "solutions/echo.cpp": "accepted", "solutions/plus.py": "wrong-answer",
+                    "solutions/echo.c": "accepted"}
 
     fidelity = io.StringIO()
     call_command("judge_package", "polygon:echo-number", "--json", stdout=fidelity)
     [table] = json.loads(fidelity.getvalue())
-    assert table["mismatches"] == 0 and table["judged"] == 3, table
+    assert table["mismatches"] == 0 and table["judged"] == 4, table
     assert {s["name"]: s["result"] for s in table["submissions"]} == {
-        "solutions/echo.py": "AC", "solutions/echo.cpp": "AC", "solutions/plus.py": "WA"}
+        "solutions/echo.py": "AC", "solutions/echo.cpp": "AC", "solutions/plus.py": "WA", "solutions/echo.c": "AC"}
 
 
 def test_a_generated_test_whose_generator_is_missing_is_refused_with_the_reason(sb: Any, testlib_dir: Path,
