@@ -448,4 +448,5 @@ def read_bool(name: str, *, computed: bool | None = None) -> bool:
 
 
 def read_list(name: str, *, computed: list[str] | None = None) -> list[str]:
-    return env_list(name, _default(name, list, computed))
+    # a copy: a caller that changes its list (a test appending to ALLOWED_HOSTS) leaves the registry's alone
+    return env_list(name, list(_default(name, list, computed)))
