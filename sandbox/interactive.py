@@ -271,10 +271,12 @@ class _Relay:
         self.poller = select.poll()
         self.poller.register(self.wake_r, select.POLLIN)
         self.watched: dict[int, int] = {}
+        self.watched_state: tuple[tuple[bool, bool, bool], ...] = ()
         # the interactor's prelude, first on its stdin (not logged: it is no side's message)
         self.prelude_left = 0
         self.after_prelude = 0
         self.prelude_unread = False
+        self.any_ended = False
 
     def send_prelude(self, prelude: bytes) -> None:
         way = self.ways[PROGRAM_TO_INTERACTOR]
@@ -290,6 +292,10 @@ class _Relay:
             os.close(fd)
 
     def _watch(self) -> None:
+        state = tuple((bool(way.pending), way.source_open, way.target_open) for way in self.ways.values())
+        if state == self.watched_state:
+            return
+        self.watched_state = state
         want: dict[int, int] = {}
         for way in self.ways.values():
             if way.pending and way.target_open:
@@ -317,8 +323,9 @@ class _Relay:
                     self._read(way)
                 elif fd == way.target and way.pending:
                     self._write(way)
-        for way in self.ways.values():
-            self._drain(way)
+        if self.any_ended:
+            for way in self.ways.values():
+                self._drain(way)
 
     def _drain(self, way: _Direction) -> None:
         """An ended side's output, read without waiting as its peer takes it; its end once read."""
@@ -359,8 +366,10 @@ class _Relay:
             self._flushed(way)
 
     def _flushed(self, way: _Direction) -> None:
-        # everything the source sent has gone on: its end is the target's end (EOF)
-        if not way.source_open and not way.pending and way.target_open:
+        # everything the source sent has gone on: its end is the target's end (EOF), once its
+        # side's result is in (as the host's hold on a bare pipe pair was: the survivor never
+        # ends before the side that ended first has been heard of)
+        if way.ended and not way.source_open and not way.pending and way.target_open:
             way.target_open = False
             self._close(way.target)
 
@@ -378,8 +387,9 @@ class _Relay:
         for fd in (into.source, into.target):
             self._close(fd)
         into.source_open = into.target_open = False
-        out_of.ended = True
+        out_of.ended = self.any_ended = True
         self._drain(out_of)
+        self._flushed(out_of)
 
     def close(self) -> None:
         for fd in list(self.fds):
