@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parents[2]
 PRODUCT = ("core", "sandbox", "api", "problems", "generation", "review", "curation", "hardtests_web")
 NAME = r"[\"']([A-Z][A-Z0-9_]+)[\"']"
 READS = {
-    "settings.NAME": re.compile(r"\bsettings\.([A-Z][A-Z0-9_]+)\b"),
+    "settings.NAME": re.compile(r"\b(?:settings|conf)\.([A-Z][A-Z0-9_]+)\b"),  # conf: an alias curation uses
     "getattr(settings, NAME)": re.compile(r"getattr\(\s*(?:settings|conf)\s*,\s*" + NAME),
     "api_setting(NAME)": re.compile(r"\bapi_setting\(\s*" + NAME),
     "os.environ.get(NAME)": re.compile(r"(?:environ\.get|getenv|\benv\.get)\(\s*" + NAME),
