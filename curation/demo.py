@@ -11,7 +11,7 @@ from typing import Any
 from problems.models import Problem, Solution
 
 DEMO_MODELS = ("demo-model-a", "demo-model-b", "demo-model-c", "demo-model-d")
-_FENCE = {"python3": "python", "cpp": "cpp", "java": "java"}
+_FENCE = {"python3": "python", "cpp": "cpp", "java": "java", "c": "c"}
 _GOLD = {"AC": "correct"}
 
 

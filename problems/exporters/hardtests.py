@@ -66,7 +66,7 @@ TESTS_SCHEMA = pa.schema([
 ])
 
 _LANGUAGE_LABELS: dict[str, str] = {Language.PYTHON3: "python", Language.PYTHON2: "python2",
-                                    Language.CPP: "cpp", Language.JAVA: "java"}
+                                    Language.CPP: "cpp", Language.JAVA: "java", Language.C: "c"}
 
 
 def _seconds(ms: int) -> str:

@@ -57,7 +57,7 @@ SECRET_ORIGINS = ("generated", "official", "imported")
 PROBLEMTOOLS_JAVA_RELEASE = 21
 PROBLEMTOOLS_CONFIG = "problemtools-config"
 JAVA_COMPILE = "javac -source {release} -encoding UTF-8 -sourcepath {{path}} -d {{path}} {{files}}"
-_EXTENSIONS: dict[str, str] = {Language.PYTHON3: "py", Language.CPP: "cpp", Language.JAVA: "java"}
+_EXTENSIONS: dict[str, str] = {Language.PYTHON3: "py", Language.CPP: "cpp", Language.JAVA: "java", Language.C: "c"}
 # Gold verdict -> the submissions folder whose verdict a judging system expects.
 VERDICT_FOLDERS: dict[str, str] = {
     Solution.GoldVerdict.WA: "wrong_answer",

@@ -16,14 +16,15 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 from pygments import highlight as pygments_highlight
 from pygments.formatters import HtmlFormatter
-from pygments.lexers import CppLexer, JavaLexer, PythonLexer, TextLexer
+from pygments.lexers import CLexer, CppLexer, JavaLexer, PythonLexer, TextLexer
 
 from problems.markdown import render_markdown
 from problems.selectors import verdict_style
 
 register = template.Library()
 
-_LEXERS = {"python3": PythonLexer, "python": PythonLexer, "python2": PythonLexer, "cpp": CppLexer, "java": JavaLexer}
+_LEXERS = {"python3": PythonLexer, "python": PythonLexer, "python2": PythonLexer, "cpp": CppLexer, "java": JavaLexer,
+           "c": CLexer}
 _FORMATTER = HtmlFormatter(cssclass="highlight", wrapcode=True)
 MAX_HIGHLIGHT_CHARS = 300_000
 

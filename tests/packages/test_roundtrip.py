@@ -77,7 +77,7 @@ def test_hello_and_different_round_trip_through_verifyproblem(tmp_path: Path) ->
     assert summary["package_output_validators"] == 1  # different's; hello uses the default validator
     # each accepted submission once, though it is both a candidate and an oracle here
     assert sorted(p.suffix for p in (out / "hello" / "submissions" / "accepted").rglob("*.*")) == [
-        ".cpp", ".java", ".py"]
+        ".c", ".cpp", ".java", ".py"]  # hello_alarm.c as C: verifyproblem compiles it with gcc
 
     different = out / "different"
     validator = different / "output_validator" / "different_validator"

@@ -171,3 +171,9 @@ def test_the_client_reads_c_fences_as_c() -> None:
     found = extract_code(f"```c\n{ONLY_C}```\n")
     assert (found.language, found.code) == ("c", ONLY_C)
     assert guess_language(f"c\n{ONLY_C}", "python3") == "c"
+
+
+def test_dataset_labels_name_c() -> None:
+    from problems.importers.languages import language_from_label
+
+    assert [language_from_label(label) for label in ("C", "GNU C11", "c11", "GNU C++17")] == ["c", "c", "c", "cpp"]
