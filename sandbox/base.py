@@ -315,6 +315,11 @@ class Sandbox(abc.ABC):
         except UnicodeEncodeError as exc:
             # a lone surrogate (JSON can carry one): no compiler reads it; the program's fault
             return CompiledProgram(language, Verdict.CE, f"the source is not valid Unicode: {exc}\n")
+        missing = languages.compiler_missing(language)
+        if missing:
+            # the machine's fault, not the program's: the runner's "cannot execute" would be a
+            # CE, cached for the program (a C program on a worker without gcc)
+            return CompiledProgram(language, Verdict.SE, f"sandbox error while compiling: {missing}")
         step = languages.compile_step(language, source, cpp_std=cpp_std)
         key = cache.key_of(language, step.flags_key, cache.tool_fingerprint(step.tool), source)
         final = cache.entry_path("prog", key)

@@ -177,3 +177,14 @@ def test_dataset_labels_name_c() -> None:
     from problems.importers.languages import language_from_label
 
     assert [language_from_label(label) for label in ("C", "GNU C11", "c11", "GNU C++17")] == ["c", "c", "c", "cpp"]
+
+
+def test_a_missing_compiler_is_a_sandbox_error_never_the_program_s_ce(sb: Sandbox,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    source = AB + "/* no gcc here */\n"
+    monkeypatch.setattr(languages, "GCC", "/nonexistent/gcc")
+    prog = sb.compile("c", source)
+    assert prog.verdict == Verdict.SE and "/nonexistent/gcc is not installed" in prog.message, prog
+    # nothing was cached for the program: with gcc back it compiles
+    monkeypatch.undo()
+    assert _run(sb, "c", source, "1 2\n") == (Verdict.OK, b"3\n")
