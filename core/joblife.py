@@ -38,7 +38,7 @@ from django.utils import timezone
 from core.queues import redis_connection
 
 __all__ = ["ALIVE_JOB_STATES", "DeadRow", "JobKind", "claim", "cancel", "current_worker", "dead_rows", "fail", "finish",
-           "heartbeat", "job_states", "kind_register", "kinds", "move", "progress", "requeue", "requeue_many",
+           "heartbeat", "job_states", "kind_register", "kinds", "move", "progress", "record_done", "requeue", "requeue_many",
            "sweep", "sweep_dead"]
 
 # What RQ says of a job that will still run (or is running).
@@ -158,10 +158,16 @@ def progress(kind: JobKind, *, pk: int, **fields: Any) -> bool:
     return _rows(kind, pk, kind.running).update(**fields) == 1
 
 
-def finish(kind: JobKind, *, pk: int, from_status: Iterable[str] | None = None, **fields: Any) -> bool:
+def finish(kind: JobKind, *, pk: int, from_status: Iterable[str] | None = None, still: dict[str, Any] | None = None,
+           **fields: Any) -> bool:
     """running -> done with `fields`, if the row is still running (not cancelled or swept meanwhile)."""
-    return move(kind, pk=pk, from_status=from_status or kind.running, to=kind.done,
+    return move(kind, pk=pk, from_status=from_status or kind.running, to=kind.done, still=still,
                 **_now_fields(kind, kind.finished_field), **fields)
+
+
+def record_done(kind: JobKind, **fields: Any) -> models.Model:
+    """A new row already done: the record of work done outside a job (a command's computation)."""
+    return kind.model._default_manager.create(status=kind.done, **_now_fields(kind, kind.finished_field), **fields)
 
 
 def fail(kind: JobKind, *, pk: int, reason: str, from_status: Iterable[str] | None = None,

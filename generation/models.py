@@ -6,6 +6,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from core.joblife import JobKind, kind_register
 from problems.models import Problem, TestKit, TestSuite
 
 
@@ -139,6 +140,21 @@ class GenerationRun(models.Model):
     @property
     def finished(self) -> bool:
         return self.status in self.FINISHED
+
+
+def _run_stale_after_s() -> float:
+    return float(settings.HARDTESTS_RUN_STALE_S)
+
+
+# A run's job id is its RQ job's, or "llm:<token>" while an LLM-stage worker holds it (no RQ job);
+# its own sweep (generation.services.stale_runs_sweep) puts a dead campaign run back on its queue
+# and fails a building suite with a failed run.
+GENERATION_RUN = kind_register(JobKind(
+    name="generation_run", model=GenerationRun, queued=GenerationRun.Status.QUEUED,
+    running=(GenerationRun.Status.RUNNING,), done=GenerationRun.Status.SUCCEEDED, failed=GenerationRun.Status.FAILED,
+    cancelled=GenerationRun.Status.CANCELLED, error_max=20000, worker_field=None, stale_after_s=_run_stale_after_s,
+    cancel_flag="cancel_requested", sweep="generation.services.stale_runs_sweep",
+))
 
 
 class LLMCall(models.Model):

@@ -12,8 +12,10 @@ claim, finish and fail the run they execute: generation.pipeline (a run's job on
 and its materialisation job on the `sandbox` queue). It imports none of them.
 
 Every move that the worker, the web and the sweeper race on is a conditional update
-(`filter(pk=..., status=...).update(...)`) whose count says who won. The dead-run sweep
-(`stale_runs_sweep`) has one caller: the janitor (hardtests_web/ops/janitor.py).
+(`filter(pk=..., status=...).update(...)`) whose count says who won; the moves every long job
+kind shares (claim, finish, fail) go through core.joblife (GENERATION_RUN), the campaign's own
+moves are here. The dead-run sweep (`stale_runs_sweep`) has one caller: the janitor
+(hardtests_web/ops/janitor.py), through core.joblife.sweep, which GENERATION_RUN names it to.
 """
 
 from __future__ import annotations
@@ -28,11 +30,12 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from core import joblife
 from core.queues import GENERATION_QUEUE, JUDGING_QUEUE, get_queue, redis_connection
 from generation.accounting import run_account_calls
 from generation.materialise.testlib import CHECKER_FILE, checker_judge
 from generation.materialise.types import RunFailed
-from generation.models import Campaign, FailureReason, GenerationRun
+from generation.models import GENERATION_RUN, Campaign, FailureReason, GenerationRun
 from generation.profiles import profile_get
 from generation.recorder import MAX_LOG_CHARS, RunRecorder, stale_after_s
 from generation.selectors import has_usable_oracle, kit_to_materialise
@@ -238,11 +241,10 @@ def campaign_runs_cancel(*, campaign: Campaign, who: str) -> int:
 
 
 def run_claim(*, run_id: int) -> bool:
-    """QUEUED -> RUNNING for the executor that wins it; False when the run is not (or no longer) queued."""
-    now = timezone.now()
-    return GenerationRun.objects.filter(pk=run_id, status=GenerationRun.Status.QUEUED).update(
-        status=GenerationRun.Status.RUNNING, started_at=now, heartbeat_at=now
-    ) == 1
+    """QUEUED -> RUNNING for the executor that wins it; False when the run is not (or no longer) queued.
+    (No claim again by job id: a run whose worker died is swept as worker_died, or a campaign run
+    queued again, by stale_runs_sweep; its re-delivered job finds it running and does nothing.)"""
+    return joblife.claim(GENERATION_RUN, pk=run_id)
 
 
 def run_activate(run: GenerationRun, rec: RunRecorder, suite: TestSuite) -> TestSuite:
@@ -250,14 +252,11 @@ def run_activate(run: GenerationRun, rec: RunRecorder, suite: TestSuite) -> Test
     rec.check_cancel()
     with transaction.atomic():
         # If a sweeper declared the worker dead, it has failed the run and this suite stays unused.
-        finished = GenerationRun.objects.filter(pk=run.pk, status=GenerationRun.Status.RUNNING,
-                                                cancel_requested=False).update(
-            status=GenerationRun.Status.SUCCEEDED, stage=GenerationRun.Stage.DONE, finished_at=timezone.now(),
-            stage_seconds=rec.finish_stages(), suite=suite,
-        )
-        if finished == 1:
+        finished = joblife.finish(GENERATION_RUN, pk=run.pk, still={"cancel_requested": False},
+                                  stage=GenerationRun.Stage.DONE, stage_seconds=rec.finish_stages(), suite=suite)
+        if finished:
             suite = suite_activate(suite=suite)
-    if finished != 1:
+    if not finished:
         suite_fail(suite=suite, note=f"generation run #{run.pk} was cancelled or declared dead before activation")
         raise RunFailed(FailureReason.CANCELLED, "the run was cancelled or declared dead before activation")
     return suite
@@ -267,10 +266,7 @@ def run_succeed_unchanged(run: GenerationRun, rec: RunRecorder, active: TestSuit
     """RUNNING -> SUCCEEDED without a new suite version: the kit gives exactly the active suite's tests."""
     rec.log(f"nothing changed: the kit gives exactly the tests of active suite v{active.version} "
             f"({active.test_count} tests); no new version made")
-    GenerationRun.objects.filter(pk=run.pk, status=GenerationRun.Status.RUNNING).update(
-        status=GenerationRun.Status.SUCCEEDED, stage=GenerationRun.Stage.DONE, finished_at=timezone.now(),
-        stage_seconds=rec.finish_stages(),
-    )
+    joblife.finish(GENERATION_RUN, pk=run.pk, stage=GenerationRun.Stage.DONE, stage_seconds=rec.finish_stages())
 
 
 def run_fail(*, run_id: int, reason: str, error: str, from_status: tuple[str, ...] | None = None,
@@ -281,9 +277,8 @@ def run_fail(*, run_id: int, reason: str, error: str, from_status: tuple[str, ..
     """
     from_status = from_status or OPEN
     with transaction.atomic():
-        updated = GenerationRun.objects.filter(pk=run_id, status__in=from_status).update(
-            status=status, failure_reason=reason, error=error[:20000], finished_at=timezone.now()
-        )
+        updated = joblife.fail(GENERATION_RUN, pk=run_id, reason=error, from_status=from_status, status=status,
+                               failure_reason=reason)
         if updated:
             suite = TestSuite.objects.filter(generation_run__pk=run_id, status=TestSuite.Status.BUILDING).first()
             if suite is not None:
@@ -434,36 +429,17 @@ SWEEP_BATCH = 500
 LOST_QUEUED_S = 60.0
 # An LLM-stage worker (generation.campaigns.llmworker) refreshes this key while it lives.
 LLM_WORKER_KEY = "hardtests:llm-worker:{token}"
-_ALIVE_STATUSES = {b"queued", b"started", b"deferred", b"scheduled", b"created"}
+
+
+def _held_by_llm_worker(job_id: str) -> str | None:
+    """The liveness key of the LLM-stage worker holding a run ("llm:<token>"); None: an RQ job."""
+    return LLM_WORKER_KEY.format(token=job_id[4:]) if job_id.startswith("llm:") else None
 
 
 def _job_states(job_ids: list[str]) -> dict[str, str]:
-    """'alive', 'dead' or 'unknown' (Redis unreachable) for many job ids, in one Redis round trip.
-
-    RQ job ids are looked up in their hash; "llm:<token>" ids (runs held by an LLM-stage
-    worker) by the worker's liveness key.
-    """
-    if not job_ids:
-        return {}
-    try:
-        from rq.job import Job
-
-        pipe = redis_connection().pipeline(transaction=False)
-        for job_id in job_ids:
-            if job_id.startswith("llm:"):
-                pipe.exists(LLM_WORKER_KEY.format(token=job_id[4:]))
-            else:
-                pipe.hget(Job.key_for(job_id), "status")
-        answers = pipe.execute()
-    except Exception:  # noqa: BLE001 - Redis down: decide from the heartbeat alone
-        return dict.fromkeys(job_ids, "unknown")
-    states = {}
-    for job_id, answer in zip(job_ids, answers, strict=True):
-        if job_id.startswith("llm:"):
-            states[job_id] = "alive" if answer else "dead"
-        else:
-            states[job_id] = "alive" if answer in _ALIVE_STATUSES else "dead"
-    return states
+    """'alive', 'dead' or 'unknown' (Redis unreachable) for many job ids, in one Redis round trip
+    (core.joblife.job_states; runs held by an LLM-stage worker by the worker's liveness key)."""
+    return joblife.job_states(job_ids, held=_held_by_llm_worker)
 
 
 def _dead(run_id: int, campaign_id: int | None, reason: str, from_status: str, **still: Any) -> bool:
@@ -480,7 +456,8 @@ def _dead(run_id: int, campaign_id: int | None, reason: str, from_status: str, *
 def stale_runs_sweep(*, batch: int = SWEEP_BATCH) -> int:
     """Deal with runs whose worker died or whose queued job was lost; returns how many.
 
-    Called by the janitor only (hardtests_web/ops/janitor.py, every HARDTESTS_JANITOR_PERIOD_S).
+    Called by the janitor only (hardtests_web/ops/janitor.py's dead_jobs, every
+    HARDTESTS_JANITOR_FAST_S, through core.joblife.sweep).
     Cost is bounded by `batch`, never by the queue length: RUNNING runs are as many as the
     workers can hold; QUEUED runs are checked oldest-check-first, `batch` at a time, each
     check moving its heartbeat_at forward so that the next sweep looks at the next ones;

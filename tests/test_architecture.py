@@ -155,26 +155,46 @@ def _calls_of(function: str) -> set[str]:
     return callers
 
 
-def test_dead_runs_are_swept_by_the_janitor_alone() -> None:
-    # Not by a page's GET (it wrote), not by every worker at start, not by the LLM-stage worker.
-    assert _calls_of("stale_runs_sweep") == {"hardtests_web.ops.janitor"}
+def test_dead_jobs_are_swept_by_the_janitor_alone() -> None:
+    # Not by a page's GET (it wrote), not by every worker at start, not by the LLM-stage worker:
+    # each kind's sweep runs through core.joblife.sweep, which the janitor alone calls.
+    assert _calls_of("sweep") == {"hardtests_web.ops.janitor"}
+    assert _calls_of("sweep_dead") <= {"core.joblife", "problems.jobs"}
+    assert _calls_of("stale_runs_sweep") == _calls_of("curation_jobs_sweep") == set()  # named by their JobKind
 
 
-def test_a_generation_run_changes_status_only_in_its_lifecycle_module() -> None:
-    """Every `.update(status=...)` of a GenerationRun (or `.create(status=...)`) is in
-    generation/services.py: one place says how a run moves."""
+# Where a long job kind's status may be written besides core.joblife: its own lifecycle module,
+# for the moves only it has (a campaign run's two queues, a curation job's resume).
+STATUS_WRITERS = {"generation_run": {"generation.services"}, "curation_job": {"curation.lifecycle"}}
+
+
+def test_a_long_job_changes_status_only_in_the_lifecycle_modules() -> None:
+    """Every `.update(status=...)` / `.create(status=...)` of a long job kind's rows (core.joblife's
+    kinds: generation runs, curation jobs, evaluation reports, judging tasks, validator trials,
+    suite additions) is in core/joblife.py or in the kind's own lifecycle module: one place says
+    how each kind moves."""
+    from core import joblife
+
+    kinds = joblife.kinds()
+    assert {kind.name for kind in kinds} >= set(STATUS_WRITERS)
+    receivers: dict[str, set[str]] = {}
+    for kind in kinds:
+        related = {f.remote_field.related_name for f in kind.model._meta.fields
+                   if f.remote_field is not None and f.remote_field.related_name not in (None, "+")}
+        receivers[kind.name] = {kind.model.__name__, *related}  # type: ignore[arg-type]
     offenders = []
     for name, path in _modules().items():
-        if name == "generation.services":
+        if name == "core.joblife":
             continue
         source = path.read_text(encoding="utf-8")
         for node in ast.walk(ast.parse(source)):
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                    and node.func.attr in {"update", "create", "get_or_create", "update_or_create"}
+                    and node.func.attr in {"update", "create", "get_or_create", "update_or_create", "bulk_update"}
                     and any(k.arg == "status" for k in node.keywords)):
                 receiver = ast.get_source_segment(source, node.func.value) or ""
-                if "GenerationRun" in receiver or "generation_runs" in receiver or receiver.endswith("runs"):
-                    offenders.append(f"{name}:{node.lineno}")
+                for kind_name, names in receivers.items():
+                    if any(n in receiver for n in names) and name not in STATUS_WRITERS.get(kind_name, set()):
+                        offenders.append(f"{name}:{node.lineno} ({kind_name})")
     assert offenders == []
 
 

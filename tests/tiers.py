@@ -89,6 +89,9 @@ NOT_FAST_MODULES: dict[str, str] = {
         "a management command in a subprocess",
     "tests/problems/test_import_klear.py::test_adapted_checker_and_generators_run_in_the_sandbox": "the sandbox",
     "tests/problems/test_jobs.py": "Redis",
+    "tests/core/test_joblife.py::test_a_dead_worker_s_job_runs_again_once_then_its_row_fails_with_the_reason":
+        "Redis (RQ jobs, the reaper)",
+    "tests/core/test_joblife.py::test_a_row_whose_job_vanished_is_swept_after_the_grace": "Redis (RQ jobs)",
     "tests/problems/test_judge_failures.py": "the sandbox",
     "tests/problems/test_judging.py": "the sandbox",
     "tests/problems/test_kill_order.py": "the sandbox",

@@ -24,13 +24,6 @@ log = logging.getLogger(__name__)
 LAST_RUN_KEY = "hardtests:janitor:last"
 
 
-def _dead_runs() -> int:
-    """Generation runs whose worker died or whose job was lost (the project's one dead-run sweeper)."""
-    from generation.services import stale_runs_sweep
-
-    return stale_runs_sweep()
-
-
 def _finished_campaigns() -> int:
     """Campaigns none of whose runs is open any more (a run that failed in the LLM stage ends none)."""
     from generation.campaigns.services import campaigns_refresh
@@ -39,8 +32,10 @@ def _finished_campaigns() -> int:
 
 
 def dead_jobs() -> int:
-    """Rows of every other long job kind (core.joblife) whose worker died or whose job was lost:
-    failed with the reason, or queued again where the kind runs them again."""
+    """Rows of every long job kind (core.joblife) whose worker died or whose job was lost: failed
+    with the reason, or queued again where the kind runs them again (a campaign run, a curation
+    job's chains). The project's one dead-job sweeper: generation runs too (stale_runs_sweep,
+    named by its kind)."""
     return sum(joblife.sweep(kind) for kind in joblife.kinds())
 
 
@@ -75,13 +70,12 @@ def _dead_workers() -> int:
 
 
 # Run every HARDTESTS_JANITOR_FAST_S: a dead worker's job must be queued again within a minute,
-# and a dead run (or any long job's row) found within seconds of its worker's liveness key
+# and a dead run (any long job's row) found within seconds of its worker's liveness key
 # expiring. The dead workers go first: a job they held is queued again before the rows are read.
 # Each is bounded in cost (one Redis round trip, at most SWEEP_BATCH rows a kind), whatever the
 # queue length.
 FAST_SWEEPS: list[tuple[str, Callable[[], int]]] = [
     ("dead_workers", _dead_workers),
-    ("dead_runs", _dead_runs),
     ("dead_jobs", dead_jobs),
     ("finished_campaigns", _finished_campaigns),
 ]

@@ -19,12 +19,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from core import joblife
 from generation.llm import LLMConfig
 from generation.materialise.types import MaterialiseError, RunFailed
 from generation.models import GenerationRun
@@ -44,6 +45,7 @@ from problems.services import NewTest
 from problems.verify_types import Mode
 from review.evaluation.metrics import Confusion, classifier_metrics
 from review.models import EvaluationReport
+from review.models.evaluation import EVALUATION_REPORT
 from sandbox import Sandbox, get_sandbox
 
 log = logging.getLogger(__name__)
@@ -194,9 +196,9 @@ def oracle_free_table8(*, problems: QuerySet[Problem], model_name: str | None = 
 
 def table8_store(*, report: dict[str, Any], params: dict[str, Any], user: Any = None) -> EvaluationReport:
     with transaction.atomic():
-        return EvaluationReport.objects.create(
-            status=EvaluationReport.Status.DONE, params={**params, "kind": KIND}, report=report,
-            finished_at=timezone.now(), created_by=user if getattr(user, "is_authenticated", False) else None)
+        return cast(EvaluationReport, joblife.record_done(
+            EVALUATION_REPORT, params={**params, "kind": KIND}, report=report,
+            created_by=user if getattr(user, "is_authenticated", False) else None))
 
 
 def table8_latest() -> EvaluationReport | None:
