@@ -1,6 +1,6 @@
 """RQ jobs of curation. Take ids only, call one service, record failure on the row.
 
-They are queued by dotted path (curation.services.curation_enqueue), so the services never
+They are queued by dotted path (curation.lifecycle.curation_enqueue), so the services never
 import this module and the package has no import cycle.
 
 A job's completions are verified by chains of bounded chunks: each RQ job verifies one chunk
@@ -22,7 +22,8 @@ def curation_verify_job(job_id: int) -> int:
     try:
         claimed = curation_chunk_verify(job_id=job_id)
     except Exception as exc:
-        # Recorded for the page; the claimed rows go back to pending after the stale limit (resume).
+        # Recorded for the page; the claimed rows go back to pending after the stale limit (the
+        # janitor's curation_jobs_sweep once no chunk of the job beats, or the page's Resume).
         CurationJob.objects.filter(pk=job_id).update(error=f"{type(exc).__name__}: {exc}"[:4000])
         raise
     if claimed and Completion.objects.filter(job_id=job_id, status=Completion.Status.PENDING).exists():
