@@ -10,9 +10,9 @@ problem's limits, the interactor in another under its own limits, so neither's C
 memory or processes count against the other. Each runner gets the command "P <path>": the
 test's stdin is <path>, its stdout <path>.out (hts-runner; nothing is captured); the FIFOs
 are hard-linked into what each batch's runner sees (its inputs directory under bubblewrap,
-its private directory under Docker). The interactor's stdin begins with `prelude` (what its
-shim needs of the test: input, answer), written by the host before the program starts, so
-the program's first byte always comes after it.
+its private directory under Docker). Both sides start at once; the interactor's stdin
+begins with `prelude` (what its shim needs of the test: input, answer; not logged), which the
+relay writes first, so the program's first byte always comes after it.
 
 The relay changes nothing either side can do or see:
 - it reads a side's output only when what it read before has gone on, and each FIFO's
@@ -22,7 +22,8 @@ The relay changes nothing either side can do or see:
 - the host holds the FIFOs open (its readers of each side's stdout, and each side's stdin
   read-write) until a side has ended: then the survivor gets, once what was already on its
   way has been delivered, the end of its stdin (EOF), and EPIPE on writing, as with a bare
-  pipe pair;
+  pipe pair; a reader of each stdin that never reads keeps what the host wrote there for a
+  side whose runner opens it late;
 - it never blocks: its writes are non-blocking, what does not fit waits for the reader, and
   the loop ends when both sides' runners have answered (each enforces its own limits), so a
   side that stops reading stalls only its peer, up to that peer's own limits.
