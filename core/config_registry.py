@@ -324,7 +324,8 @@ ENTRIES: tuple[Setting, ...] = (
        "are not starved)", CURATION),
     _S("HARDTESTS_CURATION_CHAINS", int, 2, "chunk chains queued per job (about one per sandbox worker)", CURATION),
     _S("HARDTESTS_CURATION_QUEUE", str, "sandbox", "the RQ queue its chunks run on", CURATION),
-    _S("HARDTESTS_CURATION_STALE_S", float, 900.0, "a claimed completion older than this is taken back by a resume",
+    _S("HARDTESTS_CURATION_STALE_S", float, 900.0, "a claimed completion older than this is taken back by a resume, and a verifying "
+       "job silent this long is resumed by the janitor",
        CURATION),
     _S("HARDTESTS_CURATION_JUDGE_PARALLEL", int, 0, "sandbox batches per program; `0`: `HARDTESTS_JUDGE_PARALLEL`, "
        "as the API judges. `1` saves a sandbox start-up per program where the chains alone keep every core busy",
