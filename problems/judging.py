@@ -410,6 +410,8 @@ def judge_code(
     this call may use; None is HARDTESTS_JUDGE_PARALLEL. `kill_order`: the suite's tests in its
     kill order, else in kind order (None: HARDTESTS_KILL_ORDER); not read when `loaded` is given."""
     started = time.perf_counter()
+    # Mode(): a string that is no mode (an unconverted caller) is an error, never fail-fast
+    fail_fast = Mode(mode) is Mode.FAIL_FAST
     subset = subset if subset in SUBSETS else "full"
     loaded = loaded or suite_cache.get(suite, subset, kill_order=kill_order)
     tests = loaded.tests
@@ -418,8 +420,6 @@ def judge_code(
     result = JudgeResult(
         verdict="AC", passed=0, total=len(tests), complete=False,
         suite_id=suite.pk, suite_version=suite.version, suite_origin=suite.origin, subset=subset, phases=phases,
-    # Mode(): a string that is no mode (an unconverted caller) is an error, never fail-fast
-    fail_fast = Mode(mode) is Mode.FAIL_FAST
     )
     if language not in SUPPORTED_LANGUAGES:
         result.verdict, result.message = "CE", f"unsupported language {language!r}"
