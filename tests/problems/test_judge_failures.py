@@ -48,6 +48,12 @@ def _judged(problem: Problem, code: str) -> TestSuite:
     return suite_activate(suite=suite)
 
 
+# the calls of a judging function failing on every test, for a program of two tests: fail-fast
+# reads the first failure only, so only that one is called again with the reference (each second
+# call may cost its whole time limit); "all" calls each again
+CALLS = {"fail_fast": 2 + 1, "all": 2 + 2}
+
+
 @override_settings(HARDTESTS_CHECKER_TIME_S=0.5, HARDTESTS_CHECKER_MEMORY_MB=256)
 @pytest.mark.parametrize("path", sorted(BROKEN))
 @pytest.mark.parametrize("mode", ["fail_fast", "all"])
@@ -55,10 +61,14 @@ def test_a_judging_function_that_fails_on_every_output_is_a_judging_error_never_
     problem = ProblemFactory()
     suite = _judged(problem, BROKEN[path])
     for code in (ADD, WRONG):
-        result = judge_code(problem=problem, suite=suite, language="python3", code=code, mode=mode)
+        # the crashing one's calls are counted on the way (a test of their own judged it again)
+        counting = _CountingJudge(get_sandbox()) if path == "crash" and code == ADD else None
+        result = judge_code(problem=problem, suite=suite, language="python3", code=code, mode=mode, sandbox=counting)
         assert result.verdict == "SE", (path, code, result.verdict, result.message)
         assert result.reward == 0 and result.message.startswith("judging error"), result.message
         assert result.tests[0].verdict == "SE"
+        if counting is not None:
+            assert counting.judge_runs == CALLS[mode], (mode, counting.judge_runs)
 
 
 @override_settings(HARDTESTS_CHECKER_TIME_S=0.5)
@@ -117,14 +127,3 @@ class _CountingJudge(_StarvedJudge):
         if (first.encode() if isinstance(first, str) else first).startswith(b'{"function": "output_judging'):
             self.judge_runs += len(inputs)
         return self.real.run(prog, inputs, limits, **kwargs)
-
-
-@pytest.mark.parametrize(("mode", "calls"), [("fail_fast", 2 + 1), ("all", 2 + 2)])
-def test_only_a_failure_that_counts_is_called_again_with_the_reference(mode: str, calls: int) -> None:
-    """Fail-fast reads the first failure only: a judging function failing on every test is called
-    again on that one (each second call may cost its whole time limit)."""
-    problem = ProblemFactory()
-    suite = _judged(problem, BROKEN["crash"])
-    counting = _CountingJudge(get_sandbox())
-    result = judge_code(problem=problem, suite=suite, language="python3", code=ADD, mode=mode, sandbox=counting)
-    assert result.verdict == "SE" and counting.judge_runs == calls
