@@ -24,6 +24,7 @@ import multiprocessing
 import os
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -33,8 +34,11 @@ import pytest
 import requests
 from django.test import override_settings
 
+from problems.blobs import blob_get
 from problems.exporters.prompt import answer_prompt
-from problems.models import Problem
+from problems.models import Problem, TestSuite
+from problems.services import NewTest, suite_activate, suite_add_tests, suite_create
+from problems.verify_contract import suite_judging
 from tests.conftest import DEMO_COUNTS, REPO
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -148,9 +152,66 @@ def _lines(text: str, nl: str) -> str:
     return text.replace("\r\n", "\n").replace("\n", nl)
 
 
+@dataclass(frozen=True)
+class _Built:
+    """A materialised suite as plain data: what its rows are re-created from."""
+
+    tests: list[NewTest]
+    unverified: bool
+    trust: dict[str, Any]
+    # (kind, input, output digests) of its tests and its suite_judging: the re-created suite must
+    # hold the same tests, judged the same way
+    digests: list[tuple[str, str, str]]
+    judging: str
+
+
+# The suites the kits gave, built for real (demo_load, generation_run_execute in the real
+# sandbox) by this module's first live test; the live server's database is flushed after each
+# test, so the later ones re-create the same rows from here (scripts/test.sh runs a file in one
+# process). Materialising both kits for every test cost 40 to 100 s of setup each.
+_BUILT: dict[str, _Built] = {}
+# The programs of PROGRAMS whose bare rewards /verify gave as expected on those suites.
+_BASELINE: dict[str, float] = {}
+
+
+def _built(suite: TestSuite) -> _Built:
+    tests = [NewTest(input=blob_get(t.input_sha256), output=blob_get(t.output_sha256), kind=t.kind,
+                     generator=t.generator, call_number=t.call_number, validator_version=t.validator_version,
+                     seed=t.seed, output_origin=t.output_origin)
+             for t in suite.tests.order_by("ordinal")]
+    return _Built(tests=tests, unverified=suite.unverified, trust=dict(suite.trust), digests=_digests(suite),
+                  judging=suite_judging(suite))
+
+
+def _digests(suite: TestSuite) -> list[tuple[str, str, str]]:
+    rows = suite.tests.order_by("ordinal").values_list("kind", "input_sha256", "output_sha256")
+    return [(kind, input_sha, output_sha) for kind, input_sha, output_sha in rows]
+
+
+def _rebuilt(problem: Problem, built: _Built) -> None:
+    """The suite generation_run_execute made from the problem's kit (its _build_suite and
+    run_activate), re-created from its tests without running the kit again."""
+    from generation.materialise.testlib import testlib_parts
+    from generation.selectors import kit_to_materialise
+    from generation.services import testlib_checker_row
+
+    kit = kit_to_materialise(problem)
+    assert kit is not None, problem.pid
+    suite = suite_create(problem=problem, origin=TestSuite.Origin.GENERATED, kit=kit, validator=kit.validator,
+                         output_judge=kit.output_judge, unverified=built.unverified, trust=built.trust)
+    testlib = testlib_parts(kit).checker
+    if testlib:
+        suite.checker = testlib_checker_row(problem=problem, code=testlib)
+        suite.save(update_fields=["checker"])
+    suite_add_tests(suite=suite, tests=built.tests)
+    active = TestSuite.objects.get(pk=suite_activate(suite=suite).pk)
+    assert (_digests(active), suite_judging(active)) == (built.digests, built.judging), problem.pid
+
+
 @pytest.fixture
 def demo(settings: Any) -> dict[str, Problem]:
-    """The demo problems, and the kits of the two used here materialised (real sandbox, no LLM)."""
+    """The demo problems, and the kits of the two used here materialised (real sandbox, no LLM)
+    by the module's first test, their suites re-created for the others."""
     from generation.models import GenerationRun
     from generation.pipeline import generation_run_execute
     from generation.services import generation_run_start
@@ -163,22 +224,31 @@ def demo(settings: Any) -> dict[str, Problem]:
     with override_settings(**DEMO_COUNTS):
         for pid in sorted({p for p, *_ in PROGRAMS.values()}):
             problem = Problem.objects.get(pid=pid)
-            run = generation_run_start(problem=problem, mode=GenerationRun.Mode.FROM_KIT, enqueue=False)
-            done = generation_run_execute(run_id=run.pk)
-            assert done.status == "succeeded", (pid, done.status, done.failure_reason)
+            if pid in _BUILT:
+                _rebuilt(problem, _BUILT[pid])
+            else:
+                run = generation_run_start(problem=problem, mode=GenerationRun.Mode.FROM_KIT, enqueue=False)
+                done = generation_run_execute(run_id=run.pk)
+                assert done.status == "succeeded", (pid, done.status, done.failure_reason)
+                assert done.suite is not None
+                _BUILT[pid] = _built(done.suite)
             out[pid] = problem
     return out
 
 
 @pytest.fixture
 def baseline(live_server: Any, token: str, demo: dict[str, Problem], sandbox_worker: Any) -> None:
-    """Each program, sent bare through /verify, gets its expected reward (the suites are right)."""
+    """Each program, sent bare through /verify, gets its expected reward (the suites are right).
+    Judged once a module: the later tests' suites are the same tests, judged the same way (demo)."""
     from hardtests_client import HardTestsClient, VerifyRequest
 
+    if _BASELINE:
+        return
     with HardTestsClient(live_server.url, token, timeout_s=900) as client:
         results = client.verify_many([VerifyRequest(p, code, lang) for p, lang, code, _ in PROGRAMS.values()])
-    assert {k: float(r.reward) for k, r in zip(PROGRAMS, results, strict=True)} == \
-        {k: v[3] for k, v in PROGRAMS.items()}
+    got = {k: float(r.reward) for k, r in zip(PROGRAMS, results, strict=True)}
+    assert got == {k: v[3] for k, v in PROGRAMS.items()}
+    _BASELINE.update(got)
 
 
 def _lines_of_openrlhf(prompts: dict[str, str]) -> Iterator[tuple[str, str, list[tuple[str, str, str, float]]]]:
