@@ -6,6 +6,8 @@ Only the LLM is faked (the loopback server); the sandbox and database are real."
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -15,17 +17,19 @@ from generation.services import generation_run_start
 from problems.blobs import blobs_iter
 from problems.judging import judge_code
 from problems.models import TestCase, TestSuite
-from tests.generation.conftest import FakeLLM
+from tests.generation.conftest import FakeLLM, start_fake_llm
 from tests.oracle_free_heldout import AVG, CASES, GAIN, OCC, PAIR, Case
 
 pytestmark = [pytest.mark.django_db]
 
 
+LIMITS = {"HARDTESTS_GENERATOR_TIME_S": 5.0, "HARDTESTS_CHECKER_TIME_S": 5.0, "HARDTESTS_BRUTE_FORCE_TIME_S": 5.0}
+
+
 @pytest.fixture(autouse=True)
 def _limits(settings) -> None:
-    settings.HARDTESTS_GENERATOR_TIME_S = 5.0
-    settings.HARDTESTS_CHECKER_TIME_S = 5.0
-    settings.HARDTESTS_BRUTE_FORCE_TIME_S = 5.0
+    for name, value in LIMITS.items():
+        setattr(settings, name, value)
 
 
 def run_mode(problem, mode: str = GenerationRun.Mode.ORACLE_FREE) -> GenerationRun:
@@ -37,51 +41,142 @@ def body(sha: str) -> str:
     return next(blobs_iter([sha])).decode()
 
 
-def verdicts_of(case: Case, problem, suite: TestSuite) -> dict[str, tuple[str, list[str]]]:
-    """name -> (verdict, kinds of the failing tests), every test run."""
+def verdicts_of(case: Case, problem, suite: TestSuite,
+                only: tuple[str, ...] = ()) -> dict[str, tuple[str, list[str]]]:
+    """name -> (verdict, kinds of the failing tests), every test run; `only` names the candidates a
+    test asserts on (each one judged costs up to its time limit on the maximum-size test)."""
     out = {}
     for name, (language, code, _) in case.candidates.items():
+        if only and name not in only:
+            continue
         result = judge_code(problem=problem, suite=suite, language=language, code=code, mode="all")
         out[name] = (result.verdict, sorted({t.kind for t in result.tests if t.verdict != "AC"}))
     return out
 
 
-@pytest.mark.parametrize("pid", sorted(CASES))
-def test_a7_suite_rejects_the_wrong_and_accepts_the_right(fake_llm: FakeLLM, pid: str) -> None:
-    case = CASES[pid]
-    problem = case.make()
-    # one reply in a fenced block, the other after a "# Result" heading: both documented forms
-    fake_llm.reply(case.a7_reply(style="result" if pid in (AVG.pid, OCC.pid) else "fenced"), case.second_reply())
-    run = run_mode(problem, GenerationRun.Mode.FROM_SCRATCH)  # no oracle: becomes oracle-free by itself
-    assert run.mode == GenerationRun.Mode.ORACLE_FREE
-    assert run.status == "succeeded", run.error
-    suite = run.suite
-    assert suite.origin == TestSuite.Origin.ORACLE_FREE and suite.unverified and suite.status == "active"
-    tests = list(suite.tests.order_by("ordinal"))
-    kinds = [t.kind for t in tests]
-    assert kinds.count("public") == len(case.samples) and kinds.count("time_only") == 1
-    edges = [t for t in tests if t.kind == "edge"]
-    assert len(edges) >= 8, kinds
-    assert {t.output_origin for t in edges} == {TestCase.OutputOrigin.BRUTE_FORCE}
-    trust = suite.trust
-    assert trust["cross_check"]["used"] and trust["cross_check"]["with"] == "second_brute_force"
-    assert trust["cross_check"]["agreed"] == len(edges) and trust["model_made_outputs"] == len(edges)
-    assert trust["cross_check"]["judged_with"] == ("output_judging_function" if case.judge else "comparison:tokens")
-    assert suite.output_judge is not None if case.judge else suite.output_judge is None
-    (big,) = [t for t in tests if t.kind == "time_only"]
-    assert big.output_size == 0 and big.output_origin == TestCase.OutputOrigin.NONE and big.input_size > 100_000
+def acecoder(case: Case, problem, fake_llm: FakeLLM) -> GenerationRun:
+    wrong_pair = case.wrong_pair or (case.pairs[0][0], "999\n")
+    fake_llm.reply(case.pairs_reply([wrong_pair]), case.solution_reply())
+    return run_mode(problem, GenerationRun.Mode.ACECODER)
 
-    verdicts = verdicts_of(case, problem, suite)
-    for name, (_, _, gold) in case.candidates.items():
-        verdict, failing = verdicts[name]
-        if gold == "AC":
-            assert (verdict, failing) == ("AC", []), (name, verdicts)
-        elif gold == "WA":
-            # wrong answers: an output-checked test fails (a slow one may fail the time-only test first)
-            assert verdict != "AC" and set(failing) - {"time_only"}, (name, verdicts)
+
+@pytest.fixture(scope="class")
+def a7_runs(django_db_setup: None, django_db_blocker: Any) -> Iterator[dict[str, int]]:
+    """The A.7 run of each of the four problems (real sandbox, scripted replies), made once for the
+    tests of TestA7Suites inside a transaction rolled back when they are done: pid -> the run's id.
+    Each test still runs in a savepoint of its own; the runs' problems get pids of their own, so the
+    other tests' problems (the default pids) do not meet them."""
+    from django.db import transaction
+    from django.test import override_settings
+
+    fake, server = start_fake_llm()
+    llm = {"OPENAI_BASE_URL": fake.url, "OPENAI_API_KEY": "test-key", "HARDTESTS_LLM_MODEL": "fake-model",
+           "HARDTESTS_LLM_TIMEOUT_S": 5.0, "HARDTESTS_LLM_MAX_RETRIES": 2, "HARDTESTS_LLM_REPLY_RETRIES": 1,
+           "HARDTESTS_CHECKER_REVIEW": False}  # as the fake_llm fixture sets them
+    try:
+        with django_db_blocker.unblock(), override_settings(**llm, **LIMITS):
+            outer = transaction.atomic()
+            outer.__enter__()
+            try:
+                runs = {}
+                for pid, case in sorted(CASES.items()):
+                    problem = case.make(f"{pid}-a7")
+                    # one reply in a fenced block, the other after a "# Result" heading: both documented forms
+                    fake.reply(case.a7_reply(style="result" if pid in (AVG.pid, OCC.pid) else "fenced"),
+                               case.second_reply())
+                    # no oracle: becomes oracle-free by itself
+                    runs[pid] = run_mode(problem, GenerationRun.Mode.FROM_SCRATCH).pk
+                yield runs
+            finally:
+                transaction.set_rollback(True)
+                outer.__exit__(None, None, None)
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+class TestA7Suites:
+    """The tests that need a problem's A.7 suite, or its kit, share one run per problem: an A.7
+    run (sandboxed brute forces, a maximum-size input) is most of each test's CPU."""
+
+    @pytest.mark.parametrize("pid", sorted(CASES))
+    def test_a7_suite_rejects_the_wrong_and_accepts_the_right(self, a7_runs: dict[str, int], pid: str) -> None:
+        case = CASES[pid]
+        run = GenerationRun.objects.get(pk=a7_runs[pid])
+        problem = run.problem
+        assert run.mode == GenerationRun.Mode.ORACLE_FREE
+        assert run.status == "succeeded", run.error
+        suite = run.suite
+        assert suite.origin == TestSuite.Origin.ORACLE_FREE and suite.unverified and suite.status == "active"
+        tests = list(suite.tests.order_by("ordinal"))
+        kinds = [t.kind for t in tests]
+        assert kinds.count("public") == len(case.samples) and kinds.count("time_only") == 1
+        edges = [t for t in tests if t.kind == "edge"]
+        assert len(edges) >= 8, kinds
+        assert {t.output_origin for t in edges} == {TestCase.OutputOrigin.BRUTE_FORCE}
+        trust = suite.trust
+        assert trust["cross_check"]["used"] and trust["cross_check"]["with"] == "second_brute_force"
+        assert trust["cross_check"]["agreed"] == len(edges) and trust["model_made_outputs"] == len(edges)
+        assert trust["cross_check"]["judged_with"] == ("output_judging_function" if case.judge else "comparison:tokens")
+        assert suite.output_judge is not None if case.judge else suite.output_judge is None
+        (big,) = [t for t in tests if t.kind == "time_only"]
+        assert big.output_size == 0 and big.output_origin == TestCase.OutputOrigin.NONE and big.input_size > 100_000
+
+        verdicts = verdicts_of(case, problem, suite)
+        for name, (_, _, gold) in case.candidates.items():
+            verdict, failing = verdicts[name]
+            if gold == "AC":
+                assert (verdict, failing) == ("AC", []), (name, verdicts)
+            elif gold == "WA":
+                # wrong answers: an output-checked test fails (a slow one may fail the time-only test first)
+                assert verdict != "AC" and set(failing) - {"time_only"}, (name, verdicts)
+            else:
+                # right on every small input: only the maximum-size time-only test catches it
+                assert (verdict, failing) == (gold, ["time_only"]), (name, verdicts)
+
+    @pytest.mark.parametrize("pid", sorted(CASES))
+    def test_the_acecoder_baseline_filters_and_judges_as_the_problem_is_judged(self, fake_llm: FakeLLM,
+                                                                               a7_runs: dict[str, int], pid: str) -> None:
+        """AceCoder keeps the pairs its solution reproduces, compared as the suite will be judged (the
+        problem's judging function, else the real-number tolerance, else its comparison), and has no
+        maximum-size test: its suites accept the right programs and let the slow ones through."""
+        case = CASES[pid]
+        if case.judge is not None:
+            # the problem's judging function comes with its (A.7) kit, as in Table 8's comparison
+            a7 = GenerationRun.objects.get(pk=a7_runs[pid])
+            assert a7.status == "succeeded"
+            problem = a7.problem
         else:
-            # right on every small input: only the maximum-size time-only test catches it
-            assert (verdict, failing) == (gold, ["time_only"]), (name, verdicts)
+            problem = case.make()
+        run = acecoder(case, problem, fake_llm)
+        assert run.status == "succeeded", (case.pid, run.error)
+        suite = run.suite
+        assert suite.origin == "oracle_free" and suite.trust["method"] == "acecoder"
+        kept = [(body(t.input_sha256), body(t.output_sha256)) for t in suite.tests.order_by("ordinal")]
+        assert kept == case.pairs  # the made-up wrong pair is dropped
+        judged_with = suite.trust["cross_check"]["judged_with"]
+        assert judged_with == ("output_judging_function" if case.judge else "comparison:tokens")
+        if case.judge is not None:
+            assert suite.output_judge_id == problem.kits.order_by("-version").first().output_judge_id
+        # the wrong answers' verdicts on these small pairs are not asserted: not judged
+        verdicts = verdicts_of(case, problem, suite,
+                               only=tuple(name for name, c in case.candidates.items() if c[2] != "WA"))
+        for name, (_language, _, gold) in case.candidates.items():
+            if gold == "AC":
+                assert verdicts[name][0] == "AC", (name, verdicts[name])
+            elif gold in ("TLE", "RE"):
+                assert verdicts[name][0] == "AC", name  # the baseline's blind spot: no maximum-size test
+
+    def test_the_pair_problem_judged_with_its_function_accepts_another_right_pair(self,
+                                                                                  a7_runs: dict[str, int]) -> None:
+        run = GenerationRun.objects.get(pk=a7_runs[PAIR.pid])
+        problem, suite = run.problem, run.suite
+        # the brute force takes the smallest i; hashing takes the smallest j: other pairs, both right
+        edge = {body(t.input_sha256): body(t.output_sha256) for t in suite.tests.filter(kind="edge")}
+        assert edge["6 7\n1 2 3 4 5 6\n"] == "1 6\n"
+        result = judge_code(problem=problem, suite=suite, language="python3", code=PAIR.efficient, mode="all")
+        assert result.verdict == "AC"
+        assert json.dumps(suite.trust)  # the trust record is plain JSON
 
 
 @pytest.mark.parametrize("pid", sorted(CASES))
@@ -160,41 +255,6 @@ def test_a_disagreeing_second_brute_force_leaves_the_efficient_solution_to_confi
                       mode="all").verdict == "WA"
 
 
-def acecoder(case: Case, problem, fake_llm: FakeLLM) -> GenerationRun:
-    wrong_pair = case.wrong_pair or (case.pairs[0][0], "999\n")
-    fake_llm.reply(case.pairs_reply([wrong_pair]), case.solution_reply())
-    return run_mode(problem, GenerationRun.Mode.ACECODER)
-
-
-@pytest.mark.parametrize("pid", sorted(CASES))
-def test_the_acecoder_baseline_filters_and_judges_as_the_problem_is_judged(fake_llm: FakeLLM, pid: str) -> None:
-    """AceCoder keeps the pairs its solution reproduces, compared as the suite will be judged (the
-    problem's judging function, else the real-number tolerance, else its comparison), and has no
-    maximum-size test: its suites accept the right programs and let the slow ones through."""
-    case = CASES[pid]
-    problem = case.make()
-    if case.judge is not None:
-        # the problem's judging function comes with its (A.7) kit, as in Table 8's comparison
-        fake_llm.reply(case.a7_reply(), case.second_reply())
-        assert run_mode(problem).status == "succeeded"
-    run = acecoder(case, problem, fake_llm)
-    assert run.status == "succeeded", (case.pid, run.error)
-    suite = run.suite
-    assert suite.origin == "oracle_free" and suite.trust["method"] == "acecoder"
-    kept = [(body(t.input_sha256), body(t.output_sha256)) for t in suite.tests.order_by("ordinal")]
-    assert kept == case.pairs  # the made-up wrong pair is dropped
-    judged_with = suite.trust["cross_check"]["judged_with"]
-    assert judged_with == ("output_judging_function" if case.judge else "comparison:tokens")
-    if case.judge is not None:
-        assert suite.output_judge_id == problem.kits.order_by("-version").first().output_judge_id
-    verdicts = verdicts_of(case, problem, suite)
-    for name, (_language, _, gold) in case.candidates.items():
-        if gold == "AC":
-            assert verdicts[name][0] == "AC", (name, verdicts[name])
-        elif gold in ("TLE", "RE"):
-            assert verdicts[name][0] == "AC", name  # the baseline's blind spot: no maximum-size test
-
-
 def test_acecoder_on_a_real_number_problem_without_a_judge_uses_the_tolerance(fake_llm: FakeLLM) -> None:
     # The statement allows an error of 1e-6 and no kit has a judging function: "5.0" from the model
     # and "5.000000000" from the solution are the same answer.
@@ -216,20 +276,8 @@ def test_a7_on_a_real_number_problem_whose_reply_has_no_judge_uses_the_tolerance
     run = run_mode(problem)
     assert run.status == "succeeded", run.error
     assert "TOLERANCE = 1e-06" in run.suite.output_judge.code
-    verdicts = verdicts_of(AVG, problem, run.suite)
+    verdicts = verdicts_of(AVG, problem, run.suite, only=("seven_digits", "two_digits"))
     assert verdicts["seven_digits"][0] == "AC" and verdicts["two_digits"][0] == "WA"
-
-
-def test_the_pair_problem_judged_with_its_function_accepts_another_right_pair(fake_llm: FakeLLM) -> None:
-    problem = PAIR.make()
-    fake_llm.reply(PAIR.a7_reply(), PAIR.second_reply())
-    suite = run_mode(problem).suite
-    # the brute force takes the smallest i; hashing takes the smallest j: other pairs, both right
-    edge = {body(t.input_sha256): body(t.output_sha256) for t in suite.tests.filter(kind="edge")}
-    assert edge["6 7\n1 2 3 4 5 6\n"] == "1 6\n"
-    result = judge_code(problem=problem, suite=suite, language="python3", code=PAIR.efficient, mode="all")
-    assert result.verdict == "AC"
-    assert json.dumps(suite.trust)  # the trust record is plain JSON
 
 
 @pytest.mark.django_db(transaction=True)
