@@ -14,9 +14,11 @@ from problems.packages.external import (
     Case,
     ExternalJudge,
     Kind,
+    Outcome,
     judge_from_dir,
     refusal,
     run_judge,
+    shim_source,
 )
 from sandbox import Limits, Sandbox
 
@@ -110,13 +112,37 @@ def broken_checker(testlib_h: str, body: str) -> ExternalJudge:
                          files=(("check.cpp", source), ("testlib.h", testlib_h)))
 
 
+def checker_of_every_failure(testlib_h: str) -> ExternalJudge:
+    """One checker for every way of BROKEN, chosen by the last word of the test's input (any other
+    word: a fair comparison of the first numbers): one compile of testlib.h, seconds of CPU, serves
+    them all, here and in tests/packages/test_packages_api.py (the compile cache)."""
+    branches = "".join(f'if (how == "{how}") {{ {body} }}\n    ' for how, (body, _) in sorted(BROKEN.items()))
+    return broken_checker(testlib_h, "std::string how;\n    while (!inf.seekEof()) how = inf.readToken();\n    "
+                          f'{branches}if (ouf.readLong() != ans.readLong()) quitf(_wa, "sums differ");')
+
+
+@pytest.fixture(scope="module")
+def failures(sb: Sandbox, testlib_dir: Path) -> dict[str, Outcome]:
+    """Each way of failing judged once, all in one batch of the one checker."""
+    ways = sorted(BROKEN)
+    outcomes = run_judge(sb, checker_of_every_failure((testlib_dir / "testlib.h").read_text()),
+                         [Case(how.encode(), b"1", b"1") for how in ways], Limits(time_s=1.0, memory_mb=512, output_kb=512))
+    return dict(zip(ways, outcomes, strict=True))
+
+
 @pytest.mark.parametrize("how", sorted(BROKEN))
-def test_a_checker_that_fails_crashes_or_hangs_is_a_judging_failure(sb: Sandbox, testlib_dir: Path, how: str) -> None:
-    body, said = BROKEN[how]
-    [outcome] = run_judge(sb, broken_checker((testlib_dir / "testlib.h").read_text(), body),
-                          [Case(b"1", b"1", b"1")], Limits(time_s=1.0, memory_mb=512, output_kb=512))
+def test_a_checker_that_fails_crashes_or_hangs_is_a_judging_failure(failures: dict[str, Outcome], how: str) -> None:
+    outcome, said = failures[how], BROKEN[how][1]
     assert outcome.failed and outcome.verdict == "", outcome
     assert said in outcome.message, outcome.message
+
+
+def test_the_checker_of_every_failure_judges_fairly_on_any_other_input(sb: Sandbox, testlib_dir: Path) -> None:
+    """What test_packages_api's working checker relies on: the same checker, its inputs not a way of BROKEN."""
+    outcomes = run_judge(sb, checker_of_every_failure((testlib_dir / "testlib.h").read_text()),
+                         [Case(b"1 2\n", b"3\n", b"3\n"), Case(b"1 2\n", b"-1\n", b"3\n")])
+    assert [(o.failed, o.verdict, o.message) for o in outcomes] == [(False, "AC", "ok fine"),
+                                                                     (False, "WA", "wrong answer sums differ")], outcomes
 
 
 def test_a_checker_that_does_not_compile_fails_every_case_with_the_compiler_s_message(
@@ -147,10 +173,13 @@ def test_a_checker_without_testlib_h_is_refused_before_anything_runs(monkeypatch
 def test_the_configured_testlib_h_serves_a_checker_that_brings_none(sb: Sandbox, testlib_dir: Path,
                                                                     settings: Any) -> None:
     settings.HARDTESTS_TESTLIB_H = str(testlib_dir / "testlib.h")
-    name = "wcmp.cpp"
+    # named as in the test of every example checker: the header inlined from the settings makes
+    # the very source built there, a compile cache hit, not seconds of CPU again
+    name = "checkers/wcmp.cpp"
     judge = ExternalJudge(kind=Kind.TESTLIB_CHECKER, language="cpp", entry=name,
-                          files=((name, (testlib_dir / "checkers" / name).read_text()),))
+                          files=((name, (testlib_dir / name).read_text()),))
     assert refusal(judge) is None
+    assert shim_source(judge) == shim_source(_checker(testlib_dir, "wcmp.cpp"))
     outcomes = run_judge(sb, judge, [Case(b"", b"a b", b"a b"), Case(b"", b"a", b"a b")])
     assert [o.verdict for o in outcomes] == ["AC", "WA"]
 
