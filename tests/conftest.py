@@ -254,14 +254,41 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     return True if FAST_TIER and not_fast_path(collection_path) else None
 
 
+# The sandbox's tests that judge by verdict and output alone (what a hostile program can reach,
+# what a program's text does to the compiler, the zygote and spares giving the verdicts and
+# outputs of fresh sandboxes, the compile cache): their answers do not depend on what runs beside
+# them (CPU time is the program's own, limits are per batch), so they run in the parallel pass.
+# Every other test of tests/sandbox measures time, priority, memory or starvation, and any test
+# anywhere that starts a Docker engine of its own (`docker_sb`) runs alone in the serial pass.
+SANDBOX_BESIDE_OTHERS = (
+    "test_hostile.py", "test_kernel_surface.py", "test_program_text_traps.py", "test_zygote_compile_answer.py",
+    "test_cache.py", "test_inputs_cache.py", "test_c_language.py", "test_zygote.py",
+    "test_spares.py::test_spares_give_the_verdicts_and_outputs_of_fresh_sandboxes",
+)
+
+
+def serial_item(item: pytest.Item) -> bool:
+    """Whether a test runs in the serial pass: a tests/sandbox test that measures time, priority,
+    memory or starvation, or one that uses a Docker engine of its own."""
+    if item.get_closest_marker("alone"):
+        return False
+    callspec = getattr(item, "callspec", None)
+    if "docker_sb" in getattr(item, "fixturenames", ()) or (callspec is not None and "docker" in callspec.id):
+        return True
+    path = Path(str(item.path))
+    if REPO / "tests" / "sandbox" not in path.parents:
+        return False
+    where = f"{path.name}::{getattr(item, 'originalname', item.name)}"
+    return not any(where == entry or path.name == entry for entry in SANDBOX_BESIDE_OTHERS)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The sandbox's own tests measure what a program can do to its verdict (CPU time, memory,
-    the worker's peak memory, what a hostile program reaches in a few seconds of CPU): they run
-    alone, in the `serial` pass of scripts/test.sh, not beside another test process.
-    Then every test tests/tiers.py finds fast is marked `fast`; the fast tier runs only those."""
-    sandbox_dir = REPO / "tests" / "sandbox"
+    """Tests that measure what a program can do to its verdict by time, memory or priority run
+    alone, in the `serial` pass of scripts/test.sh, not beside another test process
+    (`serial_item`). Then every test tests/tiers.py finds fast is marked `fast`; the fast tier
+    runs only those."""
     for item in items:
-        if sandbox_dir in Path(str(item.path)).parents and not item.get_closest_marker("alone"):
+        if serial_item(item):
             item.add_marker(pytest.mark.serial)
     mark_fast(items)
     if FAST_TIER:
