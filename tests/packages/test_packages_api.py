@@ -6,8 +6,8 @@ their folders say."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,7 +17,7 @@ from django.core.management import call_command
 
 from problems.models import PackageJudge, Problem, Solution, TestSuite
 from tests.api.conftest import AB_TESTS, GOOD, WRONG, api, make_suite, sandbox_worker, user  # noqa: F401
-from tests.packages.test_external import BROKEN, broken_checker
+from tests.packages.test_external import BROKEN, checker_of_every_failure
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
@@ -25,13 +25,9 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 @pytest.fixture(scope="module", autouse=True)
 def _short_checker_limit() -> Iterator[None]:
     """The module's worker (started after this) gives a checker 1 s of CPU, not 10."""
-    saved = os.environ.get("HARDTESTS_CHECKER_TIME_S")
-    os.environ["HARDTESTS_CHECKER_TIME_S"] = "1"
-    yield
-    if saved is None:
-        os.environ.pop("HARDTESTS_CHECKER_TIME_S", None)
-    else:
-        os.environ["HARDTESTS_CHECKER_TIME_S"] = saved
+    with pytest.MonkeyPatch.context() as env:  # restored after the module, as it was
+        env.setenv("HARDTESTS_CHECKER_TIME_S", "1")
+        yield
 
 
 @pytest.fixture(scope="module")
@@ -39,9 +35,12 @@ def worker(_short_checker_limit: None, sandbox_worker: Any) -> Any:  # noqa: F81
     return sandbox_worker
 
 
-def _problem_with_checker(pid: str, judge: Any) -> None:
+def _problem_with_checker(pid: str, judge: Any, *, how: str = "") -> None:
+    """The checker judges the problem's two tests; `how`, a way of BROKEN, ends each test's input
+    (after the line the program reads) to make test_external's checker of every failure fail so."""
     problem = Problem.objects.create(source="pkg", pid=pid, title=pid, statement="", time_limit_ms=1000)
-    suite = make_suite(problem, AB_TESTS[:2])
+    suite = make_suite(problem, [dataclasses.replace(t, input=f"{t.input!s}{how}\n") if how else t
+                                 for t in AB_TESTS[:2]])
     row = PackageJudge.objects.create(problem=problem, kind=judge.kind, name=judge.entry, language=judge.language,
                                       entry=judge.entry, files=dict(judge.files), flags=[], digest=judge.digest)
     TestSuite.objects.filter(pk=suite.pk).update(checker=row)
@@ -50,7 +49,7 @@ def _problem_with_checker(pid: str, judge: Any) -> None:
 @pytest.mark.parametrize("how", ["fail", "crash", "timeout"])
 def test_a_checker_that_fails_crashes_or_times_out_is_503_judging_error(api: Any, worker: Any,  # noqa: F811
                                                                         testlib_dir: Path, how: str) -> None:
-    _problem_with_checker(how, broken_checker((testlib_dir / "testlib.h").read_text(), BROKEN[how][0]))
+    _problem_with_checker(how, checker_of_every_failure((testlib_dir / "testlib.h").read_text()), how=how)
     for code in (GOOD, WRONG):
         response = api.post("/api/v1/verify", {"problem": f"pkg:{how}", "language": "python3", "code": code})
         assert response.status_code == 503, (how, response.content)
@@ -60,9 +59,7 @@ def test_a_checker_that_fails_crashes_or_times_out_is_503_judging_error(api: Any
 
 def test_a_working_testlib_checker_judges_through_the_api(api: Any, worker: Any,  # noqa: F811
                                                           testlib_dir: Path) -> None:
-    judge = broken_checker((testlib_dir / "testlib.h").read_text(),
-                           "if (ouf.readLong() != ans.readLong()) quitf(_wa, \"sums differ\");")
-    _problem_with_checker("fair", judge)
+    _problem_with_checker("fair", checker_of_every_failure((testlib_dir / "testlib.h").read_text()))
     for code, verdict in ((GOOD, "AC"), (WRONG, "WA")):
         response = api.post("/api/v1/verify", {"problem": "pkg:fair", "language": "python3", "code": code})
         assert response.status_code == 200, response.content
