@@ -4,7 +4,6 @@ kept in the verdict cache); one that trips only on the program's own output is W
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -28,13 +27,9 @@ FAIR = "def output_judging_function(i, c, r):\n    return int(c.split()[0]) == i
 @pytest.fixture(scope="module", autouse=True)
 def _short_checker_limit() -> Iterator[None]:
     """The module's worker (started after this) gives a judging function 0.5 s, not 10."""
-    saved = os.environ.get("HARDTESTS_CHECKER_TIME_S")
-    os.environ["HARDTESTS_CHECKER_TIME_S"] = "0.5"
-    yield
-    if saved is None:
-        os.environ.pop("HARDTESTS_CHECKER_TIME_S", None)
-    else:
-        os.environ["HARDTESTS_CHECKER_TIME_S"] = saved
+    with pytest.MonkeyPatch.context() as env:  # restored after the module, as it was
+        env.setenv("HARDTESTS_CHECKER_TIME_S", "0.5")
+        yield
 
 
 @pytest.fixture(scope="module")
