@@ -24,14 +24,16 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
-import openai
 from django.conf import settings
 
 from generation.models import GenerationRun, LLMCall
 from generation.ratelimit import llm_rate_wait
+
+if TYPE_CHECKING:
+    import openai
 
 log = logging.getLogger(__name__)
 
@@ -170,6 +172,10 @@ def _client(llm: LLMConfig) -> openai.OpenAI:
 def _cached_client(base_url: str | None, api_key: str, timeout: float, retries: int) -> openai.OpenAI:
     # One client per process and endpoint: building one costs ~0.1 s of CPU (an SSL context),
     # which capped a campaign's LLM stage; the client is thread-safe and reuses connections.
+    # The SDK is imported here, not with the module: it is 0.3-0.6 s of CPU, and every Django
+    # process (the web, each worker, each command) imports this module through its URLs.
+    import openai
+
     return openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=retries,
                          http_client=httpx.Client(transport=_RecordingTransport(), timeout=timeout))
 
@@ -304,6 +310,8 @@ def chat(
         LLMCall.objects.create(**record, model_name=model,
                                error="no LLM endpoint configured (set OPENAI_BASE_URL or OPENAI_API_KEY)")
         raise LLMUnavailable("no LLM endpoint configured (set OPENAI_BASE_URL or OPENAI_API_KEY)")
+    import openai  # loaded by _client() below; the name is needed for the except clause
+
     attempts: list[Attempt] = []
     client = _client(llm)
     error: Exception | None = None
