@@ -45,6 +45,9 @@ NOT_FAST_MODULES: dict[str, str] = {
     "tests/demo": "the materialised demo",
     "tests/ecosystem": "clients against a live API and workers",
     "tests/api": "Redis (rate limits, queues) and workers in every test",
+    # interactive packages run a program and an interactor in the sandbox
+    "tests/packages/test_python_interactor.py": "the sandbox (both backends)",
+    "tests/packages/test_interaction_log.py": "the sandbox and Redis",
     # curation verifies completions in the sandbox
     "tests/curation/test_judge.py": "the sandbox",
     "tests/curation/test_kill_evidence.py": "the sandbox",
