@@ -40,6 +40,21 @@ STARVED_EXTRA_S = 5.0
 OOM_MARKERS = ("MemoryError", "std::bad_alloc", "java.lang.OutOfMemoryError", "Cannot allocate memory")
 
 
+# strerror(ENOSPC), as compilers, assemblers and linkers print it
+NO_SPACE = "No space left on device"
+
+
+def _disk_was_full(build: Path) -> bool:
+    """Whether the disk of a failed build had less free space than one build may take before
+    the build wrote anything: then its ENOSPC is the machine's. A build that itself wrote more
+    than a build may take (the program's own doing) leaves at least that much once removed."""
+    try:
+        free = os.statvfs(build)
+    except OSError:
+        return True
+    return free.f_bavail * free.f_frsize + cache.tree_size(build) < cache.max_artifact_bytes()
+
+
 @dataclass
 class RawResult:
     """What the runner measured for one test, before any judging."""
@@ -368,6 +383,10 @@ class Sandbox(abc.ABC):
                         + result.stderr}
             else:
                 message = result.stderr or result.stdout.decode("utf-8", "replace")
+                if NO_SPACE in message and _disk_was_full(build):
+                    # the compiler (or its linker) found the machine's disk full before this
+                    # build took its share: the machine's failure, never cached as the program's CE
+                    raise SandboxUnavailable(f"the disk is full while compiling: {message.strip()[-500:]}")
                 meta = {"verdict": "CE", "message": message}
             meta["main_class"] = step.main_class
             meta["language"] = language

@@ -199,6 +199,7 @@ class Answer:
     body: dict[str, Any] = field(default_factory=dict)
     failure: str = ""  # refused (nothing listening) or dropped (a connection closed without an answer)
     code: str = ""  # the program sent
+    language: str = "python3"
 
 
 class Load:
@@ -235,7 +236,7 @@ class Load:
                 record = Answer(started, expected, None, failure=f"dropped: {exc!r}")
             except TimeoutError as exc:
                 record = Answer(started, expected, None, failure=f"no answer in 90 s: {exc!r}")
-            record.code = code
+            record.code, record.language = code, self.language
             with self.lock:
                 self.answers.append(record)
             if record.status != 200:

@@ -203,24 +203,25 @@ def test_a_full_disk_is_a_503_never_a_verdict_and_heals_once_freed(root: Path, d
     stack.token = seed(env)
     stack.start()
     assert any((disk / "work").glob("hardtests-sandbox-*")), "the sandbox does not work on the test's disk"
-    # every request sends a C++ program never compiled before: each compile writes its binary on
+    # every request sends a program never seen before; a C++ one's compile writes its binary on
     # the disk (a new Python program needs none: the zygote checks and runs it from memory)
-    load = Load(stack, clients=3, programs=((GOOD_CPP, "AC"), (WRONG_CPP, "WA")), language="cpp").start()
+    load = Load(stack, clients=2).start()
+    cpp = Load(stack, clients=1, programs=((GOOD_CPP, "AC"), (WRONG_CPP, "WA")), language="cpp").start()
     try:
         time.sleep(1)
         filler = disk / "filler"
         fill(filler)
         full_at = time.monotonic()
-        # full until four verifications that started after it have their answers
-        deadline = full_at + 60
-        while len(load.since(full_at)) < 4 and time.monotonic() < deadline:
+        # full until three C++ verifications that started after it have their answers
+        deadline = full_at + 90
+        while len(cpp.since(full_at)) < 3 and time.monotonic() < deadline:
             time.sleep(0.2)
         filler.unlink()
         freed_at = time.monotonic()
         back = load.right_answer_after(freed_at)
-        during = [a for a in load.since(full_at) if a.at < freed_at]
+        during = [a for a in load.since(full_at) + cpp.since(full_at) if a.at < freed_at]
     finally:
-        answers = load.stop()
+        answers = load.stop() + cpp.stop()
     try:
         assert_truthful(answers)
         # the machine's failure is said as one, with its reason, never as a verdict
@@ -230,7 +231,7 @@ def test_a_full_disk_is_a_503_never_a_verdict_and_heals_once_freed(root: Path, d
         # nothing of the fault stays behind (a compile error cached from the full disk would be
         # reward 0 for a right program from now on): each program refused then is judged right now
         for a in refused[:4]:
-            status, answer = stack.verify(a.code, language="cpp")
+            status, answer = stack.verify(a.code, language=a.language)
             assert (status, answer.get("verdict")) == (200, a.expected), (a.body, answer)
     finally:
         code = stack.stop()
