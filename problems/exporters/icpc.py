@@ -166,9 +166,14 @@ def _problem_yaml(bundle: Bundle) -> str:
         f"  - {_yaml(KEYWORD_PREFIX + ref)}",
         *[f"  - {_yaml(tag)}" for tag in bundle.tags],
         "limits:",
-        f"  time_limit: {p.time_limit_ms / 1000:g}",
         f"  memory: {p.memory_limit_mb}",
     ]
+    package = (p.extra or {}).get("package") if isinstance(p.extra, dict) else None
+    if not (isinstance(package, dict) and package.get("time_limit_fixed") is False):
+        lines.insert(len(lines) - 1, f"  time_limit: {p.time_limit_ms / 1000:g}")
+    # else: the package this problem came from fixed no time limit, so neither does its export:
+    # verifyproblem computes it from the accepted submissions, as it did for the source (a fixed
+    # copy of the limit computed at import fails verification once the machine's load differs)
     return "\n".join(lines) + "\n"
 
 
