@@ -117,8 +117,8 @@ def _exact_windows(data: bytes | bytearray | memoryview, window: int = 0) -> Ite
     start = 0
     while start < end:
         stop = min(start + window, end)
-        if stop < end and view[stop - 1] == 0x0D:
-            stop += 1
+        if stop < end and view[stop - 1] == 0x0D and view[stop] == 0x0A:
+            stop += 1  # the \n of this window's last \r (a lone \r stays where it is: "\r\r\n" is "\r\n")
         chunk = bytes(view[start:stop]).replace(b"\r\n", b"\n")
         if chunk:
             yield [chunk]

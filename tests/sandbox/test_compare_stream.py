@@ -10,7 +10,7 @@ import sys
 import textwrap
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from sandbox import compare
@@ -73,6 +73,8 @@ pairs = st.one_of(
 
 @settings(max_examples=1500, deadline=None)
 @given(pair=pairs, window=st.integers(1, 9))
+# found by this test on CI: a window ending in a lone \r took the next \r, splitting a CRLF
+@example(pair=(b"\r\r\n1", b"\r\r\r\n1"), window=1)
 def test_streaming_comparators_answer_as_the_whole_output_forms(pair: tuple[bytes, bytes], window: int) -> None:
     expected, actual = pair
     saved = compare.WINDOW
