@@ -10,8 +10,10 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -131,3 +133,20 @@ def _stop(started: subprocess.Popen[bytes] | None, saved_host: str | None) -> No
     else:
         os.environ["DOCKER_HOST"] = saved_host
     shutil.rmtree(root, ignore_errors=True)
+
+
+@contextmanager
+def mounted_tmpfs(options: str, prefix: str) -> Iterator[Path]:
+    """A tmpfs of its own (mount options such as "noexec,size=64m"), unmounted at the end; the
+    test is skipped with the reason where mounting needs root."""
+    where = Path(tempfile.mkdtemp(prefix=prefix))
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"{options},mode=1777", "tmpfs", str(where)],
+                             capture_output=True, text=True)
+    if mounted.returncode != 0:
+        where.rmdir()
+        pytest.skip(f"cannot mount a tmpfs ({options}) here (root needed): {mounted.stderr.strip()}")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], check=False)
+        where.rmdir()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import multiprocessing
 import os
 import shutil
-import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
@@ -14,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from sandbox import Limits, Sandbox, SandboxUnavailable, Verdict, cache
+from tests.sandbox.conftest import mounted_tmpfs
 
 KB = 1024
 
@@ -160,17 +160,8 @@ def test_two_workers_publish_and_evict_the_same_cache(cache_dir: Path) -> None:
 
 @pytest.fixture
 def noexec_tmpfs() -> Iterator[Path]:
-    where = Path(tempfile.mkdtemp(prefix="hts-noexec-"))
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "noexec,size=64m,mode=1777", "tmpfs", str(where)],
-                             capture_output=True, text=True)
-    if mounted.returncode != 0:
-        where.rmdir()
-        pytest.skip(f"cannot mount a noexec tmpfs here (root needed): {mounted.stderr.strip()}")
-    try:
+    with mounted_tmpfs("noexec,size=64m", "hts-noexec-") as where:
         yield where
-    finally:
-        subprocess.run(["umount", "-l", str(where)], check=False)
-        where.rmdir()
 
 
 def test_programs_are_never_bound_from_a_noexec_filesystem(

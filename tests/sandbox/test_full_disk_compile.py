@@ -6,31 +6,21 @@ itself too big stays CE: tests/sandbox/test_cache.py.)"""
 from __future__ import annotations
 
 import os
-import subprocess
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from sandbox import Sandbox, Verdict, cache
+from tests.sandbox.conftest import mounted_tmpfs
 
 PROGRAM = "#include <cstdio>\nint main(){long long a,b;scanf(\"%lld %lld\",&a,&b);printf(\"%lld\\n\",a+b);}\n"
 
 
 @pytest.fixture
 def small_disk() -> Iterator[Path]:
-    where = Path(tempfile.mkdtemp(prefix="hts-full-"))
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m,mode=1777", "tmpfs", str(where)],
-                             capture_output=True, text=True)
-    if mounted.returncode != 0:
-        where.rmdir()
-        pytest.skip(f"cannot mount a tmpfs here (root needed): {mounted.stderr.strip()}")
-    try:
+    with mounted_tmpfs("size=8m", "hts-full-") as where:
         yield where
-    finally:
-        subprocess.run(["umount", "-l", str(where)], check=False)
-        where.rmdir()
 
 
 def _fill(disk: Path, leave: int) -> Path:
