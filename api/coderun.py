@@ -123,7 +123,7 @@ def fair_acquire(connection: Redis, *, program: str, workers: int, answer_by: fl
     holders = f"{FAIR_PREFIX}holders:{program}"
     while True:
         now = time.time()
-        cap = fair_cap(cast(bytes | None, connection.get(_pace_key(program))), workers)
+        cap = fair_cap(_pace(connection, program), workers)
         if connection.eval(_ACQUIRE, 1, holders, str(now), slot, str(answer_by + 5), str(cap)):
             return slot
         if now + FAIR_POLL_S >= answer_by:
