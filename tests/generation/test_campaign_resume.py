@@ -53,12 +53,34 @@ def workers(campaign_llm: CampaignLLM) -> Iterator[Callable[[], list[subprocess.
         process_group_stop(proc, graceful=False)
 
 
-def wait_for(predicate: Callable[[], bool], timeout: float, what: str) -> None:
+def wait_for(predicate: Callable[[], bool], timeout: float, what: str,
+             state: Callable[[], str] = lambda: "") -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
+            raise AssertionError(f"timed out waiting for {what}\n{state()}")
         time.sleep(0.1)
+
+
+def runs_state(campaign: Campaign) -> str:
+    """Where each of the campaign's runs stands, and its RQ job's status: what a timeout shows."""
+    from rq.exceptions import NoSuchJobError
+    from rq.job import Job
+
+    from core.queues import redis_connection
+
+    lines = []
+    now = time.time()
+    for run in GenerationRun.objects.filter(campaign=campaign).select_related("problem").order_by("pk"):
+        try:
+            job = Job.fetch(run.job_id, connection=redis_connection()).get_status() if run.job_id and \
+                not run.job_id.startswith("llm:") else "-"
+        except NoSuchJobError:
+            job = "no such job"
+        beat = f"{now - run.heartbeat_at.timestamp():.0f} s ago" if run.heartbeat_at else "never"
+        lines.append(f"{run.problem.pid}: {run.status}/{run.stage} job={run.job_id or '-'} ({job}) "
+                     f"kit={run.kit_id} requeues={run.requeues} beat {beat} error={run.error[-200:]!r}")
+    return "\n".join(lines)
 
 
 @pytest.mark.heavy(seconds=70)
@@ -86,7 +108,7 @@ def test_sigkilled_workers_resume_every_problem_once_without_asking_again(
 
     workers()
     wait_for(lambda: Campaign.objects.get(pk=campaign.pk).status == Campaign.Status.FINISHED, 240,
-             "the resumed campaign to finish")
+             "the resumed campaign to finish", lambda: runs_state(campaign))
 
     # Every problem ended exactly once: one run, succeeded, one kit, one active suite.
     assert runs.count() == PROBLEMS
