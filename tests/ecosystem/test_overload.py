@@ -1,8 +1,8 @@
 """A training batch on an overloaded machine: every reward right, nothing starved.
 
 The machine is loaded by a CPU hog this module starts (one spinning process per CPU, each
-ending itself after HOG_S), beside two real sandbox workers, a live server and the real
-clients:
+ending itself after HOG_S, idle while the machine is loaded without it), beside two real
+sandbox workers, a live server and the real clients:
 
 - verl's built-in reward (verl 0.9.1's own sandbox_fusion code, loaded as verl loads it) on one
   busy-loop completion and seven correct ones at once: the busy loop's calls (one a test, 10 CPU
@@ -55,11 +55,32 @@ def _busy(tag: str) -> str:
     return f"# {tag}\nwhile True:\n    pass\n"
 
 
+# A hog spins in slices of 0.2 s, and sits one slice out whenever the machine is already loaded
+# without it: at least HOG_LOAD runnable tasks a CPU besides the hogs (/proc/loadavg's fourth
+# field counts the runnable now, the reader included). Alone on a quiet machine it always spins,
+# so the tests always meet a machine with at least that load; beside other work (CI's first
+# pass) it adds none that the machine does not already have.
+HOG_LOAD = 2
+SPIN = """import os, time
+end = time.time() + {seconds}
+cpus = os.cpu_count() or 1
+while time.time() < end:
+    with open("/proc/loadavg") as f:
+        running = int(f.read().split()[3].split("/")[0])
+    if running - cpus >= {load} * cpus:
+        time.sleep(0.2)
+        continue
+    stop = time.time() + 0.2
+    while time.time() < stop:
+        pass
+"""
+
+
 @pytest.fixture(scope="module")
 def cpu_hog() -> Iterator[int]:
     """One spinning process per CPU, each gone after HOG_S even if this process dies."""
     count = os.cpu_count() or 1
-    spin = f"import time\nend = time.time() + {HOG_S}\nwhile time.time() < end:\n    pass\n"
+    spin = SPIN.format(seconds=HOG_S, load=HOG_LOAD)
     hogs = [subprocess.Popen([sys.executable, "-c", spin]) for _ in range(count)]
     yield count
     for hog in hogs:

@@ -41,6 +41,10 @@ def workers(campaign_llm: CampaignLLM) -> Iterator[Callable[[], list[subprocess.
                HARDTESTS_LLM_IN_FLIGHT="4", HARDTESTS_JANITOR_FAST_S="1")
     started: list[subprocess.Popen[bytes]] = []
 
+    from core.queues import get_queue
+
+    get_queue("sandbox").empty()  # jobs an earlier test of this process left queued are not this campaign's
+
     def start() -> list[subprocess.Popen[bytes]]:
         procs = [subprocess.Popen([sys.executable, str(REPO / "manage.py"), *args], env=env, cwd=REPO,
                                   start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -67,7 +71,7 @@ def runs_state(campaign: Campaign) -> str:
     from rq.exceptions import NoSuchJobError
     from rq.job import Job
 
-    from core.queues import redis_connection
+    from core.queues import get_queue, redis_connection
 
     lines = []
     now = time.time()
@@ -80,6 +84,14 @@ def runs_state(campaign: Campaign) -> str:
         beat = f"{now - run.heartbeat_at.timestamp():.0f} s ago" if run.heartbeat_at else "never"
         lines.append(f"{run.problem.pid}: {run.status}/{run.stage} job={run.job_id or '-'} ({job}) "
                      f"kit={run.kit_id} requeues={run.requeues} beat {beat} error={run.error[-200:]!r}")
+    # whoever else could take the campaign's work: LLM-stage workers alive, the sandbox queue's workers
+    connection = redis_connection()
+    lines.append(f"LLM-stage workers alive: {sorted(k.decode() for k in connection.keys('hardtests:llm-worker:*'))}")
+    from rq.worker import Worker
+
+    queue = get_queue("sandbox")
+    lines.append(f"sandbox queue: {queue.count} queued; workers "
+                 f"{[(w.name, w.pid, w.get_state()) for w in Worker.all(queue=queue)]}")
     return "\n".join(lines)
 
 
