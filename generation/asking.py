@@ -33,7 +33,7 @@ from generation.parsing import (
     parse_validator_reply,
 )
 from generation.preflight import Preflight
-from generation.recorder import RunRecorder
+from generation.recorder import RunLost, RunRecorder
 from problems.models import CodeOrigin, TestKit
 from problems.services import judge_create, kit_create, validator_create
 from sandbox import Sandbox
@@ -192,7 +192,10 @@ def save_kit(run: GenerationRun, rec: RunRecorder, session: Conversation) -> Tes
             regular_generator=second.regular_generator or "", hacking_generator=second.hacking_generator or "",
             model_name=model, created_by=run.created_by, extra={"generation_run": run.pk},
         )
-        GenerationRun.objects.filter(pk=run.pk).update(kit=kit)
+        if not rec.owned().update(kit=kit):
+            # the sweep took the run back meanwhile (its worker looked dead): the exception rolls
+            # the validator, judge and kit back, so nothing of this attempt is kept
+            raise RunLost(f"run {run.pk} was taken back before its kit was saved")
     rec.log(f"kit v{kit.version} saved (validator v{validator.version}"
             + (f", judge v{judge.version})" if judge else ")"))
     return TestKit.objects.select_related("problem", "validator", "output_judge").get(pk=kit.pk)

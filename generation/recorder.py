@@ -26,6 +26,11 @@ def stale_after_s() -> float:
     return settings.HARDTESTS_RUN_STALE_S
 
 
+class RunLost(Exception):
+    """The run is no longer the claim's: the sweep took it back (its worker looked dead) while the
+    claim's holder still worked on it. The holder stops and writes nothing more to the run."""
+
+
 class RunRecorder:
     """Log lines, stage timings, counts and cancellation checks for one executing run.
 
@@ -37,8 +42,12 @@ class RunRecorder:
     here, the one object each step of a run is handed); None: the settings' at the start.
     """
 
-    def __init__(self, run: GenerationRun, *, buffered: bool = False, llm: LLMConfig | None = None) -> None:
+    def __init__(self, run: GenerationRun, *, buffered: bool = False, llm: LLMConfig | None = None,
+                 claim: str | None = None) -> None:
         self.run_id = run.pk
+        # With a claim (an LLM-stage worker's "llm:<token>"), every write is conditional on the run
+        # still being RUNNING under it, and raises RunLost when it is not.
+        self.claim = claim
         self.llm = llm or LLMConfig.from_settings()
         self.buffered = buffered
         self._dirty = False
@@ -52,8 +61,16 @@ class RunRecorder:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
+    def owned(self) -> Any:
+        """The run's row as a queryset, narrowed to the claim's hold when there is a claim."""
+        runs = GenerationRun.objects.filter(pk=self.run_id)
+        if self.claim is not None:
+            runs = runs.filter(status=GenerationRun.Status.RUNNING, job_id=self.claim)
+        return runs
+
     def _update(self, **fields: Any) -> None:
-        GenerationRun.objects.filter(pk=self.run_id).update(heartbeat_at=timezone.now(), **fields, **self.pending())
+        if not self.owned().update(heartbeat_at=timezone.now(), **fields, **self.pending()) and self.claim is not None:
+            raise RunLost(f"run {self.run_id} is no longer held by {self.claim}")
 
     def pending(self) -> dict[str, str]:
         """The buffered log as fields for the caller's own update of the run (then no longer pending)."""

@@ -27,7 +27,7 @@ from typing import Any, cast
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
 from core import joblife
@@ -497,5 +497,17 @@ def stale_runs_sweep(*, batch: int = SWEEP_BATCH) -> int:
     for pk, job_id, campaign_id in rows:
         if queued_states.get(job_id) == "dead" and _dead(pk, campaign_id, "the queued job was lost from Redis",
                                                          GenerationRun.Status.QUEUED, job_id=job_id):
+            swept += 1
+    # A campaign run whose kit is saved, queued with no job while its campaign runs, waits for no
+    # one: the LLM stage takes only runs without a kit, and only a paused campaign parks runs (its
+    # resume queues them). It is queued for materialisation. (Before RunLost, a worker taken for
+    # dead could save its kit after the sweep had put its run back, and leave it so.)
+    stranded = list(GenerationRun.objects.filter(
+        Q(heartbeat_at__lt=stale_before) | Q(heartbeat_at__isnull=True, created_at__lt=stale_before),
+        status=GenerationRun.Status.QUEUED, job_id="", kit__isnull=False, campaign__status=Campaign.Status.RUNNING,
+    ).values_list("pk", flat=True)[:batch])
+    for pk in stranded:
+        if run_to_materialise(run_id=pk, from_status=GenerationRun.Status.QUEUED, job_id="",
+                              note="kit saved but no job: queued for materialisation by the sweep"):
             swept += 1
     return swept

@@ -4,7 +4,9 @@ LLM stage: a QUEUED run without a kit is claimed from the table by an `llm_worke
 (job_id = "llm:<worker token>"), asks the LLM for the kit and saves it, then goes back to
 QUEUED with an RQ job on the `sandbox` queue: the materialisation stage. Every move is a
 conditional update on (status, job_id), so a worker declared dead cannot move a run that
-has since been given to another. A run whose kit is saved never goes back to the LLM.
+has since been given to another; its other writes (stage, log, the kit) are conditional on the
+claim too, and once the run is no longer its own the worker stops (RunLost) and keeps nothing.
+A run whose kit is saved never goes back to the LLM.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from generation.materialise.types import Cancelled, RunFailed
 from generation.models import Campaign, FailureReason, GenerationRun, LLMCall
 from generation.pipeline import generation_run_execute, open_sandbox
 from generation.preflight import preflight
-from generation.recorder import RunRecorder
+from generation.recorder import RunLost, RunRecorder
 from generation.services import run_fail, run_fail_recorded, run_llm_backoff, run_to_materialise
 from sandbox import SandboxUnavailable
 
@@ -78,7 +80,7 @@ def llm_stage_execute(*, run_id: int, claim: str, llm: LLMConfig | None = None) 
     run = GenerationRun.objects.select_related("problem", "kit", "campaign").get(pk=run_id)
     if run.status != GenerationRun.Status.RUNNING or run.job_id != claim:
         return "not ours"
-    rec = RunRecorder(run, buffered=True, llm=llm)
+    rec = RunRecorder(run, buffered=True, llm=llm, claim=claim)
     outcome = "materialise"
     try:
         if run.kit_id is None:
@@ -95,6 +97,11 @@ def llm_stage_execute(*, run_id: int, claim: str, llm: LLMConfig | None = None) 
         else:
             run_fail_recorded(rec, run_id, exc.reason, str(exc))
             outcome = "failed"
+    except RunLost:
+        # taken back by the sweep while this thread still worked: it is queued again (or already
+        # someone else's), so nothing more is written to it here
+        log.warning("run %s: taken back while its LLM stage ran (its worker looked dead); stopping", run_id)
+        outcome = "lost"
     except Cancelled:
         run_fail_recorded(rec, run_id, FailureReason.CANCELLED, "cancel requested")
         outcome = "cancelled"

@@ -73,7 +73,8 @@ def runs_state(campaign: Campaign) -> str:
 
     from core.queues import get_queue, redis_connection
 
-    lines = []
+    campaign.refresh_from_db()
+    lines = [f"campaign: {campaign.status} {campaign.pause_reason!r}"]
     now = time.time()
     for run in GenerationRun.objects.filter(campaign=campaign).select_related("problem").order_by("pk"):
         try:
