@@ -318,6 +318,12 @@ class DockerBatch(Batch):
         else:
             # rusage only: the engine's own limit, with room for the runner
             limits["mem_limit"] = limits["memswap_limit"] = memory + 48 * MB
+        # A worker kept to some CPUs (taskset, a cpuset) keeps its containers there too, as a
+        # bubblewrap sandbox inherits its worker's affinity: the engine places a container in its
+        # own cpuset cgroup, which would give it every CPU again.
+        allowed = sorted(os.sched_getaffinity(0))
+        if len(allowed) < (os.cpu_count() or len(allowed)):
+            limits["cpuset_cpus"] = ",".join(map(str, allowed))
         scratch = f"size={spec.limits.memory_mb * MB},mode=1777"
         # an empty /dev/pts replaces the engine's devpts: no pseudo-terminal to block a read on
         devices = {"/tmp": scratch, "/dev/pts": "size=64k,mode=755"}

@@ -35,8 +35,19 @@ pytest=(.venv/bin/pytest -q -p no:cacheprovider)
 run() { "$@" || { rc=$?; [[ $rc -eq 5 ]] || exit $rc; }; }
 
 parallel() { run "${pytest[@]}" "${xdist[@]}" --durations=15 -m "not serial and not alone" "$@"; }
-# The sandbox's own tests measure CPU time and memory: one process, nothing beside them.
-serial() { run "${pytest[@]}" --durations=5 -m serial "$@"; }
+# The sandbox's own tests measure CPU time, run delay and memory: nothing but themselves on a
+# CPU. They run in one process a CPU, each process and every sandbox it starts kept to its own
+# CPU (HARDTESTS_TEST_PIN, tests/conftest.py; a container too: sandbox/docker_backend.py).
+serial() {
+  local cpus
+  cpus=$(nproc)
+  if [[ "$procs" == 1 || $cpus -lt 2 ]]; then
+    run "${pytest[@]}" --durations=5 -m serial "$@"
+    return
+  fi
+  HARDTESTS_TEST_PIN=1 run "${pytest[@]}" -n "$cpus" --dist loadfile --no-loadscope-reorder --durations=5 \
+    -m serial "$@"
+}
 # Tests that measure their own process (peak memory, a program's CPU) each get a fresh one.
 alone() {
   local test

@@ -71,6 +71,14 @@ def _children_die_with_the_tests() -> None:
 
 _children_die_with_the_tests()
 FAST_TIER = os.environ.get("HARDTESTS_TEST_TIER") == "fast"
+
+# The serial pass (scripts/test.sh) runs its bubblewrap tests in one process a CPU, each process
+# kept to its own CPU with HARDTESTS_TEST_PIN=1: the sandboxes it starts inherit the affinity
+# (the sandbox sets none and its cgroups have no cpuset), so the programs of one process never
+# wait for the other's and what each test measures (CPU time, run delay) is its own.
+if os.environ.get("HARDTESTS_TEST_PIN") == "1" and os.environ.get("PYTEST_XDIST_WORKER", "").startswith("gw"):
+    _cpus = sorted(os.sched_getaffinity(0))
+    os.sched_setaffinity(0, {_cpus[int(os.environ["PYTEST_XDIST_WORKER"][2:]) % len(_cpus)]})
 # Where Redis would be in the fast tier: nothing listens, and connecting raises before that.
 NO_REDIS_URL = "unix:///nonexistent/the-fast-tier-starts-no-redis.sock?db=0"
 
@@ -267,6 +275,14 @@ SANDBOX_BESIDE_OTHERS = (
 )
 
 
+def _uses_docker(item: pytest.Item) -> bool:
+    """A test that starts or uses a Docker engine: a container is placed in Docker's cpuset cgroup,
+    which gives it every CPU again, so no CPU pin holds it."""
+    callspec = getattr(item, "callspec", None)
+    return bool(item.get_closest_marker("docker")) or "docker_sb" in getattr(item, "fixturenames", ()) or (
+        callspec is not None and "docker" in callspec.id)
+
+
 def serial_item(item: pytest.Item) -> bool:
     """Whether a test runs in the serial pass: a tests/sandbox test that measures time, priority,
     memory or starvation, or one that uses a Docker engine of its own."""
@@ -290,6 +306,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if serial_item(item):
             item.add_marker(pytest.mark.serial)
+            if _uses_docker(item):
+                item.add_marker(pytest.mark.docker)
     mark_fast(items)
     if FAST_TIER:
         slow = [item for item in items if not item.get_closest_marker("fast")]

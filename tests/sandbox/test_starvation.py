@@ -116,16 +116,12 @@ def any_sb(request: pytest.FixtureRequest) -> Sandbox:
 @pytest.fixture
 def one_loaded_cpu(any_sb: Sandbox, monkeypatch: pytest.MonkeyPatch) -> Iterator[int]:
     """A loaded machine, deterministically: the sandbox runs on one CPU (bubblewrap inherits
-    this thread's affinity; Docker gets it as the container's cpuset) that three host
+    this thread's affinity; the Docker backend makes it the container's cpuset) that three host
     processes spin on at nice 0.  A test at the harness's weight gets a good part of it; one
     at a nice-19 weight gets about 1%."""
     # not the first CPU, which test_accounting's starved test loads the same way
     cpu = max(os.sched_getaffinity(0))
     before = os.sched_getaffinity(0)
-    if any_sb.name == "docker":
-        api: Any = any_sb.client.api  # type: ignore[attr-defined]
-        original = api.create_host_config
-        monkeypatch.setattr(api, "create_host_config", lambda **kw: original(**kw, cpuset_cpus=str(cpu)))
     spin = f"import os\nos.sched_setaffinity(0, {{{cpu}}})\nwhile True: pass\n"
     spinners = [subprocess.Popen([sys.executable, "-c", spin]) for _ in range(3)]
     os.sched_setaffinity(0, {cpu})
