@@ -270,15 +270,16 @@ def run_succeed_unchanged(run: GenerationRun, rec: RunRecorder, active: TestSuit
 
 
 def run_fail(*, run_id: int, reason: str, error: str, from_status: tuple[str, ...] | None = None,
-             status: str = GenerationRun.Status.FAILED, note: str = "") -> bool:
-    """Finish a run as failed (or cancelled) if it is still in one of from_status; fail its building suite.
+             status: str = GenerationRun.Status.FAILED, note: str = "", still: dict[str, Any] | None = None) -> bool:
+    """Finish a run as failed (or cancelled) if it is still in one of from_status (and matches
+    `still`, e.g. its claim); fail its building suite.
 
     The previous active suite is never touched: only a BUILDING suite is failed.
     """
     from_status = from_status or OPEN
     with transaction.atomic():
         updated = joblife.fail(GENERATION_RUN, pk=run_id, reason=error, from_status=from_status, status=status,
-                               failure_reason=reason)
+                               still=still, failure_reason=reason)
         if updated:
             suite = TestSuite.objects.filter(generation_run__pk=run_id, status=TestSuite.Status.BUILDING).first()
             if suite is not None:
@@ -295,9 +296,13 @@ def run_fail_recorded(rec: RunRecorder, run_id: int, reason: str, message: str) 
         rec.log(("cancelled: " if cancelled else f"failed ({reason}): ") + message.splitlines()[0][:1000])
     except Exception:  # noqa: BLE001 - the failure itself matters more than its log line
         log.warning("run %s: could not write the log", run_id, exc_info=True)
-    GenerationRun.objects.filter(pk=run_id).update(stage_seconds=rec.finish_stages(), **rec.pending())
+    # a claimed run (the LLM stage) is failed only while it is still the claim's: one the sweep
+    # took back is queued again or someone else's
+    rec.owned().update(stage_seconds=rec.finish_stages(), **rec.pending())
     run_fail(run_id=run_id, reason=reason, error=message,
-             status=GenerationRun.Status.CANCELLED if cancelled else GenerationRun.Status.FAILED)
+             status=GenerationRun.Status.CANCELLED if cancelled else GenerationRun.Status.FAILED,
+             from_status=(GenerationRun.Status.RUNNING,) if rec.claim else None,
+             still={"job_id": rec.claim} if rec.claim else None)
 
 
 def _append_log(run_id: int, note: str) -> None:

@@ -75,3 +75,25 @@ def test_a_campaign_run_queued_with_its_kit_and_no_job_is_queued_for_materialisa
     assert run.status == "queued" and run.job_id.startswith("generation-run-") and run.kit_id is not None
     assert "queued for materialisation by the sweep" in run.log
     assert stale_runs_sweep() == 0  # dealt with once
+
+
+def test_a_late_failure_of_a_worker_whose_run_was_taken_back_fails_nothing() -> None:
+    from generation.models import FailureReason
+    from generation.recorder import RunRecorder
+    from generation.services import run_fail_recorded
+
+    campaign_create(name="late", problem_ids=make_campaign_problems(1))
+    [run_id] = llm_stage_claim(claim="llm:old", limit=1)
+    rec = RunRecorder(GenerationRun.objects.get(pk=run_id), buffered=True, claim="llm:old")
+    assert run_requeue_dead(run_id=run_id, reason="no heartbeat (test)", from_status=GenerationRun.Status.RUNNING,
+                            job_id="llm:old")
+    # the old worker meets a failure of its own after the sweep: the run stays queued for the next
+    run_fail_recorded(rec, run_id, FailureReason.INPUT_GENERATION_FAILED, "a late failure")
+    run = GenerationRun.objects.get(pk=run_id)
+    assert (run.status, run.job_id, run.error) == ("queued", "", "")
+    assert "a late failure" not in run.log
+    # taken again, it fails under its new claim as any run does
+    assert llm_stage_claim(claim="llm:new", limit=1) == [run_id]
+    rec = RunRecorder(GenerationRun.objects.get(pk=run_id), buffered=True, claim="llm:new")
+    run_fail_recorded(rec, run_id, FailureReason.INPUT_GENERATION_FAILED, "a failure of its own")
+    assert GenerationRun.objects.get(pk=run_id).status == "failed"
