@@ -30,6 +30,7 @@ Pure Python, no dependency: the server imports it too, so both sides agree.
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass
 
 # Fence labels (lower-cased) and SandboxFusion's language names -> our language names.
@@ -260,6 +261,9 @@ def strip_label_line(code: str) -> str:
     return code[found.end():] if found and language_name(found.group(1)) else code
 
 
+_PARSE_LOCK = threading.Lock()
+
+
 def guess_language(code: str, declared: str) -> str:
     """The language ``code`` is written in when a caller declared ``declared`` (ours).
 
@@ -275,7 +279,12 @@ def guess_language(code: str, declared: str) -> str:
     import ast
 
     try:
-        ast.parse(code)
+        # one parse at a time in a process: CPython 3.11's AST conversion keeps its recursion
+        # count in state the interpreter's threads share, and two parses in two threads (a server
+        # answering verl's concurrent calls) raised "SystemError: AST constructor recursion depth
+        # mismatch" (an HTTP 500 for a right program)
+        with _PARSE_LOCK:
+            ast.parse(code)
         return declared
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         pass
