@@ -159,10 +159,26 @@ def test_the_compatible_endpoints_accept_what_their_clients_send(client: Client)
         ("/api/v1/openrlhf/reward", {"query": ["```python\nprint(3)\n```"], "prompts": [""], "labels": ["edge:ab"],
                                      "future_field": 1}),
     ]
+    _reap_workers_of_earlier_tests()
     for path, body in calls:
         response = _post(client, body, path)
         assert response.status_code in (200, 503), (path, response.content)
         assert response.json().get("code") in (None, "no_workers"), (path, response.content)
+
+
+def _reap_workers_of_earlier_tests() -> None:
+    """A worker an earlier test of this process killed can stay listed, its beat not yet expired:
+    the API would take it for alive and wait for it. Its process is gone, so it goes here."""
+    from rq.worker import Worker
+
+    from core.queues import redis_connection
+    from hardtests_web.ops.reaper import worker_reap
+    from tests.deploy.conftest import pid_alive
+
+    connection = redis_connection()
+    for worker in Worker.all(connection=connection):
+        if not worker.pid or not pid_alive(worker.pid):
+            worker_reap(connection, worker.name, reason="its process is gone (an earlier test's)")
 
 
 @pytest.mark.slow
