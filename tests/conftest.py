@@ -275,14 +275,6 @@ SANDBOX_BESIDE_OTHERS = (
 )
 
 
-def _uses_docker(item: pytest.Item) -> bool:
-    """A test that starts or uses a Docker engine: a container is placed in Docker's cpuset cgroup,
-    which gives it every CPU again, so no CPU pin holds it."""
-    callspec = getattr(item, "callspec", None)
-    return bool(item.get_closest_marker("docker")) or "docker_sb" in getattr(item, "fixturenames", ()) or (
-        callspec is not None and "docker" in callspec.id)
-
-
 def serial_item(item: pytest.Item) -> bool:
     """Whether a test runs in the serial pass: a tests/sandbox test that measures time, priority,
     memory or starvation, or one that uses a Docker engine of its own."""
@@ -306,8 +298,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if serial_item(item):
             item.add_marker(pytest.mark.serial)
-            if _uses_docker(item):
-                item.add_marker(pytest.mark.docker)
     mark_fast(items)
     if FAST_TIER:
         slow = [item for item in items if not item.get_closest_marker("fast")]
