@@ -150,3 +150,10 @@ def mounted_tmpfs(options: str, prefix: str) -> Iterator[Path]:
     finally:
         subprocess.run(["umount", "-l", str(where)], check=False)
         where.rmdir()
+
+
+@pytest.fixture(params=["bwrap", pytest.param("docker", marks=pytest.mark.docker)])
+def any_sb(request: pytest.FixtureRequest) -> Sandbox:
+    """Each backend in turn: the test runs once with bubblewrap and once with Docker."""
+    found: Sandbox = request.getfixturevalue("sb" if request.param == "bwrap" else "docker_sb")
+    return found

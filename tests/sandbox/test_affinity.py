@@ -14,11 +14,6 @@ from sandbox import Limits, Sandbox
 ALLOWED = "print(open('/proc/self/status').read().split('Cpus_allowed_list:')[1].split()[0])\n"
 
 
-@pytest.fixture(params=["bwrap", pytest.param("docker", marks=pytest.mark.docker)])
-def any_sb(request: pytest.FixtureRequest) -> Sandbox:
-    return request.getfixturevalue("sb" if request.param == "bwrap" else "docker_sb")  # type: ignore[no-any-return]
-
-
 @pytest.fixture
 def one_cpu() -> Iterator[int]:
     if (os.cpu_count() or 1) < 2:

@@ -21,11 +21,6 @@ from tests.sandbox.conftest import run_one
 REPO = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(params=["bwrap", pytest.param("docker", marks=pytest.mark.docker)])
-def any_sb(request: pytest.FixtureRequest) -> Sandbox:
-    return request.getfixturevalue("sb" if request.param == "bwrap" else "docker_sb")
-
-
 # -- idle is TLE, whatever the states of the test's tasks ----------------------------
 
 IDLE_PROGRAMS = {

@@ -107,12 +107,6 @@ BUSY = {
 }
 
 
-@pytest.fixture(params=["bwrap", pytest.param("docker", marks=pytest.mark.docker)])
-def any_sb(request: pytest.FixtureRequest) -> Sandbox:
-    found: Sandbox = request.getfixturevalue("sb" if request.param == "bwrap" else "docker_sb")
-    return found
-
-
 @pytest.fixture
 def one_loaded_cpu(any_sb: Sandbox, monkeypatch: pytest.MonkeyPatch) -> Iterator[int]:
     """A loaded machine, deterministically: the sandbox runs on one CPU (bubblewrap inherits
