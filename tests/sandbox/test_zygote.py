@@ -225,11 +225,15 @@ def test_a_dead_zygote_is_a_sandbox_error_not_a_verdict(sb: Sandbox, zygote) -> 
     # the zygote killed while a test runs (an out-of-memory kill, a crash): every test of the
     # batch is SE with the reason, never a verdict on the program
     zygote(True)
-    prog = sb.compile("python3", "import time\nif input() == 'sleep':\n    time.sleep(3)\nprint('done')\n")
+    # the first test spins for 3 s of CPU: the window to kill the zygote in widens with the
+    # machine's load, as the search for the zygote below slows (a sleep's window did not: under
+    # load the search once found the zygote after both tests were over, OK/OK)
+    prog = sb.compile("python3", "import time\nif input() == 'spin':\n    t = time.process_time()\n"
+                                 "    while time.process_time() - t < 3:\n        pass\nprint('done')\n")
     results: list[RunResult] = []
-    runner = threading.Thread(target=lambda: results.extend(sb.run(prog, [b"sleep\n", b"go\n"], Limits(time_s=5))))
+    runner = threading.Thread(target=lambda: results.extend(sb.run(prog, [b"spin\n", b"go\n"], Limits(time_s=5))))
     runner.start()
-    # killed once it has forked the first test (the sleeper): a zygote that dies before it has
+    # killed once it has forked the first test (the spinner): a zygote that dies before it has
     # the program, or while compiling it, makes the batch run exec'd instead (a compile over the
     # memory limit is the program's MLE), which is not what this test is about
     killed = None
