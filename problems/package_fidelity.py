@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -103,8 +104,14 @@ def _first_failure(rows: list[TestRow], limit_ms: int | None) -> str:
     return "AC"
 
 
-def package_fidelity(*, problem: Problem, sandbox: Sandbox | None = None) -> dict[str, Any]:
-    """The verifyproblem table of `problem`'s labelled submissions (problem must come from a package)."""
+def package_fidelity(*, problem: Problem, sandbox: Sandbox | None = None,
+                     submission_filter: re.Pattern[str] | None = None) -> dict[str, Any]:
+    """The verifyproblem table of `problem`'s labelled submissions (problem must come from a package).
+
+    `submission_filter`, as verifyproblem's `-s`: only the submissions whose name (folder and
+    file, `accepted/hello.c`) it finds judged, and only the accepted ones among them lower-bound a
+    computed time limit, which is then reported but not kept (a subset's limit is not the
+    package's); with none of them accepted, the problem's stored limit is used, and the report says so."""
     package = (problem.extra or {}).get("package") or {}
     suite = problem.suites.filter(status=TestSuite.Status.ACTIVE, origin=TestSuite.Origin.OFFICIAL).first()
     report: dict[str, Any] = {"problem": f"{problem.source}:{problem.pid}", "submissions": []}
@@ -123,21 +130,29 @@ def package_fidelity(*, problem: Problem, sandbox: Sandbox | None = None) -> dic
     names = {o: (g, n) for o, g, n in TestCase.objects.filter(suite=suite).values_list("ordinal", "group", "generator")}
     candidates = list(problem.solutions.filter(role=Solution.Role.CANDIDATE).exclude(package_verdict="")
                       .order_by("package_verdict", "name"))
+    if submission_filter is not None:
+        kept = [sol for sol in candidates if submission_filter.search(sol.name)]
+        report["filtered_out"] = len(candidates) - len(kept)
+        candidates = kept
     polygon = package.get("format") == "polygon"
     required = POLYGON_REQUIRED if polygon else REQUIRED
     tle_factor = float(package.get("time_limit_to_tle") or 2.0)
     limit_s = problem.time_limit_ms / 1000
     if not package.get("time_limit_fixed") and not report.get("not_judged"):
         slowest = 0
-        for sol in candidates:
-            if sol.package_verdict == "accepted":
-                probe = _run(problem, suite, sol, PROBE_LIMIT_S, sandbox)
-                slowest = max([slowest] + [t.time_ms for t in probe.tests])
+        accepted = [sol for sol in candidates if sol.package_verdict == "accepted"]
+        for sol in accepted:
+            probe = _run(problem, suite, sol, PROBE_LIMIT_S, sandbox)
+            slowest = max([slowest] + [t.time_ms for t in probe.tests])
         ac_factor = float(package.get("ac_to_time_limit") or 2.0)
-        limit_s = float(max(1, math.ceil(slowest / 1000 * ac_factor)))
-        report["time_limit_computed"] = {"slowest_accepted_ms": slowest, "ac_to_time_limit": ac_factor,
-                                         "time_limit_s": limit_s}
-        if problem.time_limit_ms != round(limit_s * 1000):
+        if accepted:
+            limit_s = float(max(1, math.ceil(slowest / 1000 * ac_factor)))
+            report["time_limit_computed"] = {"slowest_accepted_ms": slowest, "ac_to_time_limit": ac_factor,
+                                             "time_limit_s": limit_s}
+        else:
+            report["time_limit_computed"] = {"note": "no accepted submission passed the filter: the stored time "
+                                                     f"limit, {limit_s:g} s, is used"}
+        if submission_filter is None and problem.time_limit_ms != round(limit_s * 1000):
             problem.time_limit_ms = round(limit_s * 1000)
             problem.save(update_fields=["time_limit_ms"])
     report["time_limit_s"] = limit_s

@@ -18,9 +18,9 @@ from problems.models import Problem, Solution
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 
-def _fidelity(*pids: str) -> list[dict[str, Any]]:
+def _fidelity(*pids: str, options: tuple[str, ...] = ()) -> list[dict[str, Any]]:
     out = io.StringIO()
-    call_command("judge_package", *pids, "--json", stdout=out)
+    call_command("judge_package", *pids, "--json", *options, stdout=out)
     result: list[dict[str, Any]] = json.loads(out.getvalue())
     return result
 
@@ -48,6 +48,24 @@ def test_every_labelled_submission_of_hello_and_different_gets_its_folder_s_verd
     # interactive: judged against its interactor (tests/packages/test_interactive_packages.py)
     assert "not_judged" not in guess and guess["mismatches"] == 0 and guess["judged"] == 12  # guess_rte.c too
     assert "scoring" in oddecho["not_judged"]
+
+
+def test_a_submission_filter_judges_only_what_it_finds_and_keeps_the_stored_limit(kattis_dir: Path) -> None:
+    # verifyproblem -s: the filter searches "folder/file"; only its accepted submissions bound a
+    # computed limit, which is reported and not kept (a subset's limit is not the package's)
+    call_command("import_dataset", "icpc", str(kattis_dir / "hello"), stdout=io.StringIO())
+    Problem.objects.filter(source="icpc", pid="hello").update(time_limit_ms=7000)
+    [wrong] = _fidelity("icpc:hello", options=("--submission-filter", "^wrong_answer/"))
+    assert [(s["name"], s["result"]) for s in wrong["submissions"]] == [("wrong_answer/hello.cc", "WA")], wrong
+    assert wrong["filtered_out"] == 5 and wrong["mismatches"] == 0
+    assert (wrong["time_limit_s"], wrong["time_limit_computed"]) == (7.0, {
+        "note": "no accepted submission passed the filter: the stored time limit, 7 s, is used"})
+    [python] = _fidelity("icpc:hello", options=("-s", r"hello\.py$"))
+    assert [(s["name"], s["result"]) for s in python["submissions"]] == [("accepted/hello.py", "AC")], python
+    assert python["time_limit_s"] == python["time_limit_computed"]["time_limit_s"] == 1.0
+    assert Problem.objects.get(source="icpc", pid="hello").time_limit_ms == 7000
+    with pytest.raises(CommandError, match="not a valid regex"):
+        call_command("judge_package", "icpc:hello", "-s", "(", stdout=io.StringIO())
 
 
 def test_a_submission_that_does_not_get_its_folder_s_verdict_is_a_mismatch_with_the_checker_s_message(

@@ -1,5 +1,5 @@
-"""`judge_package PID... [--json]`: each labelled submission of an imported problem package
-judged as problemtools' verifyproblem would, beside its folder's verdict.
+"""`judge_package PID... [--json] [--submission-filter REGEX]`: each labelled submission of an
+imported problem package judged as problemtools' verifyproblem would, beside its folder's verdict.
 
 Prints a table (per submission: the folder, the verdict we give at the time limit and at its
 high end, OK or MISMATCH; per test of a mismatch: group, name, verdict, time and the
@@ -9,7 +9,9 @@ get its folder's verdict.
 
 from __future__ import annotations
 
+import argparse
 import json
+import re
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -29,6 +31,13 @@ def _problem(pid: str) -> Problem:
     return rows[0]
 
 
+def _regex(text: str) -> re.Pattern[str]:
+    try:
+        return re.compile(text)
+    except re.error as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a valid regex: {exc}") from None
+
+
 class Command(BaseCommand):
     help = ("Judge an imported package's labelled submissions (submissions/<verdict>/) as verifyproblem would "
             "and print, per submission, our verdict beside its folder's, per test on a mismatch.")
@@ -36,9 +45,14 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("pids", nargs="+", metavar="PID", help="icpc:NAME (or the package's short name)")
         parser.add_argument("--json", action="store_true", help="print the report as JSON")
+        parser.add_argument("-s", "--submission-filter", type=_regex, metavar="REGEX",
+                            help="judge only the submissions whose name (folder and file, e.g. accepted/hello.c) "
+                                 "this regex finds, as verifyproblem's -s; a time limit computed from them is "
+                                 "reported, not kept")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        reports = [package_fidelity(problem=_problem(pid)) for pid in options["pids"]]
+        reports = [package_fidelity(problem=_problem(pid), submission_filter=options["submission_filter"])
+                   for pid in options["pids"]]
         if options["json"]:
             self.stdout.write(json.dumps(reports, ensure_ascii=False))
         else:
@@ -55,6 +69,8 @@ def _table(report: dict[str, Any]) -> str:
         lines.append(f"  time limit computed as verifyproblem does: {report['time_limit_computed']}")
     if report.get("not_judged"):
         lines.append(f"  not judged: {report['not_judged']}")
+    if report.get("filtered_out"):
+        lines.append(f"  {report['filtered_out']} submissions left out by the filter")
     for sub in report["submissions"]:
         status = "OK" if sub["ok"] else ("-" if not sub["result"] else "MISMATCH")
         lines.append(f"  {status:8} {sub['folder']:22} {sub['name']:44} expected {sub['expected'] or '-':4} "
