@@ -150,7 +150,8 @@ def package_fidelity(*, problem: Problem, sandbox: Sandbox | None = None,
             report["time_limit_computed"] = {"slowest_accepted_ms": slowest, "ac_to_time_limit": ac_factor,
                                              "time_limit_s": limit_s}
         else:
-            report["time_limit_computed"] = {"note": "no accepted submission passed the filter: the stored time "
+            why = "passed the filter" if submission_filter is not None else "in the package"
+            report["time_limit_computed"] = {"note": f"no accepted submission {why}: the stored time "
                                                      f"limit, {limit_s:g} s, is used"}
         if submission_filter is None and problem.time_limit_ms != round(limit_s * 1000):
             problem.time_limit_ms = round(limit_s * 1000)
