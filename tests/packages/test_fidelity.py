@@ -25,6 +25,7 @@ def _fidelity(*pids: str, options: tuple[str, ...] = ()) -> list[dict[str, Any]]
     return result
 
 
+@pytest.mark.heavy(seconds=40)
 def test_every_labelled_submission_of_hello_and_different_gets_its_folder_s_verdict(kattis_dir: Path) -> None:
     call_command("import_dataset", "icpc", str(kattis_dir), stdout=io.StringIO())
     hello, different, guess, oddecho = _fidelity("icpc:hello", "icpc:different", "icpc:guess", "icpc:oddecho")
