@@ -27,8 +27,8 @@ if (($#)); then
   run_steps "$@"
   exit 0
 fi
-# All of them: the type check (one CPU for about 20 s) runs beside the others, whose smoke test
-# mostly waits on the server it starts; its output follows theirs.
+# All of them: the type check (one CPU for about 20 s) runs beside the others (a fresh clone's
+# checks: 36 s, against 41 s one after another); its output follows theirs.
 log=$(mktemp)
 run_steps types >"$log" 2>&1 &
 beside=$!
