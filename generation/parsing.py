@@ -25,6 +25,8 @@ from typing import Any, TypeVar
 import json5
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from core import pysource
+
 REGULAR_FUNCTION = "gen_range_based_input"
 STRATIFIED_PREFIX = "gen_stratified_input_"
 HACKING_PREFIX = "gen_hacking_input_"
@@ -129,7 +131,7 @@ def _python_literal(text: str, start: int) -> Any:
             with warnings.catch_warnings():
                 # "invalid escape sequence": Python keeps the backslash, which is what the model meant
                 warnings.simplefilter("ignore")
-                value = ast.literal_eval(text[start: start + end])
+                value = pysource.literal_eval(text[start: start + end])
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             continue
         if isinstance(value, dict) and all(isinstance(k, str) for k in _keys(value)):
@@ -223,7 +225,7 @@ def _check_keys(data: dict[str, Any], keys: tuple[str, ...]) -> None:
 
 def parse_python(code: str, what: str) -> ast.Module:
     try:
-        return ast.parse(code)
+        return pysource.parse(code)
     except SyntaxError as exc:
         raise ReplyInvalid(f"the {what} is not valid Python: {exc.msg} at line {exc.lineno}") from None
     except (ValueError, RecursionError) as exc:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from core import pysource
 from problems.models import Problem
 from sandbox import Limits, Sandbox, call_python, get_sandbox
 
@@ -24,7 +25,7 @@ JUDGE_FUNCTION = "output_judging_function"
 def _defines(code: str, function: str, label: str) -> str | None:
     """An error when the code does not parse or has no top-level `function` (parsing runs nothing)."""
     try:
-        tree = ast.parse(code)
+        tree = pysource.parse(code)
     except SyntaxError as exc:
         return f"{label}: syntax error on line {exc.lineno}: {exc.msg}"
     for node in tree.body:

@@ -23,6 +23,7 @@ import ast
 from django.conf import settings
 from django.db import transaction
 
+from core import pysource
 from generation.asking import Review, ask, judge_feedback
 from generation.materialise import judge_sample_check, sample_pairs
 from generation.materialise.batching import call_many
@@ -74,7 +75,7 @@ def same_program(a: str, b: str) -> bool:
     """Whether two Python programs are one program (layout and comments aside): a model asked twice at a
     low temperature may well answer with the same code, and a program always agrees with itself."""
     try:
-        return ast.dump(ast.parse(a)) == ast.dump(ast.parse(b))
+        return ast.dump(pysource.parse(a)) == ast.dump(pysource.parse(b))
     except (SyntaxError, ValueError):
         return a.strip() == b.strip()
 

@@ -20,6 +20,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
+from core import pysource
 from generation import prompting
 from generation.asking import Conversation, ask
 from generation.materialise.batching import call_many
@@ -169,7 +170,7 @@ def _same_code(value: object) -> object:
     if not isinstance(value, str):
         return value
     try:
-        return ast.dump(ast.parse(value))
+        return ast.dump(pysource.parse(value))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return value.strip()
 

@@ -7,13 +7,13 @@ RowSkipped for rows the project does not import.
 
 from __future__ import annotations
 
-import ast
 import datetime as dt
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from core import pysource
 from problems.importers.base import FormatCounters, RowError
 from problems.importers.sources import RawRow, RowFile
 
@@ -83,7 +83,7 @@ def literal_list(value: Any, key: str) -> list[str]:
         items = value
     elif isinstance(value, str):
         try:
-            items = ast.literal_eval(value)
+            items = pysource.literal_eval(value)
         except (ValueError, SyntaxError):
             try:
                 items = json.loads(value)

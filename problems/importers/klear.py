@@ -17,6 +17,7 @@ import ast
 import warnings
 from typing import Any
 
+from core import pysource
 from problems.importers.base import FormatCounters, RowError, RowSkipped
 from problems.importers.formats import DatasetFormat, json_field, limit, text, title_from
 from problems.importers.identity import memory_limit_mb, time_limit_ms
@@ -34,7 +35,7 @@ def _functions(code: str, where: str) -> dict[str, int]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            tree = ast.parse(code)
+            tree = pysource.parse(code)
     except SyntaxError as exc:
         raise RowError(f"{where} is not valid Python (line {exc.lineno}: {exc.msg})") from None
     return {

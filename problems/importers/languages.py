@@ -4,10 +4,10 @@ and the reliability rank of a solution's source.
 
 from __future__ import annotations
 
-import ast
 import re
 import warnings
 
+from core import pysource
 from problems.models import Language
 
 _NAMES = {
@@ -76,7 +76,7 @@ def _python_version(code: str, *, strict: bool = False) -> str:
         # Parsing only; the code is never run here. SyntaxWarnings from odd escapes are noise.
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            ast.parse(code)
+            pysource.parse(code)
     except (SyntaxError, ValueError):
         return Language.PYTHON2 if _PY2_MARKERS.search(code) else Language.OTHER
     return Language.PYTHON3
