@@ -4,17 +4,17 @@ CPython 3.11 keeps the AST constructor's recursion count in state that all of an
 threads share, and a parse that fails part-way leaves it wrong (CPython gh-106905): two threads
 parsing at once could make one of them raise `SystemError: AST constructor recursion depth
 mismatch`, an HTTP 500 in the web server's threads for nothing the user did wrong. Every parse of
-the project goes through here (tests/core/test_pysource.py holds that); the client library,
-which cannot import the project, keeps a lock of its own (hardtests_client/extract.py).
+the project goes through here (tests/core/test_pysource.py holds that), under the same lock as
+the client library's language guess (hardtests_client/extract.py, which cannot import the
+project and which the server runs too): one lock, so no parse of either runs beside the other.
 """
 
 from __future__ import annotations
 
 import ast
-import threading
 from typing import Any
 
-_PARSE_LOCK = threading.Lock()
+from hardtests_client.extract import _PARSE_LOCK
 
 
 def parse(source: str) -> ast.Module:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from core import pysource
+from hardtests_client import extract
 
 pytestmark = [pytest.mark.fast]
 
@@ -64,3 +65,6 @@ def test_a_parse_waits_for_another_to_finish(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.undo()
     assert isinstance(pysource.parse("a = 1"), ast.Module)
     assert pysource.literal_eval("[1, 'two']") == [1, "two"]
+    # one lock for the project's parses and the client library's language guess, which the
+    # server runs too
+    assert pysource._PARSE_LOCK is extract._PARSE_LOCK
