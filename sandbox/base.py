@@ -324,7 +324,10 @@ class Sandbox(abc.ABC):
 
     # -- compiling -------------------------------------------------------
 
-    def compile(self, language: str, source: str, *, cpp_std: str = "c++17") -> CompiledProgram:
+    def compile(self, language: str, source: str, *, cpp_std: str = "c++17",
+                whole_program: bool = False) -> CompiledProgram:
+        """Build a program through the compile cache. `whole_program` (C++ only): a judge's own
+        tool, one translation unit built with -fwhole-program (languages.WHOLE_PROGRAM)."""
         try:
             source.encode("utf-8")
         except UnicodeEncodeError as exc:
@@ -335,7 +338,7 @@ class Sandbox(abc.ABC):
             # the machine's fault, not the program's: the runner's "cannot execute" would be a
             # CE, cached for the program (a C program on a worker without gcc)
             return CompiledProgram(language, Verdict.SE, f"sandbox error while compiling: {missing}")
-        step = languages.compile_step(language, source, cpp_std=cpp_std)
+        step = languages.compile_step(language, source, cpp_std=cpp_std, whole_program=whole_program)
         key = cache.key_of(language, step.flags_key, cache.tool_fingerprint(step.tool), source)
         final = cache.entry_path("prog", key)
         started = time.monotonic()

@@ -56,10 +56,18 @@ class CompileStep:
     extra: dict[str, str] = field(default_factory=dict)
 
 
-def cpp_flags(cpp_std: str) -> list[str]:
+# A judge's own tools (checkers, validators, generators, interactors) are one translation unit
+# with testlib.h, hundreds of functions of which a tool calls a few. -fwhole-program makes every
+# function but main the unit's own, so GCC drops those never called before it optimises them:
+# a testlib checker's -O2 compile takes 1.9 s of CPU instead of 4.5, and what runs is the same
+# -O2 code. Contestants' programs keep the judges' usual flags.
+WHOLE_PROGRAM = "-fwhole-program"
+
+
+def cpp_flags(cpp_std: str, *, whole_program: bool = False) -> list[str]:
     if cpp_std not in CPP_STDS:
         raise ValueError(f"unsupported C++ standard {cpp_std!r}; choose one of {', '.join(CPP_STDS)}")
-    return ["-O2", f"-std={cpp_std}", "-pipe", "-DONLINE_JUDGE"]
+    return ["-O2", f"-std={cpp_std}", "-pipe", "-DONLINE_JUDGE", *([WHOLE_PROGRAM] if whole_program else [])]
 
 
 # ---- Java: the file's name and the class to run, from the program's tokens -----------------
@@ -261,13 +269,13 @@ compile(source, 'main.py', 'exec', dont_inherit=True)
 """
 
 
-def compile_step(language: str, source: str, *, cpp_std: str = "c++17") -> CompileStep:
+def compile_step(language: str, source: str, *, cpp_std: str = "c++17", whole_program: bool = False) -> CompileStep:
     if language == "python3":
         # a syntax check only, so that a broken program is CE and not RE on every test
         return CompileStep("main.py", [PYTHON, "-I", "-c", PYTHON_CHECK, f"{BUILD_DIR}/main.py"], "py-I-depth0",
                            PYTHON)
     if language == "cpp":
-        flags = cpp_flags(cpp_std)
+        flags = cpp_flags(cpp_std, whole_program=whole_program)
         argv = [GXX, *flags, "-I", PCH_DIR, "-o", f"{BUILD_DIR}/main", f"{BUILD_DIR}/main.cpp"]
         return CompileStep("main.cpp", argv, " ".join(flags), GXX, needs_pch=True)
     if language == "c":

@@ -36,6 +36,7 @@ from problems.packages.external import (
     Case,
     ExternalJudge,
     Kind,
+    judge_compile,
     judge_limits,
     parse_reply,
     read_outcome,
@@ -125,7 +126,7 @@ def _compiled(sb: Sandbox, judge: ExternalJudge, what: str) -> CompiledProgram:
     """A kit program with its shim, compiled; a compile error comes back as the program's (CE), a
     sandbox failure is raised (the machine's, never the kit's)."""
     language, source = shim_source(judge)
-    prog = sb.compile(language, source, cpp_std="gnu++17")
+    prog = judge_compile(sb, language, source)
     if not prog.ok and prog.verdict != Verdict.CE:
         raise MaterialiseError(FailureReason.SANDBOX_ERROR, f"sandbox error compiling the {what}: "
                                                             f"{prog.message.strip()[-500:]}")

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sandbox import Limits, RunResult, Sandbox, Verdict
+from sandbox import CompiledProgram, Limits, RunResult, Sandbox, Verdict
 
 TESTLIB_H_ENV = "HARDTESTS_TESTLIB_H"
 TESTLIB_H_HELP = (
@@ -363,6 +363,15 @@ _main()
 '''
 
 
+def judge_compile(sb: Sandbox, language: str, source: str) -> CompiledProgram:
+    """A judge's tool from its shimmed source (shim_source), through the compile cache: C++ as one
+    whole program with testlib's gnu++17 (sandbox.languages.WHOLE_PROGRAM: 2.3x less CPU for a
+    testlib tool, the same -O2 code), any other language as a contestant's program."""
+    if language == "cpp":
+        return sb.compile("cpp", source, cpp_std="gnu++17", whole_program=True)
+    return sb.compile(language, source)
+
+
 def shim_source(judge: ExternalJudge) -> tuple[str, str]:
     """(sandbox language, source) of the judge with its shim; JudgeUnavailable if it cannot be built."""
     reason = refusal(judge)
@@ -508,7 +517,7 @@ def run_judge(sb: Sandbox, judge: ExternalJudge, cases: Sequence[Case], limits: 
         language, source = shim_source(judge)
     except JudgeUnavailable as exc:
         return [Outcome(failed=True, message=str(exc)) for _ in cases]
-    prog = sb.compile(language, source, cpp_std="gnu++17") if language == "cpp" else sb.compile(language, source)
+    prog = judge_compile(sb, language, source)
     if not prog.ok:
         what = "did not compile" if prog.verdict == Verdict.CE else "could not be compiled (sandbox error)"
         message = f"the {judge.kind} {what}: {prog.message.strip()[-2000:]}"
@@ -574,7 +583,7 @@ def run_generator(sb: Sandbox, generator: ExternalJudge, argvs: Sequence[list[st
         language, source = shim_source(generator)
     except JudgeUnavailable as exc:
         return [Generated(None, str(exc)) for _ in argvs]
-    prog = sb.compile(language, source, cpp_std="gnu++17")
+    prog = judge_compile(sb, language, source)
     if not prog.ok:
         return [Generated(None, f"the generator did not compile: {prog.message.strip()[-2000:]}") for _ in argvs]
     requests = [request(Case("\0".join(argv).encode())) for argv in argvs]

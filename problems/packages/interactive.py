@@ -32,6 +32,7 @@ from problems.packages.external import (
     Kind,
     Outcome,
     _inline,
+    judge_compile,
     judge_limits,
     needs_testlib,
     run_judge,
@@ -389,7 +390,7 @@ def judge_runs(sb: Sandbox, interactor: Interactor, program: CompiledProgram, te
         language, source = shim_source(interactor)
     except JudgeUnavailable as exc:
         return [Judged("SE", f"judging error: {exc}", RunResult(verdict=Verdict.SE)) for _ in tests]
-    built = sb.compile("cpp", source, cpp_std="gnu++17") if language == "cpp" else sb.compile(language, source)
+    built = judge_compile(sb, language, source)
     if not built.ok:
         what = "did not compile" if built.verdict == Verdict.CE else "could not be compiled (sandbox error)"
         reason = f"judging error: the interactor {what}: {built.message.strip()[-2000:]}"

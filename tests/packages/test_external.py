@@ -15,6 +15,7 @@ from problems.packages.external import (
     ExternalJudge,
     Kind,
     Outcome,
+    judge_compile,
     judge_from_dir,
     refusal,
     run_judge,
@@ -188,6 +189,17 @@ def test_the_configured_testlib_h_serves_a_checker_that_brings_none(sb: Sandbox,
     assert shim_source(judge) == shim_source(_checker(testlib_dir, "wcmp.cpp"))
     outcomes = run_judge(sb, judge, [Case(b"", b"a b", b"a b"), Case(b"", b"a", b"a b")])
     assert [o.verdict for o in outcomes] == ["AC", "WA"]
+
+
+def test_a_judge_s_tool_is_built_as_one_whole_program_and_a_contestant_s_program_is_not(sb: Sandbox) -> None:
+    # -fwhole-program drops what main never calls before GCC optimises it (testlib.h's hundreds
+    # of functions: the compile of a testlib tool is 2.3x cheaper); a contestant's program keeps
+    # the judges' usual flags, so its unused function is still in the binary
+    source = "int helper_nobody_calls(int x) { return 3 * x + 1; }\nint main() { return 0; }\n"
+    tool, program = judge_compile(sb, "cpp", source), sb.compile("cpp", source)
+    assert tool.ok and program.ok and tool.path != program.path
+    assert b"helper_nobody_calls" not in (Path(tool.path) / "main").read_bytes()
+    assert b"helper_nobody_calls" in (Path(program.path) / "main").read_bytes()
 
 
 def test_a_kattis_output_validator_reads_42_43_and_keeps_its_feedback(sb: Sandbox, kattis_dir: Path) -> None:
