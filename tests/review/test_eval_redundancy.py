@@ -25,9 +25,11 @@ from review.evaluation.redundancy import (
 )
 
 
+@functools.cache
 def brute_lcs(a: bytes, b: bytes) -> int:
     """The textbook DP, one row of b at a time: D[i][j] = max(D[i-1][j], D[i][j-1],
-    D[i-1][j-1] + (a[j] == b[i]))."""
+    D[i-1][j-1] + (a[j] == b[i])). Kept per pair: every exactness test runs with and without
+    the C steps on the same seeded pairs, and the reference's answer is the same for both."""
     x = np.frombuffer(a, dtype=np.uint8)
     row = np.zeros(len(a) + 1, dtype=np.int64)
     for byte in b:
