@@ -226,3 +226,32 @@ def test_async_client_sends_failed_items_again_and_returns_errors(monkeypatch):
     seen.clear()
     with pytest.raises(InfrastructureError):
         asyncio.run(run("raise"))
+
+
+def test_every_client_of_a_process_shares_one_tls_context(monkeypatch) -> None:
+    # httpx reads and parses the CA bundle for each client it builds (21 ms of CPU), and verl's
+    # async reward builds a client per call: the clients share the process's one context
+    import ssl
+
+    from hardtests_client.client import tls_context
+
+    made: list[object] = []
+    real = ssl.create_default_context
+
+    def counted(*args: object, **kwargs: object) -> ssl.SSLContext:
+        made.append(args)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ssl, "create_default_context", counted)
+    tls_context.cache_clear()
+
+    async def async_clients() -> None:
+        for _ in range(3):
+            async with AsyncHardTestsClient("https://verifier.example", "t"):
+                pass
+
+    for _ in range(3):
+        HardTestsClient("https://verifier.example", "t").close()
+    asyncio.run(async_clients())
+    assert len(made) == 1
+    tls_context.cache_clear()
