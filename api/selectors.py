@@ -12,8 +12,10 @@ from api.errors import BadRequest, NotFound
 from core.sql import ModelColumns, fetch_all, per_vendor
 from problems.blobs import blob_pairs
 from problems.judging import (
+    JUDGE_SOURCE_READ,
     ORIGIN_PREFERENCE,
     TIME_ONLY,
+    judge_source_sql,
     judging_position,
     judging_sort_key,
     suite_for_judging,
@@ -75,9 +77,11 @@ def problem_resolve(ref: str) -> Problem:
 
 
 class _TargetQuery:
-    """One query for the problems a reference names by pid (or by source:pid) and their active
-    suites: what verifying needs, instead of one query for the problem and one for its suites
-    (about 1.4 ms of a verification's 10 ms through the API, on this machine's SQLite)."""
+    """One query for the problems a reference names by pid (or by source:pid), their active
+    suites and the code of the judging function that judges each now: what verifying needs,
+    instead of one query for the problem, one for its suites (about 1.4 ms of a verification's
+    10 ms through the API, on this machine's SQLite) and one for the judging function (0.6 ms
+    of CPU: resolving and snapshotting a suite, 0.77 -> 0.19 ms)."""
 
     # What the verification path reads of a problem; any other field is loaded on access.
     PROBLEM_FIELDS = ("id", "source", "pid", "title", "time_limit_ms", "memory_limit_mb", "comparison")
@@ -91,7 +95,8 @@ class _TargetQuery:
         qn = connection.ops.quote_name
         self.width = len(self.problem)
         base = (
-            f"SELECT {self.problem.sql}, {self.suite.sql} FROM {qn(Problem._meta.db_table)} p "
+            f"SELECT {self.problem.sql}, {self.suite.sql}, {judge_source_sql('s', qn)} "
+            f"FROM {qn(Problem._meta.db_table)} p "
             f"LEFT JOIN {qn(TestSuite._meta.db_table)} s ON s.{qn('problem_id')} = p.{qn('id')} "
             f"AND s.{qn('status')} = %s WHERE "
         )
@@ -113,8 +118,9 @@ class _TargetQuery:
                 found[pk] = (self.problem.build(row[: self.width]), [])
             problem, suites = found[pk]
             if row[self.width] is not None:  # a problem without an active suite comes with NULLs
-                suite = self.suite.build(row[self.width :])
+                suite = self.suite.build(row[self.width : -1])
                 suite.problem = problem
+                suite.__dict__[JUDGE_SOURCE_READ] = (row[-1],)  # suite_judging's, read here
                 suites.append(suite)
         exact = [item for item in found.values() if item[0].pid == ref]
         return exact or list(found.values())

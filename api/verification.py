@@ -14,6 +14,7 @@ the round trip that checks capacity; the program does not run again.
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 import uuid
@@ -24,6 +25,7 @@ from redis.exceptions import RedisError
 from rq.job import Job, JobStatus
 from rq.results import Result
 
+from api.after_response import after_response
 from api.conf import api_setting
 from api.errors import NotFound, PayloadTooLarge, Unavailable
 from api.selectors import verification_target
@@ -227,10 +229,9 @@ def verify_one(item: Verification, *, owner_id: int) -> Outcome:
     except RedisError as exc:
         raise Unavailable("the job queue (Redis) is unavailable", code="redis_unavailable") from exc
     if job.id in results:
-        try:
-            job.connection.delete(RESULT_KEY.format(job_id=job.id))  # read once: nobody reads it again
-        except RedisError:
-            pass  # it expires on its own
+        # read once: nobody reads it again; deleted once the answer has left (a round trip
+        # less before it), and it expires on its own if that fails
+        after_response(functools.partial(job.connection.delete, RESULT_KEY.format(job_id=job.id)))
     if job.id not in results:
         try:
             # Nobody will read a late answer: take the job off the queue if no worker has

@@ -38,7 +38,14 @@ from rq import Queue, get_current_job
 from rq.results import Result
 from rq.utils import as_text
 
-from problems.judging import SUBSETS, LoadedSuite, judge_source, judging_digest, suite_cache
+from problems.judging import (
+    JUDGE_SOURCE_READ,
+    SUBSETS,
+    LoadedSuite,
+    judge_source,
+    judging_digest,
+    suite_cache,
+)
 from problems.models import TestSuite
 from problems.packages.checking import suite_checker
 from problems.services import code_sha256
@@ -96,11 +103,15 @@ _JUDGING_ATTR = "_hardtests_judging"
 
 
 def suite_judging(suite: TestSuite) -> str:
-    """judging_digest of what judges `suite` now: one query, kept on this instance (the API's
-    suite instance lives for one request; its snapshot and its verdict cache key share it)."""
+    """judging_digest of what judges `suite` now, kept on this instance (the API's suite instance
+    lives for one request; its snapshot and its verdict cache key share it): the judging
+    function's code as the query that built the instance read it (JUDGE_SOURCE_READ), else one
+    query of its own."""
     known = suite.__dict__.get(_JUDGING_ATTR)
     if not isinstance(known, str):
-        known = judging_digest(judge_source(suite), suite.problem.comparison, checker=suite_checker(suite))
+        read = suite.__dict__.get(JUDGE_SOURCE_READ)
+        source = read[0] if isinstance(read, tuple) else judge_source(suite)
+        known = judging_digest(source, suite.problem.comparison, checker=suite_checker(suite))
         suite.__dict__[_JUDGING_ATTR] = known
     return known
 
