@@ -12,10 +12,26 @@ Infrastructure failures raise InfrastructureError once the retries fail; they ar
 Configuration: arguments, else $HARDTESTS_URL (e.g. http://host:8000) and $HARDTESTS_TOKEN.
 """
 
-from hardtests_client.client import AsyncHardTestsClient, HardTestsClient
+from typing import TYPE_CHECKING, Any
+
 from hardtests_client.core import Verification, VerifyRequest
 from hardtests_client.errors import HardTestsError, InfrastructureError, RateLimitedError, RequestRejected
 from hardtests_client.extract import Extracted, extract_code
+
+if TYPE_CHECKING:
+    from hardtests_client.client import AsyncHardTestsClient, HardTestsClient
+
+
+def __getattr__(name: str) -> Any:
+    """The clients load httpx (with its command line's rich and click where installed: 60 ms),
+    so they are imported on first use: `from hardtests_client import HardTestsClient` works as
+    ever, and the server's processes, which import only the extraction rule
+    (hardtests_client.extract), never load them."""
+    if name in ("AsyncHardTestsClient", "HardTestsClient"):
+        from hardtests_client import client
+
+        return getattr(client, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "AsyncHardTestsClient",

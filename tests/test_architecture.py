@@ -376,9 +376,9 @@ def test_migration_0004_installs_the_index_the_search_repair_installs() -> None:
 # -- imports inside functions: their number only goes down ---------------------------------------
 
 # Project imports (of a root package, or relative) inside a function body, outside migrations,
-# counted as statements (77 at the start of round 4, 75 now). Most hide no cycle and can move to the top;
+# counted as statements (77 at the start of round 4, 72 now). Most hide no cycle and can move to the top;
 # this bound lets them only go down. Lower it when you move some.
-LATE_IMPORTS_AT_MOST = 75
+LATE_IMPORTS_AT_MOST = 72
 
 
 def _late_imports_in(name: str, source: str) -> list[str]:

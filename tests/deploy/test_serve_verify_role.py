@@ -23,20 +23,6 @@ from tests.factories import ProblemFactory, UserFactory
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 
-def _descendants(pid: int) -> list[int]:
-    found, pending = [], [pid]
-    while pending:
-        current = pending.pop()
-        try:
-            for task in Path(f"/proc/{current}/task").iterdir():
-                children = [int(c) for c in (task / "children").read_text().split()]
-                found += children
-                pending += children
-        except OSError:
-            continue
-    return found
-
-
 def _descendants(pid: int) -> set[int]:
     found: set[int] = set()
     todo = [pid]
@@ -109,3 +95,30 @@ def test_a_verification_node_loads_no_demo() -> None:
     done = subprocess.run([sys.executable, str(REPO / "manage.py"), "serve", "--role", "verify", "--load-demo"],
                           env=worker_env(), cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.returncode != 0 and "--role verify loads no demo" in done.stderr, done.stderr[-2000:]
+
+
+# What a sandbox worker (and its judging job) imports, and what it must not: the generation
+# stage (reply parsing, pydantic) and the HTTP client (httpx, with rich and click for its command
+# line) cost a verification node's every worker about 0.4 s of CPU at start and their memory.
+WORKER_IMPORTS = """
+import os, sys
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hardtests_web.settings")
+import django
+django.setup()
+from rq.utils import import_attribute
+import_attribute("hardtests_web.ops.worker.CheckedWorker")
+import problems.jobs, problems.judging, core.pysource
+print(sorted(m for m in ("generation.worker", "generation.parsing", "pydantic", "httpx", "rich") if m in sys.modules))
+generation = import_attribute("hardtests_web.ops.worker.CheckedGenerationWorker")
+print(generation.__module__, [c.__name__ for c in generation.__mro__[1:3]])
+"""
+
+
+def test_a_sandbox_worker_loads_neither_the_generation_stage_nor_an_http_client() -> None:
+    done = subprocess.run([sys.executable, "-c", WORKER_IMPORTS], cwd=REPO, capture_output=True, text=True,
+                          timeout=120, env=worker_env())
+    assert done.returncode == 0, done.stderr[-2000:]
+    loaded, generation = done.stdout.splitlines()
+    assert loaded == "[]"
+    # the generation worker's documented path still names it, loaded when asked for
+    assert generation == "hardtests_web.ops.worker ['InfrastructureChecks', 'GenerationWorker']"

@@ -80,7 +80,7 @@ def test_demo_materialise_sync_exits_1_when_a_demo_kit_fails() -> None:
 
 def test_judge_exits_1_on_a_sandbox_error_but_0_on_a_wrong_program(tmp_path: Any, monkeypatch: pytest.MonkeyPatch
                                                                    ) -> None:
-    import problems.judging as judging
+    import problems.management.commands.judge as judging  # the names the command calls
 
     problem = make_problem("test/se")
     monkeypatch.setattr(judging, "suite_for_judging", lambda problem, origin: SimpleNamespace())

@@ -34,8 +34,10 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db.models import Q
 
+from generation.campaigns.selectors import campaign_summary
+from generation.campaigns.services import campaign_cancel, campaign_create, campaign_pause, campaign_resume
 from generation.materialise.testlib import testlib_missing
-from generation.models import GenerationRun
+from generation.models import Campaign, GenerationRun
 from generation.pipeline import generation_run_execute
 from generation.profiles import PROFILES
 from generation.selectors import active_generated_suite
@@ -211,15 +213,6 @@ class Command(BaseCommand):
             self._follow([r.pk for r in runs])
 
     def _campaign(self, options: dict[str, Any]) -> None:
-        from generation.campaigns.selectors import campaign_summary
-        from generation.campaigns.services import (
-            campaign_cancel,
-            campaign_create,
-            campaign_pause,
-            campaign_resume,
-        )
-        from generation.models import Campaign
-
         name = options["campaign"].strip()
         if not name:
             raise CommandError("--campaign needs a name")

@@ -13,6 +13,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from problems.judging import judge_code, suite_for_judging
 from problems.models import SUPPORTED_LANGUAGES, Problem, TestSuite
 from problems.verify_types import Mode
 
@@ -42,8 +43,6 @@ class Command(BaseCommand):
         parser.add_argument("--origin", default=None, help="suite origin: " + ", ".join(TestSuite.Origin.values))
 
     def handle(self, *args: Any, **options: Any) -> None:
-        from problems.judging import judge_code, suite_for_judging
-
         language = ALIASES.get(options["language"].lower(), options["language"].lower())
         if language not in SUPPORTED_LANGUAGES:
             raise CommandError(f"unknown language {options['language']!r}; choose one of "
