@@ -176,9 +176,13 @@ class Command(BaseCommand):
 
         redis_connection()
         worker = "hardtests_web.ops.worker."
+        # This process ran Django's system checks (or skipped them: execute()); a child running
+        # them again would import every view, the admin and the LLM client for nothing: 0.9 s
+        # of CPU at each start and their memory for as long as it lives.
+        checks = ["--skip-checks"]
         for i in range(0 if self.verify_only else settings.HARDTESTS_GENERATION_WORKERS):
             # Records a run as failed the moment its work horse is killed; checks its storage.
-            self._add(f"generation-worker-{i}", ["rqworker", "--worker-class", worker + "CheckedGenerationWorker",
+            self._add(f"generation-worker-{i}", ["rqworker", *checks, "--worker-class", worker + "CheckedGenerationWorker",
                                                  GENERATION_QUEUE, DEFAULT_QUEUE], kind="worker")
         sandbox_workers = settings.HARDTESTS_SANDBOX_WORKERS
         reserved = min(settings.HARDTESTS_API_RESERVED_WORKERS, sandbox_workers - 1) if sandbox_workers > 1 else 0
@@ -190,14 +194,13 @@ class Command(BaseCommand):
             # generation workers when there are any.
             shared = [JUDGING_QUEUE] if settings.HARDTESTS_GENERATION_WORKERS else [JUDGING_QUEUE, DEFAULT_QUEUE]
             queues = [VERIFICATION_QUEUE] if i < reserved or self.verify_only else [VERIFICATION_QUEUE, *shared]
-            checks = ["--skip-checks"] if self.verify_only else []  # see execute()
             self._add(f"sandbox-worker-{i}", ["rqworker", *checks, "--worker-class", worker + "CheckedWorker", *queues],
                       kind="worker")
         for i in range(0 if self.verify_only else settings.HARDTESTS_LLM_WORKERS):
             # Without one, a campaign started from this deployment never leaves the LLM stage.
-            self._add(f"llm-worker-{i}", ["llm_worker"])
+            self._add(f"llm-worker-{i}", ["llm_worker", *checks])
         if not self.verify_only:
-            self._add("janitor", ["janitor"])
+            self._add("janitor", ["janitor", *checks])
         self._queue_demo(load=options["load_demo"], skip=options["no_demo"])
         if not options["no_web"]:
             host = options["host"]
