@@ -116,6 +116,46 @@ def _fast_tier_guards(patch: pytest.MonkeyPatch) -> None:
     sandbox._instances.clear()
 
 
+def _postgres_from_template(worker: str) -> None:
+    """This test process's PostgreSQL database, copied from a template the first process migrates
+    (CREATE DATABASE ... TEMPLATE, under a lock every process of the pass shares): one migration
+    of the schema a pass instead of one a process."""
+    import fcntl
+    import tempfile
+
+    creation = connection.creation
+    template = f"test_{connection.settings_dict['NAME']}_template"
+    lock = Path(tempfile.gettempdir()) / f"hardtests-pg-{connection.settings_dict['PORT']}-template.lock"
+    with lock.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        with creation._nodb_cursor() as cursor:
+            cursor.execute("SELECT 1 FROM pg_database WHERE datname = %s", [template])
+            made = cursor.fetchone() is not None
+        if made:
+            connection.settings_dict["NAME"] = template
+        else:
+            connection.settings_dict["TEST"]["NAME"] = template
+            creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
+        connection.close()  # a template with a connection open cannot be copied
+        creation.clone_test_db(suffix=worker, verbosity=0, autoclobber=True)
+    clone = creation.get_test_db_clone_settings(worker)
+    connection.settings_dict.update(clone)
+    settings.DATABASES[connection.alias]["NAME"] = clone["NAME"]  # what worker_env() hands on
+    connection.close()
+
+
+if os.environ.get("DATABASE_URL", "").startswith("postgres") and os.environ.get("PYTEST_XDIST_WORKER"):
+    @pytest.fixture(scope="session")
+    def django_db_setup(django_test_environment: None, django_db_blocker: Any,
+                        django_db_modify_db_settings: None) -> Iterator[None]:
+        """The PostgreSQL pass (scripts/test.sh): each process's database is a copy of one
+        migrated once (`_postgres_from_template`); the server and its databases are thrown away
+        after the pass (scripts/with_postgres.py)."""
+        with django_db_blocker.unblock():
+            _postgres_from_template(os.environ["PYTEST_XDIST_WORKER"])
+        yield
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _private_services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     guards = pytest.MonkeyPatch()

@@ -121,10 +121,8 @@ def sandbox_worker(
     queue = verification_queue()
     # A file, not a pipe: a worker logging into a full pipe nobody reads would block.
     log = tmp_path_factory.mktemp("worker") / "rqworker.log"
-    # --skip-checks as `serve` starts its workers (it runs Django's system checks once, itself):
-    # 0.9 s of CPU a worker start, and the test workers of this suite start a few dozen times
     child = subprocess.Popen(
-        [sys.executable, str(REPO / "manage.py"), "rqworker", "--skip-checks", "api", "sandbox"],
+        [sys.executable, str(REPO / "manage.py"), "rqworker", "api", "sandbox"],
         env=env, cwd=REPO, stdout=log.open("wb"), stderr=subprocess.STDOUT,
     )
     deadline = time.monotonic() + 60

@@ -5,10 +5,27 @@ outside a request, and a failure of it is logged, never raised into the server."
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 
+import pytest
 from django.core.signals import request_finished, request_started
 
+from api import after_response as module
 from api.after_response import after_response
+
+
+@pytest.fixture(autouse=True)
+def _receivers_alone(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Only this module's receivers (Django's own close the database connections, which these
+    tests do not open), and no request left open by an earlier test of this process."""
+    monkeypatch.setattr(request_started, "receivers", [])
+    monkeypatch.setattr(request_finished, "receivers", [])
+    monkeypatch.setattr(request_started, "sender_receivers_cache", {})
+    monkeypatch.setattr(request_finished, "sender_receivers_cache", {})
+    module.connect()
+    module._pending.work = None
+    yield
+    module._pending.work = None
 
 
 def test_work_waits_for_the_response_to_leave_and_runs_once() -> None:

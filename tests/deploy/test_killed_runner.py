@@ -26,7 +26,7 @@ from tests.conftest import REPO, worker_env
 
 def test_starts_children_and_waits():
     env = dict(worker_env(), KILLED_RUNNER_MARK=os.environ["KILLED_RUNNER_MARK"])
-    subprocess.Popen([sys.executable, str(REPO / "manage.py"), "rqworker", "--skip-checks", "api"], env=env, cwd=REPO,
+    subprocess.Popen([sys.executable, str(REPO / "manage.py"), "rqworker", "api"], env=env, cwd=REPO,
                      start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
     subprocess.Popen(["sleep", "600"], env=env, start_new_session=True)
     time.sleep(3)  # the worker has started

@@ -22,7 +22,7 @@ from tests.generation.conftest import FakeLLM, inputs_reply, make_problem, valid
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
-WORKER = [sys.executable, str(REPO / "manage.py"), "rqworker", "--skip-checks", "--worker-class", "generation.worker.GenerationWorker",
+WORKER = [sys.executable, str(REPO / "manage.py"), "rqworker", "--worker-class", "generation.worker.GenerationWorker",
           "generation"]
 
 

@@ -32,7 +32,7 @@ WAIT_MS = 60_000
 def sandbox_worker(tmp_path: Path) -> Iterator[None]:
     # Its own session, so teardown stops the worker together with its work horse.
     log = (tmp_path / "worker.log").open("w")
-    proc = subprocess.Popen([sys.executable, str(REPO / "manage.py"), "rqworker", "--skip-checks", "sandbox"], env=worker_env(),
+    proc = subprocess.Popen([sys.executable, str(REPO / "manage.py"), "rqworker", "sandbox"], env=worker_env(),
                             cwd=REPO, start_new_session=True, stdout=log, stderr=subprocess.STDOUT)
     yield
     log.close()

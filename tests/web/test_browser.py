@@ -30,7 +30,7 @@ def workers() -> Iterator[None]:
     stops it together with its work horse."""
     env = dict(worker_env(), HARDTESTS_REGULAR_CALLS="4", HARDTESTS_STRATIFIED_CALLS="3",
                HARDTESTS_HACKING_CALLS="3")
-    manage = [sys.executable, str(REPO / "manage.py"), "rqworker", "--skip-checks"]
+    manage = [sys.executable, str(REPO / "manage.py"), "rqworker"]
     procs = [
         subprocess.Popen([*manage, "--worker-class", "generation.worker.GenerationWorker", "generation"],
                          env=env, cwd=REPO, start_new_session=True, stdout=subprocess.DEVNULL,

@@ -178,11 +178,13 @@ class Command(BaseCommand):
         worker = "hardtests_web.ops.worker."
         # This process ran Django's system checks (or skipped them: execute()); a child running
         # them again would import every view, the admin and the LLM client for nothing: 0.9 s
-        # of CPU at each start and their memory for as long as it lives.
+        # of CPU at each start and their memory for as long as it lives. Not the generation
+        # worker: it forks a work horse per job, which inherits what the checks imported (without
+        # them, every job would import the pipeline again).
         checks = ["--skip-checks"]
         for i in range(0 if self.verify_only else settings.HARDTESTS_GENERATION_WORKERS):
             # Records a run as failed the moment its work horse is killed; checks its storage.
-            self._add(f"generation-worker-{i}", ["rqworker", *checks, "--worker-class", worker + "CheckedGenerationWorker",
+            self._add(f"generation-worker-{i}", ["rqworker", "--worker-class", worker + "CheckedGenerationWorker",
                                                  GENERATION_QUEUE, DEFAULT_QUEUE], kind="worker")
         sandbox_workers = settings.HARDTESTS_SANDBOX_WORKERS
         reserved = min(settings.HARDTESTS_API_RESERVED_WORKERS, sandbox_workers - 1) if sandbox_workers > 1 else 0
