@@ -96,7 +96,8 @@ def second_worker(sandbox_worker: Any, django_db_blocker: Any,
         env = worker_env()
     queue = verification_queue()
     log = tmp_path_factory.mktemp("second") / "rqworker.log"
-    child = subprocess.Popen([sys.executable, str(REPO / "manage.py"), "rqworker", "api"], env=env, cwd=REPO,
+    child = subprocess.Popen([sys.executable, str(REPO / "manage.py"), "rqworker", "--skip-checks", "--worker-class",
+                              "hardtests_web.ops.worker.CheckedWorker", "api"], env=env, cwd=REPO,
                              stdout=log.open("wb"), stderr=subprocess.STDOUT, start_new_session=True)
     deadline = time.monotonic() + 60
     while not any(w.pid == child.pid for w in Worker.all(queue=queue, connection=queue.connection)):
