@@ -93,7 +93,8 @@ def test_a_bad_upload_imports_nothing_and_says_why(tmp_path: Path):
 
 @pytest.fixture
 def sandbox_worker() -> Iterator[subprocess.Popen[bytes]]:
-    proc = subprocess.Popen([sys.executable, str(REPO / "manage.py"), "rqworker", "sandbox"], env=worker_env(),
+    proc = subprocess.Popen([sys.executable, str(REPO / "manage.py"), "rqworker", "--skip-checks",
+                             "--worker-class", "hardtests_web.ops.worker.CheckedWorker", "sandbox"], env=worker_env(),
                             cwd=REPO, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     yield proc
     process_group_stop(proc, graceful=False)

@@ -48,8 +48,9 @@ def workers(campaign_llm: CampaignLLM) -> Iterator[Callable[[], list[subprocess.
     def start() -> list[subprocess.Popen[bytes]]:
         procs = [subprocess.Popen([sys.executable, str(REPO / "manage.py"), *args], env=env, cwd=REPO,
                                   start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                 for args in (["llm_worker", "--skip-checks"], ["rqworker", "sandbox"],
-                                     ["janitor", "--skip-checks"])]
+                 for args in (["llm_worker", "--skip-checks"], ["janitor", "--skip-checks"],
+                              ["rqworker", "--skip-checks", "--worker-class", "hardtests_web.ops.worker.CheckedWorker",
+                               "sandbox"])]
         started.extend(procs)
         return procs
 

@@ -270,7 +270,8 @@ def test_command_refuses_a_bad_out_path(tmp_path: Path, capsys: pytest.CaptureFi
 
 @pytest.fixture
 def sandbox_worker() -> Iterator[subprocess.Popen[bytes]]:
-    proc = subprocess.Popen([sys.executable, str(REPO / "manage.py"), "rqworker", "sandbox"], env=worker_env(),
+    proc = subprocess.Popen([sys.executable, str(REPO / "manage.py"), "rqworker", "--skip-checks",
+                             "--worker-class", "hardtests_web.ops.worker.CheckedWorker", "sandbox"], env=worker_env(),
                             cwd=REPO, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     yield proc
     process_group_stop(proc, graceful=False)

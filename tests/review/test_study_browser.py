@@ -32,7 +32,8 @@ WAIT_MS = 60_000
 def sandbox_worker(tmp_path: Path) -> Iterator[None]:
     # Its own session, so teardown stops the worker together with its work horse.
     log = (tmp_path / "worker.log").open("w")
-    proc = subprocess.Popen([sys.executable, str(REPO / "manage.py"), "rqworker", "sandbox"], env=worker_env(),
+    proc = subprocess.Popen([sys.executable, str(REPO / "manage.py"), "rqworker", "--skip-checks",
+                             "--worker-class", "hardtests_web.ops.worker.CheckedWorker", "sandbox"], env=worker_env(),
                             cwd=REPO, start_new_session=True, stdout=log, stderr=subprocess.STDOUT)
     yield
     log.close()
