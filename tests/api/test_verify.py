@@ -262,5 +262,7 @@ def test_a_verification_says_where_its_time_went_in_server_timing(api, ab_proble
     assert set(steps) == {"prepare", "enqueue", "wait", "queue", "load", "tests", "job", "back"}
     durations = {name: float(value) for name, value in steps.items()}
     assert all(value >= -50 for value in durations.values())  # "queue" and "back" cross processes' clocks
-    # the wait holds the worker's job; the job holds the suite's load and the tests
-    assert durations["wait"] >= durations["job"] >= durations["tests"] > 0
+    # the wait holds the worker's job (but for the moment between the job reaching Redis, where a
+    # worker may take it at once, and the web side's clock starting the wait: 5 ms is ample);
+    # the job holds the suite's load and the tests
+    assert durations["wait"] + 5 >= durations["job"] >= durations["tests"] > 0
