@@ -22,11 +22,17 @@ def _deep(client, **headers):
 
 @pytest.mark.django_db
 def test_deep_health_needs_staff_or_the_token(client) -> None:
-    from core.queues import redis_connection
+    from rq.worker import Worker
+
+    from core.queues import WORKER_HEALTH_HASH, redis_connection
     from hardtests_web.ops.janitor import LAST_RUN_KEY
 
-    # this test process's Redis may hold an earlier test's janitor pass
-    redis_connection().delete(LAST_RUN_KEY)
+    # this test process's Redis may hold an earlier test's janitor pass, and the registration and
+    # health of an earlier test's worker that was killed (its fixture stops it with SIGKILL)
+    connection = redis_connection()
+    connection.delete(LAST_RUN_KEY, WORKER_HEALTH_HASH)
+    for worker in Worker.all(connection=connection):
+        worker.register_death()
     assert _deep(client).status_code == 403
     time.sleep(1.1)  # Redis up longer than the janitor's grace below
     with override_settings(HARDTESTS_HEALTH_TOKEN="tok", HARDTESTS_JANITOR_PERIOD_S=0.5, HARDTESTS_JANITOR_FAST_S=0.1):
