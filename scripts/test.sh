@@ -54,7 +54,7 @@ serial() {
 # they measure does not move with load, so those processes run at once. Only the files that mark
 # a test `alone` are collected (a whole collection is 7 s of CPU), unless arguments say where.
 alone() {
-  local test where=("$@") logs pids=() rc=0 i=0
+  local test where=("$@") logs pids=() rc=0 i=0 code
   [[ $# -gt 0 ]] || mapfile -t where < <(grep -rl --include='test_*.py' 'pytest.mark.alone' tests)
   [[ ${#where[@]} -gt 0 ]] || return 0
   logs=$(mktemp -d)

@@ -138,9 +138,8 @@ def _postgres_from_template(worker: str) -> None:
             creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
         connection.close()  # a template with a connection open cannot be copied
         creation.clone_test_db(suffix=worker, verbosity=0, autoclobber=True)
-    clone = creation.get_test_db_clone_settings(worker)
-    connection.settings_dict.update(clone)
-    settings.DATABASES[connection.alias]["NAME"] = clone["NAME"]  # what worker_env() hands on
+    # the connection's settings are settings.DATABASES' own dict: worker_env() hands the copy on
+    connection.settings_dict.update(creation.get_test_db_clone_settings(worker))
     connection.close()
 
 
