@@ -274,7 +274,7 @@ def sandbox_worker() -> Iterator[subprocess.Popen[bytes]]:
                              "--worker-class", "hardtests_web.ops.worker.CheckedWorker", "sandbox"], env=worker_env(),
                             cwd=REPO, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     yield proc
-    process_group_stop(proc, graceful=False)
+    process_group_stop(proc)  # SIGTERM: the worker unregisters, as serve stops it
 
 
 @pytest.mark.slow
