@@ -21,7 +21,7 @@ from api.tokens import token_create
 from core.queues import WORKER_HEALTH_HASH, redis_connection, redis_now, verification_queue, workers_alive
 from hardtests_web.ops.reaper import REQUEUED_META, dead_workers_sweep
 from tests.api.conftest import make_suite
-from tests.conftest import REPO, worker_env
+from tests.conftest import REPO, forget_gone_workers, worker_env
 from tests.factories import ProblemFactory, UserFactory
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -76,8 +76,9 @@ def test_a_killed_worker_is_found_by_its_beat_and_its_job_runs_again_once(tmp_pa
         # it beats while the job runs (the job holds the worker's main thread)
         time.sleep(DEAD_S + 1)
         assert _alive(name), log.read_text()[-2000:]
-        # a worker an earlier test in this process stopped without unregistering has been silent
-        # for DEAD_S by now: the sweep takes it first, so the counts below are of this test's worker
+        # a worker an earlier test in this process killed (its process is gone) is forgotten, and
+        # one silent for DEAD_S is swept: the counts below are of this test's worker alone
+        forget_gone_workers(connection)
         dead_workers_sweep(connection)
         assert _alive(name)
 

@@ -106,7 +106,7 @@ def second_worker(sandbox_worker: Any, django_db_blocker: Any,
             raise RuntimeError(f"rqworker did not start: {log.read_text()[-2000:]}")
         time.sleep(0.05)
     yield child
-    process_group_stop(child, graceful=False)
+    process_group_stop(child)  # SIGTERM: it unregisters and forgets its health, as serve's workers do
 
 
 @pytest.fixture

@@ -56,7 +56,7 @@ def workers(campaign_llm: CampaignLLM) -> Iterator[Callable[[], list[subprocess.
 
     yield start
     for proc in started:
-        process_group_stop(proc, graceful=False)
+        process_group_stop(proc)  # the test's own kill is SIGKILL; the ones left stop as serve's do
 
 
 def wait_for(predicate: Callable[[], bool], timeout: float, what: str,
