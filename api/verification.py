@@ -21,6 +21,7 @@ import uuid
 from dataclasses import dataclass, replace
 from typing import Any, Literal, NotRequired, TypedDict, cast
 
+from django.conf import settings
 from redis.exceptions import RedisError
 from rq.job import Job, JobStatus
 from rq.results import Result
@@ -41,8 +42,12 @@ from core.queues import (
 )
 from problems.models import Problem, TestSuite
 from problems.verify_contract import (
+    HANDOFF_HEALTH_KEY,
+    HANDOFF_KEY,
     RESULT_KEY,
     AnyResult,
+    HandoffItem,
+    handoff_item,
     judge_job_data,
     results_read,
     results_wait,
@@ -122,9 +127,11 @@ def verification_prepare(*, problem: str, language: str, code: str, mode: Mode,
 
 
 def _enqueue(items: list[Verification], *, owner_id: int, queued_ttl: int, result_ttl: int,
-             failure_ttl: int | None = None) -> list[Job | VerifyResult]:
+             failure_ttl: int | None = None, handoff: bool = False) -> list[Job | HandoffItem | VerifyResult]:
     """Refuse with 503 when no worker listens or the queue is full; else, per item, the result the
-    verdict cache kept for it or its job, every job enqueued in one round trip."""
+    verdict cache kept for it or its job, every job enqueued in one round trip. `handoff`: a
+    caller that waits for its answer (`queued_ttl` seconds) has its jobs handed off when a live
+    worker takes handed-off items (HARDTESTS_API_HANDOFF)."""
     queue = verification_queue()
     keep_s = api_setting("HARDTESTS_API_VERDICT_CACHE_S")
     snapshots = [suite_snapshot(v.suite) for v in items]
@@ -136,11 +143,13 @@ def _enqueue(items: list[Verification], *, owner_id: int, queued_ttl: int, resul
         with queue.connection.pipeline(transaction=False) as pipe:
             queue_workers_read(pipe, queue.name)
             pipe.llen(queue.key)
+            pipe.llen(HANDOFF_KEY)
             pipe.hgetall(WORKER_HEALTH_HASH)
             pipe.time()
             if cache_keys:
                 pipe.mget(cache_keys)
-            listed, backlog, health, now, *found = pipe.execute()
+            listed, backlog, handed, health, now, *found = pipe.execute()
+        backlog += handed
         # counted by its own fresh beat, not by RQ's list (a killed worker stays listed for
         # minutes, a Redis restart can leave a name listed that nothing answers to)
         names, registered = queue_workers_parse(listed)
@@ -158,14 +167,20 @@ def _enqueue(items: list[Verification], *, owner_id: int, queued_ttl: int, resul
                 f"the sandbox queue is full ({backlog} jobs waiting); try again later", code="queue_full"
             )
         job_timeout = api_setting("HARDTESTS_API_JOB_TIMEOUT_S")
+        if to_run and handoff and settings.HARDTESTS_API_HANDOFF and _takes_handoff(alive, health, redis_now(now)):
+            handed_off = [handoff_item(request=v.request, snapshot=snapshots[index], timeout_s=job_timeout,
+                                       wait_s=queued_ttl, description=_description(v),
+                                       keep_as=(cache_keys[index], keep_s) if cache_keys else None)
+                          for index in to_run for v in (items[index],)]
+            queue.connection.rpush(HANDOFF_KEY, *(item.raw for item in handed_off))
+            handed_of = dict(zip(to_run, handed_off, strict=True))
+            return [handed_of[index] if hit is None else hit for index, hit in enumerate(kept)]
         jobs = queue.enqueue_many(
             [
                 judge_job_data(
                     request=v.request, snapshot=snapshots[index], timeout_s=job_timeout, queued_ttl_s=queued_ttl,
                     result_ttl_s=result_ttl, failure_ttl_s=failure_ttl,
-                    keep_as=(cache_keys[index], keep_s) if cache_keys else None,
-                    description=f"api verify {v.request.language} on {v.problem.source}:{v.problem.pid} "
-                                f"v{v.suite.version}{' fast' if v.request.subset == 'fast' else ''}",
+                    keep_as=(cache_keys[index], keep_s) if cache_keys else None, description=_description(v),
                 )
                 for index in to_run
                 for v in (items[index],)
@@ -175,6 +190,18 @@ def _enqueue(items: list[Verification], *, owner_id: int, queued_ttl: int, resul
         raise Unavailable("the job queue (Redis) is unavailable", code="redis_unavailable") from exc
     job_of = dict(zip(to_run, jobs, strict=True))
     return [job_of[index] if hit is None else hit for index, hit in enumerate(kept)]
+
+
+def _description(v: Verification) -> str:
+    return (f"api verify {v.request.language} on {v.problem.source}:{v.problem.pid} "
+            f"v{v.suite.version}{' fast' if v.request.subset == 'fast' else ''}")
+
+
+def _takes_handoff(names: list[str], published: dict[bytes, bytes], now: float) -> bool:
+    """Whether a live worker of the queue that can judge says it takes handed-off items (one of
+    an earlier release, or with HARDTESTS_API_HANDOFF off, does not: its items go through RQ)."""
+    health = worker_health_parse(published, names, now)
+    return any(record.get(HANDOFF_HEALTH_KEY) is True and record.get("ok", True) for record in health.values())
 
 
 def _refuse_if_no_worker_can_judge(names: list[str], published: dict[bytes, bytes], now: float) -> None:
@@ -218,31 +245,35 @@ def verify_one(item: Verification, *, owner_id: int) -> Outcome:
     timeout_s = api_setting("HARDTESTS_API_SYNC_TIMEOUT_S")
     started = time.perf_counter()
     [job] = _enqueue([item], owner_id=owner_id, queued_ttl=max(1, timeout_s), result_ttl=0,
-                     failure_ttl=SYNC_RESULT_TTL_S)
+                     failure_ttl=SYNC_RESULT_TTL_S, handoff=True)
     enqueued = time.perf_counter()
     if isinstance(job, VerifyResult):
         return Outcome("finished", result=job, finished_at=time.time(), cached=True,
                        steps={"enqueue": (enqueued - started) * 1000, "wait": 0.0, "answered_at": time.time()})
+    connection = verification_queue().connection
     try:
-        results = results_wait(job.connection, [job.id], timeout_s)
+        results = results_wait(connection, [job.id], timeout_s)
         answered = time.perf_counter()
     except RedisError as exc:
         raise Unavailable("the job queue (Redis) is unavailable", code="redis_unavailable") from exc
     if job.id in results:
         # read once: nobody reads it again; deleted once the answer has left (a round trip
         # less before it), and it expires on its own if that fails
-        after_response(functools.partial(job.connection.delete, RESULT_KEY.format(job_id=job.id)))
+        after_response(functools.partial(connection.delete, RESULT_KEY.format(job_id=job.id)))
     if job.id not in results:
         try:
             # Nobody will read a late answer: take the job off the queue if no worker has
             # taken it yet (a no-op once a worker has; that run is bounded by the job timeout).
-            verification_queue().remove(job.id)
+            if isinstance(job, HandoffItem):
+                connection.lrem(HANDOFF_KEY, 1, job.raw)  # type: ignore[arg-type]  # redis-py takes bytes
+            else:
+                verification_queue().remove(job.id)
         except RedisError:
             pass
         raise Unavailable(
             f"no sandbox worker finished the verification within {timeout_s} s", code="timeout", retry_after_s=10
         )
-    outcome = _outcome(results[job.id], job)
+    outcome = _outcome(results[job.id], job if isinstance(job, Job) else None)
     if outcome.status == "error":
         # Reward 0 here would teach a training loop that a correct program is wrong.
         raise Unavailable(outcome.error or "the worker could not judge the program", code="judging_error")

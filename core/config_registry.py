@@ -282,6 +282,9 @@ ENTRIES: tuple[Setting, ...] = (
     _S("HARDTESTS_API_VERDICT_CACHE_S", int, 300, "a verification asked again within this (same owner, suite, limits, "
        "subset, language, mode, program) is answered with the first result, `\"cached\": true`, and not run; `0`: "
        "off ([Verification API](api.md))", API),
+    _S("HARDTESTS_API_HANDOFF", bool, True, "a single `/verify` is handed straight to an idle checked sandbox worker "
+       "(one list both block on) instead of through RQ's job records: about 2 ms less a call; `0`: every "
+       "verification is an RQ job ([Operations](operations.md#the-hand-off))", API),
     _S("HARDTESTS_SANDBOXFUSION_PREFIX", str, "sandboxfusion/", "URL prefix of the SandboxFusion-compatible "
        "`/run_code` and `/submit` (empty: at the root)", API),
     _S("HARDTESTS_API_URL_TOKENS", bool, False, "`1`: accept an API token as a path segment (`.../t/<token>/run_code`, "

@@ -12,20 +12,27 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from rq import get_current_job
+from redis import Redis
 
 from core import joblife
 from core.queues import get_queue
 from problems.judging import MIN_TESTS_PER_LANE, judge_code, solution_judge
 from problems.kill_order import failing_tests, kill_evidence_add
 from problems.models import JUDGING_TASK, JudgingTask, KillEvidence, Solution, TestSuite
-from problems.verify_contract import result_publish, snapshot_of_job, suite_from_snapshot
+from problems.verify_contract import (
+    HandoffItem,
+    handed_off,
+    job_context,
+    result_fail_publish,
+    result_publish,
+    snapshot_of_job,
+    suite_from_snapshot,
+)
 from problems.verify_types import Mode, VerifyRequest, VerifyResult
 
 log = logging.getLogger(__name__)
@@ -203,13 +210,11 @@ def judge_code_job(problem_id: int, suite_id: int, language: str, code: str, mod
                               mode=request.mode, loaded=loaded, subset=request.subset).to_dict()
 
     judged = starved_rerun(judge)
-    job = get_current_job()
+    job = job_context()
     # epoch seconds, one machine's clock for the API's breakdown of a call (bench/verify.py)
     enqueued = job.enqueued_at if job is not None else None
-    if enqueued is not None and enqueued.tzinfo is None:
-        enqueued = enqueued.replace(tzinfo=UTC)  # RQ's times are UTC
-    result = VerifyResult.from_wire({**judged, "timings": {"enqueued": enqueued.timestamp() if enqueued else None,
-                                                           "picked_up": picked_up, "returned": time.time()}})
+    result = VerifyResult.from_wire({**judged, "timings": {"enqueued": enqueued, "picked_up": picked_up,
+                                                           "returned": time.time()}})
     result_publish(result)  # the API's answer leaves before RQ's bookkeeping
     if settings.HARDTESTS_KILL_ORDER_FROM_API and result.verdict not in ("AC", "SE", "CE"):
         # after the answer left: a fail-fast run names its first failing test, a later one
@@ -217,6 +222,27 @@ def judge_code_job(problem_id: int, suite_id: int, language: str, code: str, mod
         kill_evidence_add(suite_id=suite.pk, language=request.language, code=request.code,
                           failing=failing_tests(result.tests), source=KillEvidence.Source.API)
     return result.to_wire()
+
+
+def judge_handoff(item: HandoffItem, connection: Redis) -> bool:
+    """Judge one handed-off verification in this process (a checked sandbox worker's, which holds
+    it): judge_code_job with the item as its context, so the result, the verdict cache and the
+    kill order are what an RQ job's would be. Its failure is published for its caller (an error,
+    never a verdict) and logged; False then. An item whose caller gave up is not judged."""
+    if time.time() >= item.deadline:
+        log.info("handed-off verification %s dropped: its caller stopped waiting", item.id)
+        return True
+    try:
+        with handed_off(item.context(connection)):
+            judge_code_job(**item.kwargs)
+    except Exception as exc:
+        log.exception("handed-off verification %s failed", item.id)
+        try:
+            result_fail_publish(connection, item.id, f"{type(exc).__name__}: {exc}")
+        except Exception:
+            log.warning("could not publish the failure of %s", item.id, exc_info=True)
+        return False
+    return True
 
 
 def _enqueue_tasks(task_ids: list[int]) -> None:

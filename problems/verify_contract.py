@@ -18,6 +18,14 @@ problems/verify_types.py.
   which this takes off the caller's path; RQ's result still comes, and is what later reads and
   failures use. RQ's `Job.latest_result(timeout=...)` blocks on one job's stream only, where a
   batch waits on hundreds with one XREAD.
+- the hand-off: a single verification the caller waits for skips RQ's records. The API pushes
+  the job as one JSON item (`handoff_item`: the request's wire, the same meta, its deadline and
+  timeout) on HANDOFF_KEY, a list every checked worker of the verification queue blocks on beside
+  its RQ queues; the worker that pops it holds it under HANDOFF_HELD_KEY while it judges (a
+  reaper gives a dead worker's item back once, as it does an RQ job) and runs the same job
+  function with the item as its context (`job_context`). The result comes on the same stream;
+  a failure too (`result_fail_publish`), read like RQ's failed result. RQ's pick-up (the job's
+  fetch, two bookkeeping pipelines, a persist: four round trips) is off the path.
 """
 
 from __future__ import annotations
@@ -25,8 +33,11 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
+import uuid
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, cast
 
@@ -63,6 +74,52 @@ VERDICT_KEY = "hardtests:api:verdict:{digest}"
 # Bumped when what a result holds, or what decides it, changes shape: older entries never match.
 VERDICT_FORMAT = 3
 _RESULT_PREFIX = RESULT_KEY.split("{", 1)[0]
+# The hand-off: the list of items waiting for a worker, and the item a worker holds.
+HANDOFF_KEY = "hardtests:api:handoff"
+HANDOFF_HELD_KEY = "hardtests:api:handoff-held:{worker}"
+# The key of a worker's health record saying it takes handed-off items.
+HANDOFF_HEALTH_KEY = "handoff"
+
+
+# -- the job's context ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JobContext:
+    """What a judging job knows of itself: its id (its result stream's name), its meta (the
+    snapshot, the verdict cache's key), its Redis and when it was enqueued (epoch seconds)."""
+
+    id: str
+    meta: Mapping[str, Any]
+    connection: Redis
+    enqueued_at: float | None
+
+
+_handed_off: ContextVar[JobContext | None] = ContextVar("hardtests_handed_off", default=None)
+
+
+def job_context() -> JobContext | None:
+    """Inside a judging job: the handed-off item being judged, else RQ's current job; else None."""
+    handed = _handed_off.get()
+    if handed is not None:
+        return handed
+    job = get_current_job()
+    if job is None:
+        return None
+    enqueued = job.enqueued_at
+    if enqueued is not None and enqueued.tzinfo is None:
+        enqueued = enqueued.replace(tzinfo=UTC)  # RQ's times are UTC
+    return JobContext(job.id, job.meta, job.connection, enqueued.timestamp() if enqueued else None)
+
+
+@contextmanager
+def handed_off(context: JobContext) -> Iterator[None]:
+    """Judge a handed-off item in this block: `job_context()` answers with it."""
+    token = _handed_off.set(context)
+    try:
+        yield
+    finally:
+        _handed_off.reset(token)
 
 
 # -- the job ----------------------------------------------------------------------------------
@@ -118,8 +175,8 @@ def suite_judging(suite: TestSuite) -> str:
 
 def snapshot_of_job() -> dict[str, Any] | None:
     """Inside a judging job: the snapshot's wire the API left in its meta, if any."""
-    job = get_current_job()
-    return job.meta.get(SNAPSHOT_META_KEY) if job is not None else None
+    context = job_context()
+    return context.meta.get(SNAPSHOT_META_KEY) if context is not None else None
 
 
 def suite_from_snapshot(snapshot: Mapping[str, Any] | SuiteSnapshot,
@@ -179,7 +236,7 @@ def result_publish(result: VerifyResult) -> None:
     outside a job; a Redis failure is left to RQ's own result); and keep it in the verdict cache
     when the job was asked to, unless the sandbox could not run the program (SE: no verdict to
     repeat)."""
-    job = get_current_job()
+    job = job_context()
     if job is None:
         return
     key = RESULT_KEY.format(job_id=job.id)
@@ -195,6 +252,16 @@ def result_publish(result: VerifyResult) -> None:
             pipe.execute()
     except redis.RedisError:
         pass
+
+
+def result_fail_publish(connection: Redis, job_id: str, error: str) -> None:
+    """A handed-off job's failure (its exception's text), on its result stream: the API reads it
+    as it reads RQ's failed result, an error and never a verdict."""
+    key = RESULT_KEY.format(job_id=job_id)
+    with connection.pipeline(transaction=False) as pipe:
+        pipe.xadd(key, {"error": error[-4000:]}, maxlen=1)
+        pipe.expire(key, RESULT_TTL_S)
+        pipe.execute()
 
 
 @dataclass(frozen=True)
@@ -213,7 +280,11 @@ AnyResult = Result | EarlyResult
 
 def _early(entry_id: bytes, payload: dict[bytes, bytes]) -> EarlyResult:
     millis = int(entry_id.split(b"-", 1)[0])  # a stream entry's id starts with its time
-    return EarlyResult(json.loads(payload[b"value"]), datetime.fromtimestamp(millis / 1000, tz=UTC))
+    created = datetime.fromtimestamp(millis / 1000, tz=UTC)
+    if b"value" not in payload:  # a handed-off job that failed
+        return EarlyResult({}, created, type=Result.Type.FAILED,
+                           exc_string=payload.get(b"error", b"no reason given").decode(errors="replace"))
+    return EarlyResult(json.loads(payload[b"value"]), created)
 
 
 def _rq_result_key(job_id: str) -> str:
@@ -272,3 +343,77 @@ def results_read(connection: Redis, job_ids: list[str]) -> dict[str, AnyResult]:
             result_id, payload = done[0]
             results[job_id] = Result.restore(job_id, result_id.decode(), payload, connection=connection)
     return results
+
+
+# -- the hand-off -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HandoffItem:
+    """One handed-off verification as it waits on HANDOFF_KEY (its JSON is `raw`): the job's id,
+    the job function's keyword arguments (a VerifyRequest's wire), its meta, when it was pushed,
+    when its caller stops waiting (epoch seconds: later, nobody reads the answer), its timeout
+    and how many times it went back because its worker died."""
+
+    id: str
+    kwargs: dict[str, Any]
+    meta: dict[str, Any]
+    enqueued_at: float
+    deadline: float
+    timeout_s: int
+    description: str
+    requeued: int = 0
+    raw: bytes = field(default=b"", compare=False, repr=False)
+
+    def to_json(self) -> bytes:
+        return json.dumps({"id": self.id, "kwargs": self.kwargs, "meta": self.meta, "enqueued_at": self.enqueued_at,
+                           "deadline": self.deadline, "timeout_s": self.timeout_s,
+                           "description": self.description, "requeued": self.requeued}).encode()
+
+    def context(self, connection: Redis) -> JobContext:
+        return JobContext(self.id, self.meta, connection, self.enqueued_at)
+
+
+def handoff_item(*, request: VerifyRequest, snapshot: SuiteSnapshot, timeout_s: int, wait_s: float,
+                 description: str, keep_as: tuple[str, int] | None = None) -> HandoffItem:
+    """The hand-off's item for one verification its caller waits `wait_s` for (judge_job_data's
+    twin: the same arguments and meta)."""
+    meta: dict[str, Any] = {SNAPSHOT_META_KEY: snapshot.to_wire()}
+    if keep_as is not None:
+        meta[VERDICT_META_KEY] = list(keep_as)
+    now = time.time()
+    item = HandoffItem(id=f"handoff-{uuid.uuid4().hex}", kwargs=request.to_wire(), meta=meta, enqueued_at=now,
+                       deadline=now + wait_s, timeout_s=timeout_s, description=description)
+    return replace(item, raw=item.to_json())
+
+
+def handoff_parse(raw: bytes) -> HandoffItem | None:
+    """An item as popped from HANDOFF_KEY; None for one of another shape (another release's)."""
+    try:
+        wire = json.loads(raw)
+        item = HandoffItem(id=str(wire["id"]), kwargs=dict(wire["kwargs"]), meta=dict(wire["meta"]),
+                           enqueued_at=float(wire["enqueued_at"]), deadline=float(wire["deadline"]),
+                           timeout_s=int(wire["timeout_s"]), description=str(wire["description"]),
+                           requeued=int(wire.get("requeued", 0)), raw=raw)
+    except (ValueError, KeyError, TypeError):
+        return None
+    return item if item.id.startswith("handoff-") and item.id[8:].isalnum() else None
+
+
+def handoff_recover(connection: Redis, worker: str, *, max_requeues: int, reason: str) -> str | None:
+    """The item a dead worker held: back at the front of the hand-off list once (its caller still
+    waits), else its failure published; None when it held none."""
+    raw = cast(bytes | None, connection.getdel(HANDOFF_HELD_KEY.format(worker=worker)))
+    if raw is None:
+        return None
+    item = handoff_parse(raw)
+    if item is None:
+        return "unreadable"
+    if time.time() >= item.deadline:
+        return "expired"
+    if item.requeued >= max_requeues:
+        result_fail_publish(connection, item.id, f"WorkerDied: the worker running it died again ({reason})")
+        return "failed"
+    again = replace(item, requeued=item.requeued + 1)
+    connection.lpush(HANDOFF_KEY, again.to_json())
+    return "requeued"

@@ -5,8 +5,9 @@ it as listening, and leaves the job it held "started" until that job's timeout: 
 wait its whole timeout for an answer nobody will give, and a systemd unit restarting the worker
 under the same name is refused meanwhile. A checked worker (hardtests_web/ops/worker.py) beats
 every HARDTESTS_WORKER_BEAT_S; once its record has expired it is dead, and `worker_reap` clears
-it: its registration goes, and its job is queued again at the front (once; a job whose worker
-dies a second time fails with that reason, so a caller gets an error, never a verdict).
+it: its registration goes, and its job (an RQ job, or the API's handed-off item it held) is
+queued again at the front (once; a job whose worker dies a second time fails with that reason,
+so a caller gets an error, never a verdict).
 
 Called by the janitor for every dead worker it finds, by `serve` the moment one of its workers
 exits, and by a worker starting under a name a dead one still holds.
@@ -27,6 +28,7 @@ from rq.worker import Worker
 from rq.worker_registration import REDIS_WORKER_KEYS, WORKERS_BY_QUEUE_KEY
 
 from core.queues import WORKER_HEALTH_HASH, redis_now, workers_dead
+from problems.verify_contract import handoff_recover
 
 log = logging.getLogger(__name__)
 
@@ -82,8 +84,11 @@ def worker_reap(connection: Redis, name: str, *, reason: str) -> str | None:
     outcome = None
     if job_id:
         outcome = _job_recover(connection, as_text(job_id), worker_name=name, reason=reason)
+    handed = handoff_recover(connection, name, max_requeues=MAX_REQUEUES, reason=reason)
+    if handed is not None:
+        outcome = handed
     log.warning("worker %s is dead (%s): unregistered; its job %s", name, reason,
-                f"{as_text(job_id)} {outcome}" if job_id else "none")
+                f"{as_text(job_id)} {outcome}" if job_id else "handed off, " + handed if handed else "none")
     return outcome
 
 

@@ -11,6 +11,11 @@ it) and checks again after 1, 2, 4, 4 ... s, so it works again within seconds of
 
 SimpleWorker: no fork per job, so the imported judging code and its cache of suite bodies
 stay warm (the programs themselves always run in the sandbox).
+
+A CheckedWorker of the verification queue also takes the API's handed-off verifications
+(problems/verify_contract.py, "the hand-off"; HARDTESTS_API_HANDOFF): it blocks on their list
+beside its RQ queues, handed-off items first, holds the one it judges under its name, and says
+in its health record that it takes them, so the API hands off only while one does.
 """
 
 from __future__ import annotations
@@ -20,17 +25,22 @@ import logging
 import os
 import threading
 import time
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any, cast
 
 import redis
 from django.conf import settings
 from django.db import connections
-from rq.exceptions import StopRequested
-from rq.worker import SimpleWorker
+from rq.exceptions import NoSuchJobError, StopRequested
+from rq.queue import Queue
+from rq.timeouts import JobTimeoutException
+from rq.utils import as_text, backend_class
+from rq.worker import SimpleWorker, WorkerStatus
 from rq.worker_registration import register as registration_add
 
 from core.embedded import parent_death_kills_me
 from core.queues import (
+    VERIFICATION_QUEUE,
     WORKER_HEALTH_HASH,
     redis_now,
     worker_health_forget,
@@ -40,11 +50,19 @@ from core.queues import (
 from hardtests_web.ops.checks import worker_checks
 from hardtests_web.ops.process import exit_fast, exit_fast_enabled
 from hardtests_web.ops.reaper import worker_reap
+from problems.jobs import judge_handoff
+from problems.verify_contract import (
+    HANDOFF_HEALTH_KEY,
+    HANDOFF_HELD_KEY,
+    HANDOFF_KEY,
+    HandoffItem,
+    handoff_parse,
+    result_fail_publish,
+)
 from sandbox import SandboxUnavailable, get_sandbox
 
 if TYPE_CHECKING:
     from rq.job import Job
-    from rq.queue import Queue
     from rq.worker import BaseWorker as _WorkerBase
 else:
     _WorkerBase = object  # a mixin: the RQ worker class comes second in the bases
@@ -68,6 +86,7 @@ class InfrastructureChecks(_WorkerBase):
     _failed_checks = 0
     _worker_pid = 0
     _beat_stop: threading.Event | None = None
+    _takes_handoff = False
 
     @property
     def check_period(self) -> float:
@@ -86,7 +105,7 @@ class InfrastructureChecks(_WorkerBase):
 
     def _publish(self) -> None:
         record = {"ok": not self._problems, "problems": self._problems, "checked_at": time.time(),
-                  "hostname": self.hostname, "pid": os.getpid()}
+                  "hostname": self.hostname, "pid": os.getpid(), HANDOFF_HEALTH_KEY: self._takes_handoff}
         worker_health_publish(self.connection, self.name, record, float(settings.HARDTESTS_WORKER_DEAD_S))
 
     def _check(self) -> list[str]:
@@ -247,16 +266,113 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+class HandedOff:
+    """A handed-off verification where RQ's loop expects a job (it logs its id and description)."""
+
+    def __init__(self, item: HandoffItem) -> None:
+        self.item = item
+        self.id = item.id
+        self.description = item.description
+        self.redis_server_version: Any = None
+
+
+@functools.cache
+def _handoff_queue_class(base: type[Queue]) -> type[Queue]:
+    """`base` whose dequeue also pops handed-off items, before any RQ job (their callers wait)."""
+
+    class HandoffQueue(base):  # type: ignore[valid-type,misc]  # a class made from a variable
+        @classmethod
+        def dequeue_any(cls, queues: Any, timeout: int | None, connection: redis.Redis,
+                        job_class: Any = None, serializer: Any = None,
+                        death_penalty_class: Any = None) -> tuple[Any, Queue] | None:
+            queues = list(queues)
+            job_cls: type[Job] = backend_class(cls, "job_class", override=job_class)
+            while True:
+                # one BLPOP on the hand-off and every queue (RQ's own for a worker of two queues)
+                popped = cls.lpop([HANDOFF_KEY, *(q.key for q in queues)], timeout, connection=connection)
+                if popped is None:
+                    return None
+                key, value = as_text(popped[0]), popped[1]
+                if key == HANDOFF_KEY:
+                    item = handoff_parse(value)
+                    if item is None:
+                        log.error("dropped a handed-off item of another shape: %r", value[:200])
+                        continue
+                    return HandedOff(item), next(q for q in queues if q.name == VERIFICATION_QUEUE)
+                queue = cls.from_queue_key(key, connection=connection, job_class=job_cls, serializer=serializer,
+                                           death_penalty_class=death_penalty_class)
+                try:
+                    return job_cls.fetch(as_text(value), connection=connection, serializer=serializer), queue
+                except NoSuchJobError:
+                    continue  # as RQ does: a job deleted while queued
+
+    HandoffQueue.__qualname__ = HandoffQueue.__name__ = f"Handoff{base.__name__}"
+    return HandoffQueue
+
+
 class CheckedWorker(InfrastructureChecks, SimpleWorker):
     """The sandbox worker: no fork per job (a warm suite cache), checked, and sandboxes
-    started before its batches need them (HARDTESTS_SANDBOX_WARM)."""
+    started before its batches need them (HARDTESTS_SANDBOX_WARM); on the verification queue it
+    takes handed-off verifications too."""
 
     def work(self, *args: Any, **kwargs: Any) -> bool:
         try:
             get_sandbox().keep_warm()
         except SandboxUnavailable:
             pass  # the checks say why, and each job gets its SE
+        self._takes_handoff = bool(settings.HARDTESTS_API_HANDOFF) and VERIFICATION_QUEUE in self.queue_names()
+        if self._takes_handoff:
+            self.queue_class = _handoff_queue_class(self.queue_class)
         return super().work(*args, **kwargs)
+
+    def execute_job(self, job: Any, queue: Queue) -> None:
+        if isinstance(job, HandedOff):
+            self._judge_handed_off(job.item)
+        else:
+            super().execute_job(job, queue)
+
+    def _judge_handed_off(self, item: HandoffItem) -> None:
+        """Judge one handed-off item, held under this worker's name until its answer is out (a
+        reaper gives it back if this worker dies meanwhile), busy as RQ's jobs are (a stop asked
+        meanwhile waits for it), within its timeout as an RQ job is."""
+        held = HANDOFF_HELD_KEY.format(worker=self.name)
+        # The hold is sent before judging starts and its reply read after (a round trip off the
+        # caller's path): once sent, Redis gets it even if this process dies the next moment.
+        self._state = WorkerStatus.BUSY  # RQ's set_state, its HSET sent with the hold
+        pool = self.connection.connection_pool
+        claim: Any = pool.get_connection()  # redis-py leaves its Connection's methods unannotated
+        try:
+            claim.send_packed_command(claim.pack_commands(
+                [("SET", held, item.raw), ("HSET", self.key, "state", WorkerStatus.BUSY)]))
+        except Exception:
+            claim.disconnect()
+            pool.release(claim)
+            raise  # Redis is away: RQ's loop waits for it (the item's caller gets its 503 timeout)
+        started, judged = time.monotonic(), False
+        try:
+            with self.death_penalty_class(item.timeout_s, JobTimeoutException, job_id=item.id):
+                judged = judge_handoff(item, self.connection)
+        except JobTimeoutException as exc:  # the alarm came between the job's end and the block's
+            result_fail_publish(self.connection, item.id, f"JobTimeoutException: {exc}")
+        finally:
+            try:
+                claim.read_response()
+                claim.read_response()
+            except Exception:
+                claim.disconnect()  # an answer half read: the connection is not used again as is
+                log.warning("the hold of %s was not confirmed", item.id, exc_info=True)
+            finally:
+                pool.release(claim)
+            # after the answer left: RQ's counts of this worker's jobs, as its own jobs keep them
+            with self.connection.pipeline(transaction=False) as pipe:
+                pipe.delete(held)
+                self.set_state(WorkerStatus.IDLE, pipeline=pipe)
+                if judged:
+                    self.increment_successful_job_count(pipeline=pipe)
+                else:
+                    self.increment_failed_job_count(pipeline=pipe)
+                self.increment_total_working_time(timedelta(seconds=time.monotonic() - started), pipeline=pipe)
+                pipe.execute()
 
 
 @functools.cache

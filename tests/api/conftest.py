@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from django.test import Client
+from rq.queue import Queue
 from rq.worker import Worker
 
 from api.tokens import token_create
@@ -94,6 +95,20 @@ def _clean_redis() -> Iterator[None]:
     queue.empty()
     for key in connection.scan_iter("hardtests:api:*"):
         connection.delete(key)
+
+
+@pytest.fixture
+def enqueued(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many RQ jobs the web side enqueues (RQ's enqueue_many, counted as it runs)."""
+    counted: list[int] = []
+    real = Queue.enqueue_many
+
+    def enqueue_many(self: Queue, job_datas: Any, *args: Any, **kwargs: Any) -> Any:
+        counted.append(len(job_datas))
+        return real(self, job_datas, *args, **kwargs)
+
+    monkeypatch.setattr(Queue, "enqueue_many", enqueue_many)
+    return counted
 
 
 @pytest.fixture

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import pytest
 from django.test import override_settings
+from rq.worker import Worker
 
+from core.queues import redis_connection, verification_queue
+from problems.verify_contract import HANDOFF_HELD_KEY, HANDOFF_KEY
 from tests.api.conftest import AB_TESTS, CAPPED, GOOD, WRONG, make_suite
 
 # Transactional: the worker is another process and must see the test's committed rows.
@@ -266,3 +270,35 @@ def test_a_verification_says_where_its_time_went_in_server_timing(api, ab_proble
     # worker may take it at once, and the web side's clock starting the wait: 5 ms is ample);
     # the job holds the suite's load and the tests
     assert durations["wait"] + 5 >= durations["job"] >= durations["tests"] > 0
+
+
+def test_a_single_verification_is_handed_off_to_the_worker_with_no_rq_job(api, ab_problem, sandbox_worker,
+                                                                         enqueued):
+    """A single verification's job is handed to the worker as one item (problems/verify_contract.py,
+    "the hand-off"): no RQ job, the same answers."""
+    connection = redis_connection()
+
+    def verify(code: str) -> dict[str, Any]:
+        response = api.post("/api/v1/verify", {"problem": "ab/sum", "language": "python3", "code": code})
+        assert response.status_code == 200, response.content
+        return dict(response.json())
+
+    assert (verify(GOOD)["verdict"], verify(WRONG)["verdict"]) == ("AC", "WA")
+    capped = verify(CAPPED)
+    assert (capped["verdict"], capped["passed"], capped["total"]) == ("WA", 0, 4)  # its hacking test first
+    assert enqueued == []  # no RQ job: the worker popped the items themselves
+    assert connection.llen(HANDOFF_KEY) == 0 and not connection.keys(HANDOFF_HELD_KEY.format(worker="*"))
+    # RQ's counts of the worker's jobs still count them (kept after the answer left)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        [worker] = [w for w in Worker.all(queue=verification_queue()) if w.pid == sandbox_worker.pid]
+        if worker.successful_job_count >= 3:
+            break
+        time.sleep(0.05)
+    assert worker.successful_job_count >= 3 and worker.get_state() == "idle"
+    # off on the web side: the same question goes through RQ, with the same answer
+    with override_settings(HARDTESTS_API_HANDOFF=False, HARDTESTS_API_VERDICT_CACHE_S=0):
+        again = verify(CAPPED)
+    assert enqueued == [1]
+    assert [again[k] for k in ("verdict", "passed", "total", "complete")] == \
+        [capped[k] for k in ("verdict", "passed", "total", "complete")]

@@ -43,6 +43,22 @@ def test_no_answer_in_time_is_503_and_the_job_is_withdrawn(api, ab_problem, fake
 
 
 @override_settings(HARDTESTS_API_SYNC_TIMEOUT_S=1)
+def test_a_handed_off_item_nobody_takes_in_time_is_a_503_and_is_withdrawn(api, ab_problem, fake_worker, enqueued):
+    from core.queues import redis_connection, worker_health_forget, worker_health_publish
+    from problems.verify_contract import HANDOFF_KEY
+
+    connection = redis_connection()
+    # the fake worker says it takes handed-off items (and, as any fake worker, takes nothing)
+    worker_health_publish(connection, fake_worker.name, {"ok": True, "problems": [], "handoff": True}, 60)
+    try:
+        response = api.post("/api/v1/verify", {"problem": "ab/sum", "language": "python3", "code": GOOD})
+    finally:
+        worker_health_forget(connection, fake_worker.name)
+    assert response.status_code == 503 and response.json()["code"] == "timeout"
+    assert enqueued == [] and connection.llen(HANDOFF_KEY) == 0
+
+
+@override_settings(HARDTESTS_API_SYNC_TIMEOUT_S=1)
 def test_a_queue_whose_every_worker_reports_it_cannot_judge_is_503_saying_why(api, ab_problem, fake_worker):
     import time
 
