@@ -4,7 +4,8 @@ The web process never runs a program. It enqueues the judging job of the verific
 contract (problems/verify_contract.py: the job, the suite snapshot in its meta, the result
 streams), the same judging the rest of the app uses (kill order, compile cache, cached suite
 bodies), and blocks on the jobs' result streams with one XREAD, so a result is returned the
-moment a worker writes it, without polling.
+moment a worker writes it, without polling. A single verification hands the same job to an idle
+worker as one item instead of an RQ job (the contract's "hand-off"; HARDTESTS_API_HANDOFF).
 
 The verdict cache (HARDTESTS_API_VERDICT_CACHE_S): a question asked again (the same token
 owner, suite, limits, subset, language, mode and program: an RL group's repeated samples sent
