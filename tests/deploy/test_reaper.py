@@ -123,3 +123,60 @@ def test_a_killed_worker_is_found_by_its_beat_and_its_job_runs_again_once(tmp_pa
         if first.poll() is None:
             _kill(first)
     assert "There exists an active worker" not in log.read_text()
+
+
+@override_settings(HARDTESTS_HEALTH_TOKEN="health-token")
+def test_a_handed_off_verification_whose_worker_dies_is_judged_by_another_and_answered(tmp_path: Path) -> None:
+    """The hand-off's item held by a worker SIGKILLed mid-judging goes back to the list when the
+    sweep finds the worker dead; another worker judges it, and the caller, still waiting, gets
+    the verdict (problems/verify_contract.py, "the hand-off")."""
+    import threading
+
+    from django.db import connection as db_connection
+
+    from problems.verify_contract import HANDOFF_HELD_KEY, HANDOFF_KEY
+    from tests.api.conftest import AB_TESTS
+
+    problem = ProblemFactory(source="reap", pid="slow", title="A+B, slowly", time_limit_ms=10000)
+    make_suite(problem, AB_TESTS[:1])
+    token = token_create(user=UserFactory(username="handoff"), name="t").secret
+    slow = "import time\ntime.sleep(2)\na, b = map(int, input().split())\nprint(a + b)\n"
+    connection = redis_connection()
+    forget_gone_workers(connection)
+    stamp = time.monotonic_ns()
+    first_name, second_name, log = f"hand-a-{stamp}", f"hand-b-{stamp}", tmp_path / "worker.log"
+    answers: list[Any] = []
+
+    def call() -> None:
+        try:
+            answers.append(Client(HTTP_AUTHORIZATION=f"Bearer {token}").post(
+                "/api/v1/verify", {"problem": "reap:slow", "language": "python3", "code": slow},
+                content_type="application/json"))
+        finally:
+            db_connection.close()
+
+    first = _worker(first_name, log)
+    second = None
+    caller = threading.Thread(target=call)
+    try:
+        _until(lambda: _alive(first_name), "first beat", timeout=90)
+        caller.start()
+        _until(lambda: connection.exists(HANDOFF_HELD_KEY.format(worker=first_name)), "the item held")
+        assert connection.llen(HANDOFF_KEY) == 0
+        _kill(first)
+        second = _worker(second_name, log)
+        _until(lambda: _alive(second_name) and not _alive(first_name), "the first beat stale, the second up",
+               timeout=DEAD_S + 90)
+        assert dead_workers_sweep(connection) == 1
+        assert not connection.exists(HANDOFF_HELD_KEY.format(worker=first_name))
+        caller.join(timeout=60)
+        assert not caller.is_alive()
+        [response] = answers
+        assert response.status_code == 200, response.content
+        assert (response.json()["verdict"], response.json()["passed"]) == ("AC", 1)
+        _until(lambda: not connection.exists(HANDOFF_HELD_KEY.format(worker=second_name)), "the second's hold let go")
+    finally:
+        for proc in (first, second):
+            if proc is not None and proc.poll() is None:
+                _kill(proc)
+        caller.join(timeout=60)
