@@ -283,19 +283,28 @@ def test_a_single_verification_is_handed_off_to_the_worker_with_no_rq_job(api, a
         assert response.status_code == 200, response.content
         return dict(response.json())
 
+    def done() -> tuple[int, str]:
+        [worker] = [w for w in Worker.all(queue=verification_queue()) if w.pid == sandbox_worker.pid]
+        return int(worker.successful_job_count or 0), worker.get_state()
+
+    # the worker's count once an earlier test's job has finished its bookkeeping (after its answer)
+    deadline, last = time.monotonic() + 30, (-1, "")
+    while (now := done()) != last or now[1] != "idle":
+        assert time.monotonic() < deadline, now
+        last = now
+        time.sleep(0.3)
+    start = now[0]
     assert (verify(GOOD)["verdict"], verify(WRONG)["verdict"]) == ("AC", "WA")
     capped = verify(CAPPED)
     assert (capped["verdict"], capped["passed"], capped["total"]) == ("WA", 0, 4)  # its hacking test first
     assert enqueued == []  # no RQ job: the worker popped the items themselves
-    assert connection.llen(HANDOFF_KEY) == 0 and not connection.keys(HANDOFF_HELD_KEY.format(worker="*"))
-    # RQ's counts of the worker's jobs still count them (kept after the answer left)
+    # RQ's counts of the worker's jobs still count them (kept after the answer left, in the round
+    # trip that lets go of the item's hold)
     deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        [worker] = [w for w in Worker.all(queue=verification_queue()) if w.pid == sandbox_worker.pid]
-        if worker.successful_job_count >= 3:
-            break
+    while done() != (start + 3, "idle") and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert worker.successful_job_count >= 3 and worker.get_state() == "idle"
+    assert done() == (start + 3, "idle")
+    assert connection.llen(HANDOFF_KEY) == 0 and not connection.keys(HANDOFF_HELD_KEY.format(worker="*"))
     # off on the web side: the same question goes through RQ, with the same answer
     with override_settings(HARDTESTS_API_HANDOFF=False, HARDTESTS_API_VERDICT_CACHE_S=0):
         again = verify(CAPPED)
