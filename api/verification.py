@@ -159,7 +159,8 @@ def _enqueue(items: list[Verification], *, owner_id: int, queued_ttl: int, resul
             raise Unavailable("no sandbox worker is running; try again later", code="no_workers", retry_after_s=30)
         # A question the cache can answer still needs a service that could judge it: the same
         # refusals as any other, so an answer never depends on what was asked before.
-        _refuse_if_no_worker_can_judge(alive, health, redis_now(now))
+        records = worker_health_parse(health, alive, redis_now(now))
+        _refuse_if_no_worker_can_judge(alive, records)
         kept: list[VerifyResult | None] = [verdict_cache_parse(v) for v in found[0]] if found else [None] * len(items)
         to_run = [index for index, hit in enumerate(kept) if hit is None]
         limit = api_setting("HARDTESTS_API_QUEUE_MAX")
@@ -168,7 +169,7 @@ def _enqueue(items: list[Verification], *, owner_id: int, queued_ttl: int, resul
                 f"the sandbox queue is full ({backlog} jobs waiting); try again later", code="queue_full"
             )
         job_timeout = api_setting("HARDTESTS_API_JOB_TIMEOUT_S")
-        if to_run and handoff and settings.HARDTESTS_API_HANDOFF and _takes_handoff(alive, health, redis_now(now)):
+        if to_run and handoff and settings.HARDTESTS_API_HANDOFF and _takes_handoff(records):
             handed_off = [handoff_item(request=v.request, snapshot=snapshots[index], timeout_s=job_timeout,
                                        wait_s=queued_ttl, description=_description(v),
                                        keep_as=(cache_keys[index], keep_s) if cache_keys else None)
@@ -198,17 +199,17 @@ def _description(v: Verification) -> str:
             f"v{v.suite.version}{' fast' if v.request.subset == 'fast' else ''}")
 
 
-def _takes_handoff(names: list[str], published: dict[bytes, bytes], now: float) -> bool:
+def _takes_handoff(health: dict[str, dict[str, Any]]) -> bool:
     """Whether a live worker of the queue that can judge says it takes handed-off items (one of
-    an earlier release, or with HARDTESTS_API_HANDOFF off, does not: its items go through RQ)."""
-    health = worker_health_parse(published, names, now)
+    an earlier release, or with HARDTESTS_API_HANDOFF off, does not: its items go through RQ).
+    `health`: the live workers' records (worker_health_parse)."""
     return any(record.get(HANDOFF_HEALTH_KEY) is True and record.get("ok", True) for record in health.values())
 
 
-def _refuse_if_no_worker_can_judge(names: list[str], published: dict[bytes, bytes], now: float) -> None:
+def _refuse_if_no_worker_can_judge(names: list[str], health: dict[str, dict[str, Any]]) -> None:
     """503 naming the cause when every worker of the queue (by name) reports it cannot reach
-    the database or the test storage (workers that publish no health count as able)."""
-    health = worker_health_parse(published, names, now)
+    the database or the test storage (workers that publish no health count as able). `health`:
+    their records (worker_health_parse)."""
     if names and all(name in health and not health[name].get("ok", True) for name in names):
         reasons = sorted({p for name in names for p in health[name].get("problems", [])})
         raise Unavailable(f"no sandbox worker can judge now: {'; '.join(reasons)[:1000]}",

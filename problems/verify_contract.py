@@ -132,13 +132,10 @@ def judge_job_data(*, request: VerifyRequest, snapshot: SuiteSnapshot, timeout_s
     the request's wire as its keyword arguments); `failure_ttl_s` (default `result_ttl_s`): how
     long a failed job's record stays; `keep_as`: (the verdict cache's key, seconds) under which
     the job keeps its result, or None."""
-    meta: dict[str, Any] = {SNAPSHOT_META_KEY: snapshot.to_wire()}
-    if keep_as is not None:
-        meta[VERDICT_META_KEY] = list(keep_as)
     return Queue.prepare_data(
         JUDGE_JOB,
         kwargs=request.to_wire(),
-        meta=meta,
+        meta=_job_meta(snapshot, keep_as),
         timeout=timeout_s,
         # A job nobody picked up within this time is dropped by RQ: its caller gave up.
         ttl=queued_ttl_s,
@@ -146,6 +143,15 @@ def judge_job_data(*, request: VerifyRequest, snapshot: SuiteSnapshot, timeout_s
         failure_ttl=result_ttl_s if failure_ttl_s is None else failure_ttl_s,
         description=description,
     )
+
+
+def _job_meta(snapshot: SuiteSnapshot, keep_as: tuple[str, int] | None) -> dict[str, Any]:
+    """A judging job's meta, an RQ job's or a handed-off item's: the snapshot's wire, and the
+    verdict cache's key and seconds when the job is to keep its result."""
+    meta: dict[str, Any] = {SNAPSHOT_META_KEY: snapshot.to_wire()}
+    if keep_as is not None:
+        meta[VERDICT_META_KEY] = list(keep_as)
+    return meta
 
 
 # -- the snapshot -----------------------------------------------------------------------------
@@ -378,12 +384,9 @@ def handoff_item(*, request: VerifyRequest, snapshot: SuiteSnapshot, timeout_s: 
                  description: str, keep_as: tuple[str, int] | None = None) -> HandoffItem:
     """The hand-off's item for one verification its caller waits `wait_s` for (judge_job_data's
     twin: the same arguments and meta)."""
-    meta: dict[str, Any] = {SNAPSHOT_META_KEY: snapshot.to_wire()}
-    if keep_as is not None:
-        meta[VERDICT_META_KEY] = list(keep_as)
     now = time.time()
-    item = HandoffItem(id=f"handoff-{uuid.uuid4().hex}", kwargs=request.to_wire(), meta=meta, enqueued_at=now,
-                       deadline=now + wait_s, timeout_s=timeout_s, description=description)
+    item = HandoffItem(id=f"handoff-{uuid.uuid4().hex}", kwargs=request.to_wire(), meta=_job_meta(snapshot, keep_as),
+                       enqueued_at=now, deadline=now + wait_s, timeout_s=timeout_s, description=description)
     return replace(item, raw=item.to_json())
 
 

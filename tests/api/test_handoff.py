@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from api.verification import _outcome, _takes_handoff
-from core.queues import redis_connection
+from core.queues import redis_connection, worker_health_parse
 from hardtests_web.ops.reaper import MAX_REQUEUES, worker_reap
 from problems.jobs import judge_handoff
 from problems.models import TestSuite
@@ -42,18 +42,19 @@ def _item(problem: Any, code: str = GOOD, *, wait_s: float = 30, suite_id: int |
 def test_the_web_side_hands_off_only_to_a_live_able_worker_that_says_it_takes_items():
     now = time.time()
 
-    def health(**records: dict[str, Any]) -> dict[bytes, bytes]:
+    def takes(names: list[str], **records: dict[str, Any]) -> bool:
         import json
 
-        return {name.encode(): json.dumps({"expires_at": now + 60, **record}).encode()
-                for name, record in records.items()}
+        published = {name.encode(): json.dumps({"expires_at": now + 60, **record}).encode()
+                     for name, record in records.items()}
+        return _takes_handoff(worker_health_parse(published, names, now))
 
-    assert _takes_handoff(["a"], health(a={"ok": True, "handoff": True}), now)
-    assert not _takes_handoff(["a"], health(a={"ok": True}), now)  # an earlier release's worker
-    assert not _takes_handoff(["a"], health(a={"ok": True, "handoff": False}), now)  # HARDTESTS_API_HANDOFF=0
-    assert not _takes_handoff(["a"], health(a={"ok": False, "handoff": True}), now)  # cannot judge now
-    assert not _takes_handoff(["b"], health(a={"ok": True, "handoff": True}), now)  # not on the queue
-    assert _takes_handoff(["a", "b"], health(a={"ok": True}, b={"ok": True, "handoff": True}), now)
+    assert takes(["a"], a={"ok": True, "handoff": True})
+    assert not takes(["a"], a={"ok": True})  # an earlier release's worker
+    assert not takes(["a"], a={"ok": True, "handoff": False})  # HARDTESTS_API_HANDOFF=0
+    assert not takes(["a"], a={"ok": False, "handoff": True})  # cannot judge now
+    assert not takes(["b"], a={"ok": True, "handoff": True})  # not on the queue
+    assert takes(["a", "b"], a={"ok": True}, b={"ok": True, "handoff": True})
 
 
 def test_a_dead_worker_s_item_goes_back_once_then_fails_as_an_error(ab_problem):
