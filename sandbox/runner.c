@@ -551,12 +551,15 @@ static long long seen_at_us;
 static long long withheld_us, sampled_cpu_us, sampled_at_us, live_cpu_us;
 /* /proc could not be read (no figures: idle), a process raised its autogroup's nice value */
 static int sched_unknown, weight_lowered;
+/* at the last look, a task of the test was in uninterruptible sleep (D: the disk, a page
+ * fault, writeback throttling): a compile in that state waits for the machine, not idle */
+static int disk_waiting;
 
 static void sample_reset(long long now) {
     seen_n[0] = seen_n[1] = seen_cur = seen_overflow = 0;
     withheld_us = sampled_cpu_us = live_cpu_us = 0;
     sampled_at_us = seen_at_us = now;
-    sched_unknown = weight_lowered = 0;
+    sched_unknown = weight_lowered = disk_waiting = 0;
 }
 
 /* The nice value of a process's autogroup ("/autogroup-12 nice 19"), 0 if none. */
@@ -598,7 +601,7 @@ static void sample_test(long long cpu0, long long now) {
         sched_unknown = 1;
         return;
     }
-    int next = 1 - seen_cur, n = 0, overflow = 0;
+    int next = 1 - seen_cur, n = 0, overflow = 0, in_d = 0;
     long long top = 0, ran = 0, live = 0;
     pid_t self = getpid();
     struct dirent *e;
@@ -625,6 +628,7 @@ static void sample_test(long long cpu0, long long now) {
             if (sscanf(buf, "%lld %lld %lld", &run_ns, &wait_ns, &slices) != 3) continue;
             pid_t tid = atoi(te->d_name);
             char state = task_state(pid, te->d_name);
+            if (state == 'D') in_d = 1;
             long long run = run_ns / 1000, wait = wait_ns / 1000;
             struct task_seen *was = NULL;
             for (int i = 0; i < seen_n[seen_cur] && !was; i++)
@@ -668,6 +672,7 @@ static void sample_test(long long cpu0, long long now) {
     seen_cur = next;
     seen_n[next] = n;
     seen_overflow = overflow;
+    disk_waiting = in_d;
 }
 
 /* Whether the machine kept the test from running: over `span_us` of wall time in which
@@ -1052,11 +1057,13 @@ static void run_one(const char *input) {
          * test of a few milliseconds costs nothing */
         if (!killed && t1 - sampled_at_us >= SAMPLE_US) sample_test(sample_cpu0, t1);
         if (!killed && idle_kill_us > 0 && t1 - idle_checked >= 200000) {
-            /* -e: no CPU progress for idle_kill_us while the test was not withheld from a CPU */
+            /* -e: no CPU progress for idle_kill_us while the test was not withheld from a CPU
+             * and none of its tasks waited in D (a compile stalled on a busy disk, its output's
+             * writeback throttled, is the machine's delay: the wall-clock backstop still ends it) */
             idle_checked = t1;
             sample_test(sample_cpu0, t1);
             long long cpu = sampled_cpu_us;
-            if (cpu - progress_cpu >= 20000 || sched_unknown) {
+            if (cpu - progress_cpu >= 20000 || sched_unknown || disk_waiting) {
                 progress_cpu = cpu;
                 progress_at = t1;
                 progress_withheld = withheld_us;

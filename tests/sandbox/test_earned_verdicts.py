@@ -9,13 +9,15 @@ import errno
 import glob
 import mmap
 import os
+import shutil
+import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
-from sandbox import Limits, RunResult, Sandbox, Verdict, cache
-from sandbox.base import Batch, BatchSpec, RawResult, rerun_kept
+from sandbox import Limits, RunResult, Sandbox, Verdict, cache, languages
+from sandbox.base import COMPILE_LIMITS, Batch, BatchSpec, RawResult, rerun_kept
 from tests.sandbox.conftest import run_one
 
 REPO = Path(__file__).resolve().parents[2]
@@ -364,6 +366,36 @@ def test_a_compile_that_waits_on_what_it_reads_is_ce_within_seconds(any_sb: Sand
     assert prog.verdict == Verdict.CE, prog.message
     # the idle compile is stopped after 2 s without CPU progress (the wall backstop is 25 s)
     assert time.monotonic() - started < 15
+
+
+STALL = r"""
+#include <time.h>
+#include <unistd.h>
+int main(void) {
+  /* the parent waits for its vfork child in uninterruptible sleep (D), as a compiler does whose
+     write is throttled or whose read waits for the disk; the child sleeps past the idle window */
+  if (vfork() == 0) { struct timespec t = {4, 0}; nanosleep(&t, 0); _exit(0); }
+  return 0;
+}
+"""
+
+
+def test_a_compile_waiting_on_the_disk_is_not_idle(any_sb: Sandbox, tmp_path: Path) -> None:
+    # the idle rule (2 s without CPU progress: CE) stops a compile that waits for nothing; one whose
+    # task sits in D waits for the machine and goes on (the wall backstop, 25 s, still ends it). A
+    # fresh clone's first C++20 compile, stalled on writeback, was a CE once.
+    (tmp_path / "stall.c").write_text(STALL)
+    build = cache.build_dir()
+    try:
+        subprocess.run(["gcc", "-O2", "-o", str(build / "stall"), str(tmp_path / "stall.c")], check=True)
+        os.chmod(build / "stall", 0o755)
+        started = time.monotonic()
+        result = any_sb._execute([f"{languages.BUILD_DIR}/stall"], "cpp", COMPILE_LIMITS, build_dir=build)
+        took = time.monotonic() - started
+    finally:
+        shutil.rmtree(build, ignore_errors=True)
+    assert result.verdict == Verdict.OK, (result.verdict, result.stderr)
+    assert took >= 4, took
 
 
 def test_incbin_of_a_large_file_is_ce(any_sb: Sandbox) -> None:
