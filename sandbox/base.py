@@ -29,6 +29,14 @@ COMPILE_LIMITS = Limits(time_s=20.0, memory_mb=2048, output_kb=16 * 1024, proces
 COMPILE_IDLE_S = 2.0
 # our own precompiled header (trusted input) is about 100 MB
 PCH_LIMITS = Limits(time_s=60.0, memory_mb=2048, output_kb=1024 * 1024, processes=64, wall_s=120.0)
+# It is built only where its disk has this much free (the header cache is 100-120 MB): on a
+# smaller disk the build would fill it while it writes, and every compile beside it would find
+# the disk full. Compiling without it is slower but the same program.
+PCH_MIN_FREE_MB = 512
+# a header cache that could not be built is not tried again by this process for this long (each
+# try is seconds of CPU, on every C++ compile)
+PCH_RETRY_S = 600.0
+_pch_failed_at: dict[str, float] = {}
 MB = 1024 * 1024
 ALLOW_RUSAGE_ENV = "HARDTESTS_SANDBOX_ALLOW_RUSAGE"
 ZYGOTE_ENV = "HARDTESTS_SANDBOX_ZYGOTE"
@@ -410,17 +418,25 @@ class Sandbox(abc.ABC):
         final = cache.entry_path("pch", key)
         if (final / "bits" / "stdc++.h.gch").exists():
             return final
+        failed_at = _pch_failed_at.get(key)
+        if failed_at is not None and time.monotonic() - failed_at < PCH_RETRY_S:
+            return None
         with cache.key_lock("pch", key):
             if (final / "bits" / "stdc++.h.gch").exists():
                 return final
             build = cache.build_dir()
+            if shutil.disk_usage(build).free < PCH_MIN_FREE_MB * MB:
+                shutil.rmtree(build, ignore_errors=True)
+                return None  # compiling without the header cache is slower but correct
             (build / "bits").mkdir()
             if cache.sandbox_uid() is not None:
                 os.chown(build / "bits", cache.NOBODY, cache.NOBODY)
             result = self._execute(languages.pch_step(header, cpp_std), "cpp", PCH_LIMITS, build_dir=build)
             if result.verdict != Verdict.OK:
                 shutil.rmtree(build, ignore_errors=True)
-                return None  # compiling without the header cache is slower but correct
+                _pch_failed_at[key] = time.monotonic()
+                return None
+            _pch_failed_at.pop(key, None)
             return cache.publish("pch", key, build)
 
     def _execute(self, argv: list[str], language: str, limits: Limits, *, build_dir: Path,

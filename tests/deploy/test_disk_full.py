@@ -9,7 +9,10 @@ comment), so each stage compiles on the full disk while the others' programs com
 
 from __future__ import annotations
 
+import shutil
 import tempfile
+import threading
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -97,3 +100,32 @@ def test_a_full_disk_fails_the_run_as_a_sandbox_error_at_every_stage_and_the_run
         assert stage in failed.error and "No space left on device" in failed.error, failed.error
         again = run(problem)
         assert again.status == GenerationRun.Status.SUCCEEDED, (stage, again.failure_reason, again.error)
+
+
+def test_a_disk_too_small_for_the_header_cache_is_never_filled_by_building_it(disk: Path) -> None:
+    # The C++ header cache is 100-120 MB, more than this disk: building it here would fill the
+    # disk while it writes, and every compile beside it would find no space. It is not tried: the
+    # compile goes without it (slower, the same program), and the disk never runs low.
+    sb = get_sandbox()
+    lowest = [shutil.disk_usage(disk).free]
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            lowest[0] = min(lowest[0], shutil.disk_usage(disk).free)
+            time.sleep(0.005)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        prog = sb.compile("cpp", "#include <bits/stdc++.h>\nint main(){ std::cout << 42; }\n"
+                          f"// {uuid.uuid4().hex}\n")
+    finally:
+        done.set()
+        watcher.join()
+    assert prog.verdict == Verdict.OK, prog.message
+    [result] = sb.run(prog, [""], Limits(time_s=2, memory_mb=256))
+    assert result.stdout == b"42"
+    assert not list((disk / "sandbox-cache").glob("pch/*")), "a header cache was built on a disk too small for it"
+    # the compile's own files (a few MB) are all it wrote
+    assert lowest[0] > 24 * 1024 * 1024, lowest[0]

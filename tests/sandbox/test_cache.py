@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox import Limits, Sandbox, SandboxUnavailable, Verdict, cache
+from sandbox import Limits, Sandbox, SandboxUnavailable, Verdict, base, cache, languages
 from tests.sandbox.conftest import mounted_tmpfs
 
 KB = 1024
@@ -188,3 +188,23 @@ def test_a_noexec_work_dir_is_refused_with_its_reason(noexec_tmpfs: Path) -> Non
             cache._neutral_root(str(cache.cache_root()), os.geteuid(), str(noexec_tmpfs / "work"))
     finally:
         cache._neutral_root.cache_clear()
+
+
+def test_a_header_cache_that_could_not_be_built_is_not_tried_again_at_every_compile(
+        sb: Sandbox, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # each try is seconds of CPU; a failed one is remembered (base.PCH_RETRY_S), and the compiles
+    # go on without it
+    monkeypatch.setenv(cache.MAX_MB_ENV, "4096")
+    monkeypatch.setattr(base, "_pch_failed_at", {})
+    tries = []
+
+    def failing_step(header: str, cpp_std: str) -> list[str]:
+        tries.append(cpp_std)
+        return ["/bin/false"]
+
+    monkeypatch.setattr(languages, "pch_step", failing_step)
+    for n in range(3):
+        prog = sb.compile("cpp", f"#include <cstdio>\nint main(){{ printf(\"{n}\"); }}\n")
+        assert prog.verdict == Verdict.OK, prog.message
+    assert tries == ["c++17"]
+    assert not (cache_dir / "pch").exists() or not list((cache_dir / "pch").iterdir())
