@@ -20,7 +20,13 @@ pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 def _fidelity(*pids: str, options: tuple[str, ...] = ()) -> list[dict[str, Any]]:
     out = io.StringIO()
-    call_command("judge_package", *pids, "--json", *options, stdout=out)
+    try:
+        call_command("judge_package", *pids, "--json", *options, stdout=out)
+    except CommandError:
+        # the report is written before the command fails: say which submissions and why
+        wrong = [{k: v for k, v in sub.items() if k != "tests"} for report in json.loads(out.getvalue())
+                 for sub in report.get("submissions", []) if not sub.get("ok")]
+        raise AssertionError(f"submissions without their folder's verdict: {wrong}") from None
     result: list[dict[str, Any]] = json.loads(out.getvalue())
     return result
 
