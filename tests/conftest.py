@@ -317,6 +317,15 @@ def demo_runs(django_db_setup: Any, django_db_blocker: Any) -> Iterator[dict[str
             outer.__exit__(None, None, None)
 
 
+def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: object) -> list[Any] | None:
+    """A class a test module imports from the project (TestSuite, TestCase, TestOutcome) is no test
+    class: not collected. pytest would otherwise find its source to warn that it cannot collect it
+    (a warning pyproject.toml ignores), 77 of them, 1.1 s of CPU in every test process."""
+    if isinstance(obj, type) and not obj.__module__.startswith("tests."):
+        return []
+    return None
+
+
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
     """The fast tier does not import the files it would leave out whole (their imports and
     fixtures cost seconds of collection in every process)."""
