@@ -70,7 +70,7 @@ alone() {
   rm -rf "$logs"
   return $rc
 }
-# One process a core: each builds its own database from the migrations and starts its own Redis
+# One process a core: each copies the template database and starts its own Redis
 # and workers, a large share of so short a pass whose tests wait little (on 2 cores, the same
 # tree: 24 s with 2 processes, 27 s with 3, 36 s with 5).
 postgres() {
