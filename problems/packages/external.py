@@ -372,6 +372,13 @@ def judge_compile(sb: Sandbox, language: str, source: str) -> CompiledProgram:
     return sb.compile(language, source)
 
 
+def compile_failure(what: str, prog: CompiledProgram) -> str:
+    """Why a judge's tool (`what`: "the checker", "the interactor") cannot judge, from its compile
+    that failed: its own error (CE) or the machine's (a sandbox error), with the compiler's words."""
+    how = "did not compile" if prog.verdict == Verdict.CE else "could not be compiled (sandbox error)"
+    return f"{what} {how}: {prog.message.strip()[-2000:]}"
+
+
 def shim_source(judge: ExternalJudge) -> tuple[str, str]:
     """(sandbox language, source) of the judge with its shim; JudgeUnavailable if it cannot be built."""
     reason = refusal(judge)
@@ -519,8 +526,7 @@ def run_judge(sb: Sandbox, judge: ExternalJudge, cases: Sequence[Case], limits: 
         return [Outcome(failed=True, message=str(exc)) for _ in cases]
     prog = judge_compile(sb, language, source)
     if not prog.ok:
-        what = "did not compile" if prog.verdict == Verdict.CE else "could not be compiled (sandbox error)"
-        message = f"the {judge.kind} {what}: {prog.message.strip()[-2000:]}"
+        message = compile_failure(f"the {judge.kind}", prog)
         return [Outcome(failed=True, message=message) for _ in cases]
     runs = sb.run(prog, [request(case) for case in cases], limits or judge_limits())
     return [read_outcome(judge, run) for run in runs]

@@ -32,6 +32,7 @@ from problems.packages.external import (
     Kind,
     Outcome,
     _inline,
+    compile_failure,
     judge_compile,
     judge_limits,
     needs_testlib,
@@ -392,8 +393,7 @@ def judge_runs(sb: Sandbox, interactor: Interactor, program: CompiledProgram, te
         return [Judged("SE", f"judging error: {exc}", RunResult(verdict=Verdict.SE)) for _ in tests]
     built = judge_compile(sb, language, source)
     if not built.ok:
-        what = "did not compile" if built.verdict == Verdict.CE else "could not be compiled (sandbox error)"
-        reason = f"judging error: the interactor {what}: {built.message.strip()[-2000:]}"
+        reason = f"judging error: {compile_failure('the interactor', built)}"
         return [Judged("SE", reason, RunResult(verdict=Verdict.SE)) for _ in tests]
     if not program.ok:
         return [Judged(str(program.verdict), program.message[-4000:], RunResult(verdict=program.verdict))
