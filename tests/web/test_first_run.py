@@ -65,6 +65,33 @@ def test_demo_logins_include_a_staff_account_that_opens_admin_and_queues() -> No
     assert maintainer.get("/admin/").status_code == 302  # the maintainer is not staff
 
 
+def test_demo_users_cost_one_hash_a_password_a_process_and_log_in(monkeypatch: pytest.MonkeyPatch) -> None:
+    from django.contrib.auth import authenticate, get_user_model
+    from django.contrib.auth.hashers import PBKDF2PasswordHasher
+
+    from problems import demo
+
+    demo._demo_password_hash.cache_clear()
+    hashed: list[str] = []
+    encode = PBKDF2PasswordHasher.encode
+
+    def counted(self: PBKDF2PasswordHasher, password: str, salt: str, iterations: int | None = None) -> str:
+        hashed.append(password)
+        return encode(self, password, salt, iterations)
+
+    monkeypatch.setattr(PBKDF2PasswordHasher, "encode", counted)
+    users = demo_users_ensure()
+    get_user_model().objects.filter(username__in=[u for u, _, _ in users]).delete()  # a flushed database
+    assert demo_users_ensure() == users
+    passwords = {p for _, p, _ in DEMO_USERS}
+    assert len(passwords) < len(DEMO_USERS)  # two annotators share one
+    assert sorted(hashed) == sorted(passwords)  # once each, for both calls
+    monkeypatch.setattr(PBKDF2PasswordHasher, "encode", encode)
+    for username, password, _ in DEMO_USERS:
+        assert authenticate(username=username, password=password) is not None, username
+    assert authenticate(username="annotator1", password="maintainer-demo") is None
+
+
 def test_first_run_summary_names_url_logins_and_what_is_built() -> None:
     demo_load()
     demo_users_ensure()
