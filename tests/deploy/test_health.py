@@ -72,7 +72,7 @@ def test_worker_refuses_to_start_when_it_cannot_read_stored_bodies() -> None:
     # As on a second machine with its own disk: the database lists the body, the disk lacks it.
     default_storage.delete(blob_path(sha))
     done = subprocess.run(
-        [sys.executable, str(REPO / "manage.py"), "rqworker", "--worker-class",
+        [sys.executable, str(REPO / "manage.py"), "rqworker", "--skip-checks", "--worker-class",
          "hardtests_web.ops.worker.CheckedWorker", "api", "sandbox"],
         env=worker_env(), cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.returncode != 0

@@ -45,7 +45,7 @@ def private_redis() -> Iterator[RedisServer]:
 def _worker(name: str, url: str, log: Path) -> subprocess.Popen[bytes]:
     env = dict(worker_env(), REDIS_URL=url, HARDTESTS_WORKER_BEAT_S=str(BEAT_S), HARDTESTS_WORKER_DEAD_S=str(DEAD_S))
     return subprocess.Popen(
-        [sys.executable, str(REPO / "manage.py"), "rqworker", "--name", name, "--worker-class",
+        [sys.executable, str(REPO / "manage.py"), "rqworker", "--skip-checks", "--name", name, "--worker-class",
          "hardtests_web.ops.worker.CheckedWorker", "api"],
         env=env, cwd=REPO, stdout=log.open("ab"), stderr=subprocess.STDOUT, start_new_session=True)
 

@@ -32,7 +32,7 @@ BEAT_S, DEAD_S = 0.5, 3.0
 def _worker(name: str, log: Path) -> subprocess.Popen[bytes]:
     env = dict(worker_env(), HARDTESTS_WORKER_BEAT_S=str(BEAT_S), HARDTESTS_WORKER_DEAD_S=str(DEAD_S))
     return subprocess.Popen(
-        [sys.executable, str(REPO / "manage.py"), "rqworker", "--name", name, "--worker-class",
+        [sys.executable, str(REPO / "manage.py"), "rqworker", "--skip-checks", "--name", name, "--worker-class",
          "hardtests_web.ops.worker.CheckedWorker", "api"],
         env=env, cwd=REPO, stdout=log.open("ab"), stderr=subprocess.STDOUT, start_new_session=True)
 
