@@ -155,6 +155,11 @@ if os.environ.get("DATABASE_URL", "").startswith("postgres") and os.environ.get(
         yield
 
 
+def _sqlite_files(name: Path) -> tuple[Path, ...]:
+    """A SQLite database's file and the two WAL-mode files beside it."""
+    return name, name.with_name(name.name + "-wal"), name.with_name(name.name + "-shm")
+
+
 def _sqlite_from_template(run_dir: Path) -> Path:
     """This test process's SQLite database, copied from a template the first process of the pass
     migrates (under a lock in the pass's own temporary folder, which every xdist process shares):
@@ -171,7 +176,7 @@ def _sqlite_from_template(run_dir: Path) -> Path:
             connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
             connection.close()
             connection.settings_dict["TEST"]["NAME"] = str(name)
-        for stale in (name, name.with_name(name.name + "-wal"), name.with_name(name.name + "-shm")):
+        for stale in _sqlite_files(name):
             stale.unlink(missing_ok=True)
         with sqlite3.connect(template) as source, sqlite3.connect(name) as copy:
             source.backup(copy)
@@ -193,7 +198,7 @@ if (not FAST_TIER and os.environ.get("PYTEST_XDIST_WORKER")
         yield
         with django_db_blocker.unblock():
             connection.close()
-        for path in (name, name.with_name(name.name + "-wal"), name.with_name(name.name + "-shm")):
+        for path in _sqlite_files(name):
             path.unlink(missing_ok=True)
 
 

@@ -394,7 +394,7 @@ def test_migration_0004_installs_the_index_the_search_repair_installs() -> None:
 LATE_IMPORTS_AT_MOST = 72
 
 
-def _late_imports_in(name: str, source: str | ast.Module) -> list[str]:
+def _late_imports_in(name: str, tree: ast.Module) -> list[str]:
     found = []
 
     def visit(node: ast.AST, in_function: bool) -> None:
@@ -408,7 +408,7 @@ def _late_imports_in(name: str, source: str | ast.Module) -> list[str]:
                     found.append(f"{name}:{child.lineno}")
             visit(child, in_function or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef))
 
-    visit(ast.parse(source) if isinstance(source, str) else source, False)
+    visit(tree, False)
     return found
 
 
@@ -432,7 +432,7 @@ def test_the_late_import_counter_counts_project_imports_in_functions_only() -> N
         "            from . import services\n"           # relative, nested: counted
         "            import core.queues, os\n"           # counted once
     )
-    assert _late_imports_in("m", source) == ["m:3", "m:7", "m:8"]
+    assert _late_imports_in("m", ast.parse(source)) == ["m:3", "m:7", "m:8"]
 
 
 if __name__ == "__main__":
