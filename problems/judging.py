@@ -503,7 +503,9 @@ def _check_while_running(
     (no zygote, compiling raised, a batch that could not say) the check runs in a sandbox of its
     own, beside the tests. A program the check refuses is CE whatever its runs gave, exactly as
     if it had never run."""
-    source_dir = cache.make_private_dir()
+    # on the memory filesystem, beside the batches' own program directories: they link it
+    # (cache.link_program), where a source on disk was copied for each new program
+    source_dir = cache.make_private_dir(cache.memory_root())
     pool = _threads()
     checked: list[Future[CompiledProgram]] = []
     asked = threading.Lock()  # the first batch opened answers; later ones are not asked

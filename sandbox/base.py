@@ -488,9 +488,10 @@ class Sandbox(abc.ABC):
         and not run (the batch stopped early) has no result; after a sandbox error every test
         claimed, and every one still to claim, is SE.
 
-        `on_batch(batch)` hears of the batch once it is open: another thread may then
-        `batch.abort()` it (in fail-fast judging, a lane whose tests in flight all come after
-        another lane's failure), and this returns the results so far, not sandbox errors.
+        `on_batch(batch)` hears of the batch once it is open and its first tests are asked
+        for: another thread may then `batch.abort()` it (in fail-fast judging, a lane whose
+        tests in flight all come after another lane's failure), and this returns the results
+        so far, not sandbox errors.
 
         With `expected` (one output per input), each OK result's stdout is compared as soon
         as it is read (`checker(expected, stdout)`, compare_default by default) into
@@ -527,8 +528,6 @@ class Sandbox(abc.ABC):
             batch = self.open_batch(spec)
             opened.append(batch)
             try:
-                if on_batch is not None:
-                    on_batch(batch)
                 # the next test is asked for before this one's answer is judged (queue_depth 2),
                 # so that the runner starts it at once; a stop leaves it unanswered (closing
                 # the batch ends it), and a re-run waits for its answer first
@@ -558,6 +557,11 @@ class Sandbox(abc.ABC):
                         asked.append(index)
 
                 ask_ahead()
+                if on_batch is not None:
+                    # after the first tests are asked for: a zygote batch's caller then waits
+                    # here for the compile's answer (program_compiled) while the runner already
+                    # has them, where asking after it cost a round trip on the first test's path
+                    on_batch(batch)
                 while asked:
                     index = asked[0]
                     if batch.aborted or (stop_before is not None and stop_before(index)):

@@ -951,21 +951,23 @@ def _normal_priority(root: int) -> None:
     """Every thread of `root` and of its descendants (a spare's bubblewrap, runner, launcher,
     zygote) at nice 0; OSError when one cannot be.
 
-    bubblewrap and its init are single-threaded with one child each; the runner leads a
-    session of its own (--new-session) in which its launcher and zygote stay, so one
-    setpriority of its process group reaches every thread of the three (a walk of every
-    thread's /proc files took 0.2-1.5 ms of a batch's start). Any other shape gets the walk."""
-    pid = root
+    bubblewrap and its init are single-threaded with one child each; the runner, its launcher
+    and its zygote stay in the new session's process group (--new-session: led by the runner,
+    or by the init that started it), so one setpriority of that group reaches every thread of
+    them (a walk of every thread's /proc files took 0.2-1.5 ms of a batch's start). Any other
+    shape gets the walk."""
+    pid = parent = root
     for _ in range(2):
         with open(f"/proc/{pid}/task/{pid}/children") as children:
             found = children.read().split()
         if len(os.listdir(f"/proc/{pid}/task")) != 1 or len(found) != 1:
             return _walk_to_normal_priority(root)
         os.setpriority(os.PRIO_PROCESS, pid, 0)
-        pid = int(found[0])
-    if os.getpgid(pid) != pid:
+        parent, pid = pid, int(found[0])
+    group = os.getpgid(pid)
+    if group not in (pid, parent):
         return _walk_to_normal_priority(root)
-    os.setpriority(os.PRIO_PGRP, pid, 0)
+    os.setpriority(os.PRIO_PGRP, group, 0)
     return None
 
 

@@ -98,6 +98,14 @@ class Zygote:
         # the runner's own code sets up each program process (hts-zygote.so is runner.c)
         self.lib = ctypes.CDLL(os.path.join(os.path.dirname(__file__), "hts-zygote.so"), use_errno=True)
         self.cg_err: int | None = None
+        # what no program changes, made before a spare waits for its program: the program's
+        # start (its streams, sys.argv, a fresh __main__), the recursion levels (below), and
+        # the compiler's own first-use set-up (CPython makes its AST types at its first
+        # compile: 0.7 ms, which a fresh interpreter has done too by the time it runs
+        # main.py), so that they are not on a new program's first test's path
+        self.main = _program_view(self.prog_argv)
+        self.levels_left = _recursion_levels_left()
+        compile("", "<zygote>", "exec", dont_inherit=True)
         if workdir == "-":
             # started in a spare sandbox before its batch was known: the batch's options come
             # in a "C" message, and only then is the program there to read.  The cgroup is the
@@ -133,15 +141,13 @@ class Zygote:
         before = _compile_cost()
         self.program = _compile_program(source, path)
         self.compiled = _compile_outcome(self.program, before)
-        self.main = _program_view(self.prog_argv)
         # the program's standard streams as it finds them (it may replace sys.stdout)
         self.streams = (sys.stdout, sys.stderr)
         # This file's module frame and exec() sit under the program's (and a fresh
         # interpreter's program sits under none): each program process takes those levels
         # off the interpreter's count of the levels used, so it recurses exactly as deep, and
         # sys.getrecursionlimit and setrecursionlimit are the interpreter's own, edges and
-        # all (tracebacks leave this file's frames out, in _exit_status).
-        self.levels_left = _recursion_levels_left()
+        # all (tracebacks leave this file's frames out, in _exit_status): self.levels_left.
         if self.levels_left is None:
             _discount_by_wrappers()
 

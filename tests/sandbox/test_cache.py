@@ -80,6 +80,33 @@ def test_a_batch_view_outlives_the_eviction_of_its_entry(cache_dir: Path) -> Non
         shutil.rmtree(view)
 
 
+def test_a_source_beside_the_batch_s_directory_is_linked_and_a_cache_entry_is_mirrored(cache_dir: Path) -> None:
+    """A new Python program's source, written on the memory root for one verification, is
+    linked into the batch's directory from where it is (no copy of this process's own is made
+    and evicted for every new program); a cache entry elsewhere still gets its private copy,
+    which the cache's eviction cannot pull from under a batch."""
+    source = cache.make_private_dir(cache.memory_root())
+    targets = [cache.make_private_dir(cache.memory_root()) for _ in range(2)]
+    try:
+        (source / "main.py").write_text("print(1)\n")
+        kept = dict(cache._mirrors.items)
+        cache.link_program(source, targets[0])
+        assert (targets[0] / "main.py").stat().st_ino == (source / "main.py").stat().st_ino
+        assert dict(cache._mirrors.items) == kept  # nothing copied, nothing evicted
+        shutil.rmtree(source)  # the verification ends: the batch's link holds its program
+        assert (targets[0] / "main.py").read_text() == "print(1)\n"
+
+        entry = add_entry("k-mirrored", 10 * KB)
+        cache.link_program(entry, targets[1])
+        mirror = cache._mirrors.items[entry]
+        assert mirror.parent == targets[1].parent and mirror != entry
+        assert (targets[1] / "a.out").stat().st_ino == (mirror / "a.out").stat().st_ino
+        assert (targets[1] / "a.out").stat().st_ino != (entry / "a.out").stat().st_ino
+    finally:
+        for path in (source, *targets):
+            shutil.rmtree(path, ignore_errors=True)
+
+
 def test_an_entry_over_the_cache_cap_is_not_kept(cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(cache.MAX_ARTIFACT_MB_ENV, "64")  # the cache's own cap (1 MB) is the lower
     build = cache.build_dir()

@@ -85,6 +85,25 @@ def test_a_spare_s_zygote_answers_for_the_program_it_was_given(sb: Sandbox, requ
     assert result.verdict == Verdict.RE
 
 
+def test_the_first_test_is_asked_for_before_the_compile_s_answer_is_awaited(
+        sb: Sandbox, request: pytest.FixtureRequest) -> None:
+    """The judge hears of a batch (and waits there for the zygote's compile answer) once its
+    first test is with the runner, which starts it as soon as the zygote is ready: no round
+    trip between the answer and the first test."""
+    switched(request, True)
+    where = cache.make_private_dir()
+    heard: list[tuple[int, bool | None]] = []
+    try:
+        (where / "main.py").write_text("print(sum(map(int, input().split())))\n", encoding="utf-8")
+        program = CompiledProgram("python3", Verdict.OK, path=str(where))
+        results = sb.run(program, [b"1 2\n", b"3 4\n"], LIMITS,
+                         on_batch=lambda batch: heard.append((batch.unanswered, batch.program_compiled())))
+    finally:
+        shutil.rmtree(where, ignore_errors=True)
+    assert heard == [(2, True)], heard  # both tests asked for (queue_depth 2), then the answer
+    assert [r.stdout for r in results] == [b"3\n", b"7\n"], results
+
+
 def test_no_zygote_no_answer(sb: Sandbox, request: pytest.FixtureRequest) -> None:
     switched(request, False)
     said, result = answered(sb, "print(sum(map(int, input().split())))\n")
