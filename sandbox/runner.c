@@ -315,8 +315,13 @@ static void drop_capabilities(void) {
     }
     if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
               SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED) != 0) die("securebits");
+    /* capabilities are numbered from 0 with no gap: the first the kernel does not know
+     * (EINVAL) ends them, where asking up to 63 made 22 more system calls a test */
     for (int c = 0; c <= 63; c++) {
-        if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) != 0 && errno != EINVAL) die("capbset");
+        if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) == 0) continue;
+        if (errno != EINVAL) die("capbset");
+        if (c == 0) die("capbset");
+        break;
     }
     prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
     struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};

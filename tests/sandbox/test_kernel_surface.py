@@ -120,6 +120,26 @@ def test_each_denied_syscall_returns_eperm_in_python(sb: Sandbox) -> None:
     assert "unshare_tool 1 True" in out and "threads 4" in out and "Seccomp:\t2" in out
 
 
+# the program's capability sets and no_new_privs, as the kernel shows them
+CAPS = {
+    "cpp": "#include <bits/stdc++.h>\nint main(){std::ifstream f(\"/proc/self/status\"); std::string l;"
+           "while(std::getline(f,l)) if(l.rfind(\"Cap\",0)==0 || l.rfind(\"NoNewPrivs\",0)==0) std::cout<<l<<\"\\n\";}\n",
+    "python3": "for line in open('/proc/self/status'):\n"
+               "    if line.startswith(('Cap', 'NoNewPrivs')):\n        print(line, end='')\n",
+}
+
+
+@pytest.mark.parametrize("language", ["cpp", "python3"])
+def test_a_program_holds_no_capability_and_can_gain_none(sb: Sandbox, language: str) -> None:
+    """It runs as uid 0 of the sandbox's user namespace: every set is empty, the bounding set
+    included (each capability the kernel knows is dropped from it), and no_new_privs is on."""
+    result = run_one(sb, language, CAPS[language])
+    assert result.verdict == Verdict.OK, result
+    fields = dict(line.split(":\t") for line in result.stdout.decode().splitlines())
+    assert fields == {"CapInh": "0" * 16, "CapPrm": "0" * 16, "CapEff": "0" * 16, "CapBnd": "0" * 16,
+                      "CapAmb": "0" * 16, "NoNewPrivs": "1"}, fields
+
+
 def test_bubblewrap_disables_user_namespaces_where_it_can(sb: Sandbox) -> None:
     import subprocess
 
