@@ -294,6 +294,13 @@ def worker_env() -> dict[str, str]:
                 HARDTESTS_MEDIA_ROOT=str(settings.MEDIA_ROOT), PYTHONUNBUFFERED="1")
 
 
+def checked_worker_argv(*queues: str, name: str | None = None) -> list[str]:
+    """`manage.py rqworker` for `queues` as `serve` starts a sandbox worker: a CheckedWorker,
+    without Django's system checks (0.9 s of CPU a start; `serve` runs them once itself)."""
+    return [sys.executable, str(REPO / "manage.py"), "rqworker", "--skip-checks",
+            *(["--name", name] if name else []), "--worker-class", "hardtests_web.ops.worker.CheckedWorker", *queues]
+
+
 def process_group_stop(proc: subprocess.Popen[Any], *, graceful: bool = True) -> None:
     """Stop a subprocess started with start_new_session=True together with its children (an RQ
     worker and its work horse): SIGTERM and up to 15 s for a warm shutdown, else SIGKILL;

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -20,7 +19,7 @@ from api.tokens import token_create
 from core.queues import redis_connection, verification_queue
 from problems.models import Problem, TestSuite
 from problems.services import NewTest, suite_activate, suite_add_tests, suite_create
-from tests.conftest import REPO, worker_env
+from tests.conftest import REPO, checked_worker_argv, worker_env
 from tests.factories import ProblemFactory, UserFactory
 
 GOOD = "a, b = map(int, input().split())\nprint(a + b)\n"
@@ -140,8 +139,7 @@ def sandbox_worker(
     # Django's system checks, which serve runs once itself: a forking rq Worker paid a fork and
     # the job's imports on every job (a 1-test verification 85 ms p50 against 20 ms, 40 ms more CPU)
     child = subprocess.Popen(
-        [sys.executable, str(REPO / "manage.py"), "rqworker", "--skip-checks", "--worker-class",
-         "hardtests_web.ops.worker.CheckedWorker", "api", "sandbox"],
+        checked_worker_argv("api", "sandbox"),
         env=env, cwd=REPO, stdout=log.open("wb"), stderr=subprocess.STDOUT,
     )
     deadline = time.monotonic() + 60

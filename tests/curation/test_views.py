@@ -7,7 +7,6 @@ from __future__ import annotations
 import csv
 import io
 import subprocess
-import sys
 import time
 import zipfile
 from collections.abc import Iterator
@@ -18,7 +17,7 @@ from django.test import Client
 
 from curation.models import Completion, CurationJob, Selection
 from curation.services import curation_job_import
-from tests.conftest import REPO, process_group_stop, worker_env
+from tests.conftest import REPO, checked_worker_argv, process_group_stop, worker_env
 from tests.curation.helpers import build_world, known_completions, write_jsonl
 from tests.factories import UserFactory, annotator, maintainer
 
@@ -93,8 +92,7 @@ def test_a_bad_upload_imports_nothing_and_says_why(tmp_path: Path):
 
 @pytest.fixture
 def sandbox_worker() -> Iterator[subprocess.Popen[bytes]]:
-    proc = subprocess.Popen([sys.executable, str(REPO / "manage.py"), "rqworker", "--skip-checks",
-                             "--worker-class", "hardtests_web.ops.worker.CheckedWorker", "sandbox"], env=worker_env(),
+    proc = subprocess.Popen(checked_worker_argv("sandbox"), env=worker_env(),
                             cwd=REPO, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     yield proc
     process_group_stop(proc)  # SIGTERM: the worker unregisters, as serve stops it

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 import time
 from typing import Any
 
@@ -12,7 +11,7 @@ from django.conf import settings
 from django.core.files.storage import default_storage
 from django.test import override_settings
 
-from tests.conftest import REPO, worker_env
+from tests.conftest import REPO, checked_worker_argv, worker_env
 from tests.factories import UserFactory
 
 
@@ -72,8 +71,7 @@ def test_worker_refuses_to_start_when_it_cannot_read_stored_bodies() -> None:
     # As on a second machine with its own disk: the database lists the body, the disk lacks it.
     default_storage.delete(blob_path(sha))
     done = subprocess.run(
-        [sys.executable, str(REPO / "manage.py"), "rqworker", "--skip-checks", "--worker-class",
-         "hardtests_web.ops.worker.CheckedWorker", "api", "sandbox"],
+        checked_worker_argv("api", "sandbox"),
         env=worker_env(), cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.returncode != 0
     assert "refusing to start" in done.stderr + done.stdout

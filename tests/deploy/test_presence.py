@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,7 +23,7 @@ from api.tokens import token_create
 from core.queues import WORKER_HEALTH_HASH, queue_workers_alive, redis_connection
 from hardtests_web.ops.reaper import dead_workers_sweep, worker_reap
 from tests.api.conftest import make_suite
-from tests.conftest import REPO, worker_env
+from tests.conftest import REPO, checked_worker_argv, worker_env
 from tests.deploy.services import RedisServer
 from tests.factories import ProblemFactory, UserFactory
 
@@ -45,8 +44,7 @@ def private_redis() -> Iterator[RedisServer]:
 def _worker(name: str, url: str, log: Path) -> subprocess.Popen[bytes]:
     env = dict(worker_env(), REDIS_URL=url, HARDTESTS_WORKER_BEAT_S=str(BEAT_S), HARDTESTS_WORKER_DEAD_S=str(DEAD_S))
     return subprocess.Popen(
-        [sys.executable, str(REPO / "manage.py"), "rqworker", "--skip-checks", "--name", name, "--worker-class",
-         "hardtests_web.ops.worker.CheckedWorker", "api"],
+        checked_worker_argv("api", name=name),
         env=env, cwd=REPO, stdout=log.open("ab"), stderr=subprocess.STDOUT, start_new_session=True)
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,7 @@ from api.tokens import token_create
 from core.queues import WORKER_HEALTH_HASH, redis_connection, redis_now, verification_queue, workers_alive
 from hardtests_web.ops.reaper import REQUEUED_META, dead_workers_sweep
 from tests.api.conftest import make_suite
-from tests.conftest import REPO, forget_gone_workers, worker_env
+from tests.conftest import REPO, checked_worker_argv, forget_gone_workers, worker_env
 from tests.factories import ProblemFactory, UserFactory
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -32,8 +31,7 @@ BEAT_S, DEAD_S = 0.5, 3.0
 def _worker(name: str, log: Path) -> subprocess.Popen[bytes]:
     env = dict(worker_env(), HARDTESTS_WORKER_BEAT_S=str(BEAT_S), HARDTESTS_WORKER_DEAD_S=str(DEAD_S))
     return subprocess.Popen(
-        [sys.executable, str(REPO / "manage.py"), "rqworker", "--skip-checks", "--name", name, "--worker-class",
-         "hardtests_web.ops.worker.CheckedWorker", "api"],
+        checked_worker_argv("api", name=name),
         env=env, cwd=REPO, stdout=log.open("ab"), stderr=subprocess.STDOUT, start_new_session=True)
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, checked_worker_argv
 from tests.deploy.faults import stack_env
 from tests.deploy.services import PostgresCluster, RedisServer
 
@@ -38,8 +38,7 @@ def test_a_worker_heals_within_seconds_of_postgresql_returning(tmp_path: Path) -
                        check=True, capture_output=True, timeout=300)
         log = tmp_path / "worker.log"
         worker = subprocess.Popen(
-            [sys.executable, str(REPO / "manage.py"), "rqworker", "--skip-checks", "--name", "recheck", "--worker-class",
-             "hardtests_web.ops.worker.CheckedWorker", "api"],
+            checked_worker_argv("api", name="recheck"),
             env=env, cwd=REPO, stdout=log.open("wb"), stderr=subprocess.STDOUT, start_new_session=True)
         connection = redis.Redis.from_url(redis_server.url)
 

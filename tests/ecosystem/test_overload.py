@@ -31,7 +31,7 @@ from core.queues import verification_queue
 from problems.models import Problem
 from problems.services import NewTest
 from tests.api.conftest import make_suite
-from tests.conftest import REPO, process_group_stop, worker_env
+from tests.conftest import REPO, checked_worker_argv, process_group_stop, worker_env
 from tests.ecosystem.conftest import fenced
 from tests.factories import ProblemFactory
 
@@ -96,8 +96,7 @@ def second_worker(sandbox_worker: Any, django_db_blocker: Any,
         env = worker_env()
     queue = verification_queue()
     log = tmp_path_factory.mktemp("second") / "rqworker.log"
-    child = subprocess.Popen([sys.executable, str(REPO / "manage.py"), "rqworker", "--skip-checks", "--worker-class",
-                              "hardtests_web.ops.worker.CheckedWorker", "api"], env=env, cwd=REPO,
+    child = subprocess.Popen(checked_worker_argv("api"), env=env, cwd=REPO,
                              stdout=log.open("wb"), stderr=subprocess.STDOUT, start_new_session=True)
     deadline = time.monotonic() + 60
     while not any(w.pid == child.pid for w in Worker.all(queue=queue, connection=queue.connection)):

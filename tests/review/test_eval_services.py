@@ -7,7 +7,6 @@ import io
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +25,7 @@ from review.evaluation.services import (
     report_csv,
 )
 from review.models import EvaluationReport
-from tests.conftest import REPO, manage, process_group_stop, worker_env
+from tests.conftest import REPO, checked_worker_argv, manage, process_group_stop, worker_env
 from tests.factories import ProblemFactory, SolutionFactory
 
 ADD = "a, b = map(int, input().split())\nprint(a + b)\n"
@@ -270,8 +269,7 @@ def test_command_refuses_a_bad_out_path(tmp_path: Path, capsys: pytest.CaptureFi
 
 @pytest.fixture
 def sandbox_worker() -> Iterator[subprocess.Popen[bytes]]:
-    proc = subprocess.Popen([sys.executable, str(REPO / "manage.py"), "rqworker", "--skip-checks",
-                             "--worker-class", "hardtests_web.ops.worker.CheckedWorker", "sandbox"], env=worker_env(),
+    proc = subprocess.Popen(checked_worker_argv("sandbox"), env=worker_env(),
                             cwd=REPO, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     yield proc
     process_group_stop(proc)  # SIGTERM: the worker unregisters, as serve stops it

@@ -11,13 +11,12 @@ import io
 import json
 import re
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, process_group_stop, worker_env
+from tests.conftest import REPO, checked_worker_argv, process_group_stop, worker_env
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -32,8 +31,7 @@ WAIT_MS = 60_000
 def sandbox_worker(tmp_path: Path) -> Iterator[None]:
     # Its own session, so teardown stops the worker together with its work horse.
     log = (tmp_path / "worker.log").open("w")
-    proc = subprocess.Popen([sys.executable, str(REPO / "manage.py"), "rqworker", "--skip-checks",
-                             "--worker-class", "hardtests_web.ops.worker.CheckedWorker", "sandbox"], env=worker_env(),
+    proc = subprocess.Popen(checked_worker_argv("sandbox"), env=worker_env(),
                             cwd=REPO, start_new_session=True, stdout=log, stderr=subprocess.STDOUT)
     yield
     log.close()
