@@ -103,8 +103,13 @@ static long long now_us(void) {
     return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+/* set where processes share their memory (the launcher and its test inits): exit(2) there
+ * would run atexit handlers and flush stdio buffers that belong to both */
+static int die_quick = 0;
+
 static void die(const char *what) {
     fprintf(stderr, "hts-runner: %s: %s\n", what, strerror(errno));
+    if (die_quick) _exit(2);
     exit(2);
 }
 
@@ -254,17 +259,27 @@ static long long cg_read(int fd) {
 
 /* The value of one "key value" line of a flat keyed file (memory.oom_control,
  * memory.events, cpu.stat). */
-static long long cg_keyed(int fd, const char *key) {
-    char buf[8192]; /* memory.stat is the longest (v2: ~1.5 KB of keys before the file ones) */
+#define KEYED_MAX 8192 /* memory.stat is the longest (v2: ~1.5 KB of keys before the file ones) */
+
+static int cg_keyed_read(int fd, char buf[KEYED_MAX]) {
     if (fd < 0) return -1;
-    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+    ssize_t n = pread(fd, buf, KEYED_MAX - 1, 0);
     if (n <= 0) return -1;
     buf[n] = 0;
+    return 0;
+}
+
+static long long keyed_value(const char *buf, const char *key) {
     size_t len = strlen(key);
-    for (char *p = buf; (p = strstr(p, key)) != NULL; p += len) {
+    for (const char *p = buf; (p = strstr(p, key)) != NULL; p += len) {
         if ((p == buf || p[-1] == '\n') && p[len] == ' ') return atoll(p + len + 1);
     }
     return -1;
+}
+
+static long long cg_keyed(int fd, const char *key) {
+    char buf[KEYED_MAX];
+    return cg_keyed_read(fd, buf) != 0 ? -1 : keyed_value(buf, key);
 }
 
 static long long cg_oom_kills(void) { return cg_keyed(cg[CG_MEM_OOM], "oom_kill"); }
@@ -274,7 +289,10 @@ static long long cg_oom_kills(void) { return cg_keyed(cg[CG_MEM_OOM], "oom_kill"
  * brings in (the JDK's, evicted by someone else, or never read since boot): what it holds
  * is its memory, not that cache, so the peak it is reported leaves out the cache's growth. */
 static long long cg_file_cache(void) {
-    long long active = cg_keyed(cg[CG_MEM_STAT], "active_file"), inactive = cg_keyed(cg[CG_MEM_STAT], "inactive_file");
+    /* one read for both keys: the kernel formats the whole of memory.stat for each read */
+    char buf[KEYED_MAX];
+    if (cg_keyed_read(cg[CG_MEM_STAT], buf) != 0) return -1;
+    long long active = keyed_value(buf, "active_file"), inactive = keyed_value(buf, "inactive_file");
     return active < 0 || inactive < 0 ? -1 : active + inactive;
 }
 
@@ -305,6 +323,24 @@ static void set_limit(int res, rlim_t soft, rlim_t hard) {
     if (setrlimit(res, &rl) != 0) die("setrlimit");
 }
 
+/* Whether this process's bounding set is already empty (and so that of every process it forks). */
+static int bounding_set_empty = 0;
+
+/* Empty the bounding set: no execve of this process or its descendants can gain a capability.
+ * What the process holds now it keeps (the test init still mounts and clones).  Each drop is
+ * a new set of credentials, so a runner that execs nothing (its tests are clones of it or of
+ * its launcher) drops them once at its start rather than in every test (41 calls a test). */
+static void drop_bounding_set(void) {
+    /* capabilities are numbered from 0 with no gap: the first the kernel does not know
+     * (EINVAL) ends them, where asking up to 63 made 22 more system calls */
+    for (int c = 0; c <= 63; c++) {
+        if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) == 0) continue;
+        if (errno != EINVAL) die("capbset");
+        if (c == 0) die("capbset");
+        break;
+    }
+}
+
 /* The program runs as uid 0 of the sandbox's user namespace; without this it
  * would regain every capability of that namespace at execve. */
 static void drop_capabilities(void) {
@@ -315,14 +351,7 @@ static void drop_capabilities(void) {
     }
     if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
               SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED) != 0) die("securebits");
-    /* capabilities are numbered from 0 with no gap: the first the kernel does not know
-     * (EINVAL) ends them, where asking up to 63 made 22 more system calls a test */
-    for (int c = 0; c <= 63; c++) {
-        if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) == 0) continue;
-        if (errno != EINVAL) die("capbset");
-        if (c == 0) die("capbset");
-        break;
-    }
+    if (!bounding_set_empty) drop_bounding_set();
     prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
     struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
     struct __user_cap_data_struct data[2];
@@ -840,8 +869,29 @@ static struct lmsg lrecv(void) {
     return m;
 }
 
+/* A test's init, cloned by the launcher into the launcher's own memory (CLONE_VM): a fork
+ * copied the launcher's page tables for every test, and both then took copy-on-write faults
+ * and the init's exit tore the copy down again (a tenth of the runner's CPU a test).  The
+ * launcher meanwhile only reports the init's pid and waits for it (no allocation, no stdio:
+ * nothing the two could both touch but its own stack); the init runs on a stack of its own
+ * and its descriptors, namespaces, limits and credentials are its own (no CLONE_FILES,
+ * CLONE_FS, CLONE_THREAD).  The launcher clones the next init only once this one has been
+ * reaped, so the stack serves one init at a time. */
+struct init_args { int fds[4]; int sock; };
+static char init_stack[64 * 1024] __attribute__((aligned(16)));
+
+static int init_start(void *arg) {
+    const struct init_args *a = arg;
+    close(a->sock);
+    test_init(a->fds[0], a->fds[1], a->fds[2], a->fds[3]);
+    return 0; /* test_init never returns */
+}
+
 static void launcher_main(int sock) {
     in_launcher = 1;
+    /* the launcher and its inits share their memory: exit's atexit handlers and stdio
+     * flushes, run from either, would act on the other's state */
+    die_quick = 1;
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     int null = open("/dev/null", O_RDWR);
     if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0) _exit(2);
@@ -860,13 +910,14 @@ static void launcher_main(int sock) {
     for (;;) {
         int fds[4];
         if (recv_fds(sock, fds, 4) != 4) _exit(0);
-        pid_t init = (pid_t)syscall(SYS_clone, CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD, 0, 0, 0, 0);
-        if (init == 0) {
-            close(sock);
-            test_init(fds[0], fds[1], fds[2], fds[3]);
-        }
+        /* static, as the stack: the init reads it while the launcher goes on */
+        static struct init_args args;
+        args = (struct init_args){{fds[0], fds[1], fds[2], fds[3]}, sock};
+        pid_t init = clone(init_start, init_stack + sizeof init_stack,
+                           CLONE_VM | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD, &args);
+        int err = init < 0 ? errno : 0;
         for (int i = 0; i < 4; i++) close(fds[i]);
-        lsend(sock, (struct lmsg){LM_STARTED, init, 0, errno, 0});
+        lsend(sock, (struct lmsg){LM_STARTED, init, 0, err, 0});
         if (init < 0) continue;
         int st = 0;
         struct rusage ru;
@@ -1241,6 +1292,12 @@ int main(int argc, char **argv) {
     /* a program running under the same uid must not be able to ptrace us */
     prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     if (!flat_mode) make_empty_dir();
+    /* every test's program is a clone of this process or of its launcher, and neither execs
+     * anything (a zygote is an exec of python3 that needs the namespace's capabilities) */
+    if (!flat_mode && !zygote_mode) {
+        drop_bounding_set();
+        bounding_set_empty = 1;
+    }
     if (!flat_mode && !zygote_mode && !cg_v2 && cg[CG_PROCS_1] >= 0) start_launcher();
     char line[4096];
     /* a spare's zygote starts now (its interpreter's start off the batch's path), if it can
