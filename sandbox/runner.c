@@ -458,6 +458,7 @@ static int program_start(void *arg) {
 
 /* pid 1 of the test's PID namespace. */
 static void test_init(int in_fd, int out_fd, int err_fd, int rep_fd) {
+    die_quick = 1; /* a copy of the runner's memory or the launcher's own: not ours to flush */
     test_mounts();
     /* join the test cgroup before forking so every descendant is accounted (the
      * launcher's children are born in it) */
@@ -892,6 +893,9 @@ static void launcher_main(int sock) {
     /* the launcher and its inits share their memory: exit's atexit handlers and stdio
      * flushes, run from either, would act on the other's state */
     die_quick = 1;
+    /* an out-of-memory kill of an init now takes the launcher with it (they share one memory),
+     * as a kill of the launcher always did: the batch's sandbox error.  The program is the
+     * killer's first choice while it lives (oom_score_adj 1000, program_setup). */
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     int null = open("/dev/null", O_RDWR);
     if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0) _exit(2);
@@ -922,7 +926,10 @@ static void launcher_main(int sock) {
         int st = 0;
         struct rusage ru;
         memset(&ru, 0, sizeof ru);
-        while (wait4(init, &st, 0, &ru) < 0 && errno == EINTR) {}
+        /* the next init reuses the stack: never clone it before this one is reaped */
+        while (wait4(init, &st, 0, &ru) < 0) {
+            if (errno != EINTR) _exit(2);
+        }
         lsend(sock, (struct lmsg){LM_ENDED, init, st, 0, ru.ru_maxrss});
     }
 }
@@ -1057,6 +1064,7 @@ static void run_one(const char *input) {
     if (flat_mode) {
         init = fork();
         if (init == 0) {
+            die_quick = 1; /* the runner's stdio buffers are copied here: never flush them */
             close(rep[0]);
             exec_program(in_fd, prog_out, err_p[1]);
         }

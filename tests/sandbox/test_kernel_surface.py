@@ -140,6 +140,51 @@ def test_a_program_holds_no_capability_and_can_gain_none(sb: Sandbox, language: 
                       "CapAmb": "0" * 16, "NoNewPrivs": "1"}, fields
 
 
+# What a C++ program can do to its test's init (pid 1 of its PID namespace), whose memory is
+# the launcher's own (the runner clones each init into it): read or write that memory, read its
+# maps, trace it, signal it. Run twice in one batch: the second test needs the same launcher.
+REACH_INIT = r"""
+#include <bits/stdc++.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#include <dirent.h>
+int main() {
+  std::vector<std::string> out;
+  for (int mode : {O_RDONLY, O_RDWR}) {
+    int fd = open("/proc/1/mem", mode);
+    out.push_back(fd >= 0 ? "mem-open" : std::to_string(errno));
+  }
+  std::ifstream maps("/proc/1/maps"); std::string line;
+  out.push_back(std::getline(maps, line) ? "maps-read" : "maps-refused");
+  long word = 0; char buf[8];
+  struct iovec local = {buf, sizeof buf}, remote = {&word, sizeof word};
+  out.push_back(process_vm_readv(1, &local, 1, &remote, 1, 0) >= 0 ? "vm-read" : std::to_string(errno));
+  out.push_back(ptrace(PTRACE_ATTACH, 1, 0, 0) == 0 ? "traced" : std::to_string(errno));
+  for (int sig : {SIGKILL, SIGTERM, SIGSEGV, SIGSTOP}) kill(1, sig);
+  usleep(20000);
+  int pids = 0; DIR *d = opendir("/proc"); while (auto e = readdir(d)) pids += isdigit(e->d_name[0]) != 0;
+  out.push_back("pids " + std::to_string(pids));
+  for (auto &s : out) std::cout << s << ' ';
+  std::cout << '\n';
+}
+"""
+
+
+def test_a_program_cannot_reach_its_test_init_whose_memory_is_the_launcher_s(sb: Sandbox) -> None:
+    prog = sb.compile("cpp", REACH_INIT)
+    assert prog.ok, prog.message
+    results = sb.run(prog, [b"", b""], Limits(time_s=2))
+    # EACCES (13) for /proc/1/mem and no maps (the runner's memory is not dumpable), EPERM (1)
+    # from the filter for process_vm_readv and ptrace; the init shrugs the signals off (pid 1
+    # with no handlers) and is still there, with the program, for the batch's next test
+    assert [r.verdict for r in results] == [Verdict.OK, Verdict.OK], results
+    assert [r.stdout.decode().split() for r in results] == [
+        ["13", "13", "maps-refused", "1", "1", "pids", "2"]] * 2, results[0].stdout
+
+
 def test_bubblewrap_disables_user_namespaces_where_it_can(sb: Sandbox) -> None:
     import subprocess
 
