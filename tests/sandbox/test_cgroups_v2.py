@@ -213,21 +213,25 @@ def test_cgroup_kill_takes_a_new_session_that_the_runner_alone_would_miss(
     monkeypatch.setattr(
         sandbox.bwrap, "limit_options", lambda spec, *, cgroup: [*plain(spec, cgroup=cgroup), "-N"]
     )
-    [left, look] = raw_run(sb, "python3", LEAVER, ["leave\n", "look\n"], Limits(time_s=2))
+    # a marker of its own: the serial pass runs a test a CPU, and the control below keeps its
+    # escape alive on purpose while test_background_children_do_not_survive_their_test may
+    # be looking for LEAVER's on the host
+    leaver = LEAVER.replace("424243", "424244")
+    [left, look] = raw_run(sb, "python3", leaver, ["leave\n", "look\n"], Limits(time_s=2))
     assert left.stdout == b"left\n" and look.stdout == b"gone\n"
     # the control: the same runner without a cgroup leaves the escape running until the sandbox ends
     _use(monkeypatch, "0")
     monkeypatch.setenv(ALLOW_RUSAGE_ENV, "1")
-    [left, look] = raw_run(sb, "python3", LEAVER, ["leave\n", "look\n"], Limits(time_s=2))
+    [left, look] = raw_run(sb, "python3", leaver, ["leave\n", "look\n"], Limits(time_s=2))
     assert left.stdout == b"left\n" and look.stdout == b"alive\n"
     # the sandbox of a batch whose tests were all answered ends after the answer (the reaper);
     # this forced flat mode has no PID namespace per test, so the escape lives until that end
     sb.settle_warm()
-    assert host_processes_matching("424243") == []
+    assert host_processes_matching("424244") == []
 
 
 def test_no_cgroup_directory_is_left_after_a_batch(sb: Sandbox, v2: cgroups.Accounting) -> None:
-    prog = sb.compile("python3", LEAVER)
+    prog = sb.compile("python3", LEAVER.replace("424243", "424245"))  # a marker no other test looks for
     sb.settle_warm()  # the compile's own batch (a new text's syntax check) is reaped off its path
     before = our_batch_dirs(v2)
     inputs_dir = cache.make_private_dir()
