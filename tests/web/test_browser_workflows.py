@@ -195,9 +195,13 @@ def test_annotator_draft_survives_navigating_away(browser, world) -> None:
     expect(page.locator("table.my-queue")).to_contain_text("0 of 1 labelled")
     page.click("button:has-text('Label the next item')")
     expect(page.locator("#item-title")).to_have_text("Sum Of Two")
+    # The title shows while the page still parses; the keys work once its deferred script has run.
+    page.wait_for_load_state("load")
     item_url = page.url
     page.keyboard.press("2")  # validator incorrect
+    expect(page.locator("input[name=validator_label][value=incorrect]")).to_be_checked()
     page.keyboard.press("w")  # reason: wrong bound
+    expect(page.locator("input[name=validator_reason][value=wrong_bound]")).to_be_checked()
     page.fill("#id_comment", "the lower bound is missing")
     expect(page.locator("#draft-status")).to_contain_text("Draft saved", timeout=WAIT_MS)
     # "Incorrect" opens the reason and counterexample, yet the suite question and Submit stay in view.
