@@ -108,8 +108,20 @@ class InfrastructureChecks(_WorkerBase):
                   "hostname": self.hostname, "pid": os.getpid(), HANDOFF_HEALTH_KEY: self._takes_handoff}
         worker_health_publish(self.connection, self.name, record, float(settings.HARDTESTS_WORKER_DEAD_S))
 
+    def request_stop(self, signum: int, frame: Any) -> None:
+        """RQ's SIGTERM handler, with the stop remembered even when the worker is idle. RQ then
+        only raises StopRequested in whatever the main thread runs; code there that catches
+        Exception (a database check in its query, the take-over of a name) swallowed it, and the
+        worker took jobs again past its stop, to be killed at shutdown. RQ's loop and the wait for
+        healthy checks read the flag at their next turn, whatever swallowed the exception."""
+        self._stop_requested = True
+        super().request_stop(signum, frame)  # type: ignore[no-untyped-call]  # RQ leaves it unannotated
+
     def _check(self) -> list[str]:
-        self._problems = worker_checks()
+        problems = worker_checks()
+        if getattr(self, "_stop_requested", False):
+            raise StopRequested()  # the stop came during a check: not a problem of the database
+        self._problems = problems
         self._checked_at = time.monotonic()
         self._failed_checks = self._failed_checks + 1 if self._problems else 0
         if not isinstance(self, SimpleWorker):

@@ -141,3 +141,75 @@ def test_a_worker_waiting_out_a_failing_check_stops_when_asked(monkeypatch: Any,
     assert not thread.is_alive(), "the worker went on waiting for its checks after it was asked to stop"
     assert len(outcome) == 1 and isinstance(outcome[0], StopRequested)
     assert len(published) <= 3
+
+
+# A worker whose check is under way when SIGTERM comes (a query to a slow database). The stand-in
+# check catches Exception as database_check does: a failure of any kind is the database's problem.
+_STOP_IN_A_CHECK = """
+import os, sys, time
+from pathlib import Path
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hardtests_web.settings")
+import django
+
+django.setup()
+from core.queues import redis_connection, verification_queue
+from hardtests_web.ops import worker as worker_module
+
+marker, calls = Path(sys.argv[1]), []
+
+
+def checks():
+    calls.append(time.monotonic())
+    if len(calls) == 2:  # the first check between jobs (the first is the start's)
+        marker.write_text("in a check")
+        try:
+            time.sleep(60)
+        except Exception as exc:
+            return [f"database: {type(exc).__name__}: {exc}"]
+    return []
+
+
+worker_module.worker_checks = checks
+worker = worker_module.CheckedWorker([verification_queue()], connection=redis_connection(), name=sys.argv[2])
+worker.work()
+"""
+
+
+@pytest.mark.django_db
+def test_a_stop_that_comes_during_a_check_stops_the_worker(tmp_path) -> None:
+    """RQ's SIGTERM handler raises StopRequested in whatever an idle worker runs, and remembers
+    nothing. A check that catches Exception (the database's) took it for a failure of the
+    database; the checks passed again a second later and the worker took jobs on past its stop,
+    until `serve` killed it 60 s later (a fault test saw it, as a hand-off verification's worker)."""
+    import os
+    import signal
+    import sys
+    import uuid
+
+    marker = tmp_path / "in-check"
+    name = f"stop-in-check-{uuid.uuid4().hex[:8]}"
+    # The check's period only decides how soon the check under way comes (the shipped 30 s would
+    # make the test wait for it); the stop is what is tested.
+    env = dict(worker_env(), HARDTESTS_WORKER_CHECK_S="1")
+    proc = subprocess.Popen([sys.executable, "-c", _STOP_IN_A_CHECK, str(marker), name], env=env, cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert marker.exists(), proc.communicate(timeout=30)[0][-3000:] if proc.poll() is not None else "no check came"
+        os.kill(proc.pid, signal.SIGTERM)
+        try:
+            output, _ = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            output, _ = proc.communicate(timeout=10)
+            pytest.fail(f"the worker took jobs on after its stop came during a check:\n{output[-3000:]}")
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+    assert proc.returncode == 0, output[-3000:]
+    assert "warm shut down requested" in output, output[-3000:]
+    assert "takes jobs again" not in output and "stops taking jobs" not in output, output[-3000:]
