@@ -122,6 +122,11 @@ class MotoS3:
             self.child.terminate()
             self.child.wait(timeout=15)
 
+    def close(self) -> None:
+        """Stop for good: the server and its log's folder."""
+        self.stop()
+        shutil.rmtree(self.log.parent, ignore_errors=True)
+
     def client(self):  # noqa: ANN201 - a boto3 client
         import boto3
 

@@ -28,7 +28,7 @@ def s3(monkeypatch: pytest.MonkeyPatch) -> Iterator[MotoS3]:
                        "AWS_S3_ADDRESSING_STYLE": "path"}.items():
         monkeypatch.setenv(key, value)
     yield moto
-    moto.stop()
+    moto.close()
 
 
 def _run(*args: str) -> dict:

@@ -10,6 +10,7 @@ never into reward 0.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -88,6 +89,7 @@ def layout() -> Iterator[dict[str, Any]]:
     with postgres_server() as database_url, redis_tcp("s3cret-redis") as redis_url:
         moto.start()
         procs: list[subprocess.Popen[bytes]] = []
+        dirs: list[Path] = []
         try:
             moto.client().create_bucket(Bucket=BUCKET)
             shared = {
@@ -100,6 +102,7 @@ def layout() -> Iterator[dict[str, Any]]:
                 "HARDTESTS_WORKER_CHECK_S": "2", "HARDTESTS_JANITOR_PERIOD_S": "5",
             }
             a_dir, b_dir = _node_dir("A"), _node_dir("B")
+            dirs += [a_dir, b_dir]
             env_a = _env(a_dir, shared, HARDTESTS_SANDBOX_WORKERS="0", HARDTESTS_GENERATION_WORKERS="0",
                          HARDTESTS_WEB_WORKERS="1")
             env_b = _env(b_dir, shared, HARDTESTS_SANDBOX_WORKERS="1", HARDTESTS_GENERATION_WORKERS="0")
@@ -125,7 +128,10 @@ def layout() -> Iterator[dict[str, Any]]:
         finally:
             for proc in procs:
                 _stop(proc)
-            moto.stop()
+            moto.close()
+            if not os.environ.get("HARDTESTS_KEEP_FAULT_DIRS"):
+                for path in dirs:
+                    shutil.rmtree(path, ignore_errors=True)
 
 
 def _deep(base: str) -> tuple[int, Any]:
