@@ -172,11 +172,15 @@ def test_two_annotator_study_end_to_end(people, live_server, sandbox_worker) -> 
         bob.goto(study_url)
         bob.click("#start-labelling")
         expect(bob.locator("#label-form")).to_be_visible()
+        # The form shows while the page still parses; the keys work once its deferred script has run.
+        bob.wait_for_load_state("load")
         assert bob.url == first_item  # the same item, labelled blind
         assert "alice-private-note" not in bob.content() and "negative number" not in bob.content()
         expect(bob.locator("input[name=validator_label]:checked")).to_have_count(0)
         bob.keyboard.press("1")
+        expect(bob.locator("input[name=validator_label][value=correct]")).to_be_checked()
         bob.keyboard.press("4")
+        expect(bob.locator("input[name=suite_label][value=complete]")).to_be_checked()
         bob.keyboard.press("n")
         bob.wait_for_url(lambda url: url != first_item and "/items/" in url)
         second_item = bob.url

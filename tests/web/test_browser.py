@@ -99,6 +99,8 @@ def test_browse_filter_regenerate_and_judge(page, workers) -> None:
     # The list: search, then a filter; htmx swaps the table and the URL keeps the state.
     page.click("nav >> text=Problems")
     expect(page.locator("#problem-table tbody tr")).to_have_count(12)
+    # The rows show while the page still parses; the search box works once htmx (deferred) has run.
+    page.wait_for_load_state("load")
     shot(page, "03-problems")
     page.fill("input[name=q]", "gift")
     expect(page).to_have_url(re.compile(r"q=gift"))
