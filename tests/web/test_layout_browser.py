@@ -152,6 +152,7 @@ def test_the_label_form_is_on_the_first_screen_of_a_phone(open_page, world) -> N
     page.goto(f"{page.base}/studies/queue/")
     page.locator("form[action$='/next/'] button, a[href*='/items/']").first.click()
     page.wait_for_selector("#label-form")
+    page.wait_for_load_state("load")  # measured once the whole page is parsed and styled
     box = page.locator("#label-form").bounding_box()
     assert box is not None and box["y"] < page.viewport_size["height"], box
     assert horizontal_overflow(page) <= 0

@@ -195,6 +195,7 @@ def test_the_code_under_review_is_wide_numbered_and_never_clipped(browser, world
     page.goto(f"{page.base}/studies/{world['study']}/")
     page.click("#start-labelling")
     page.wait_for_selector("#label-form")
+    page.wait_for_load_state("load")  # measured once the whole page is parsed and styled
     code = page.locator("#validator .code-block pre")
     lines = code.locator(".line")
     assert lines.count() == 4
