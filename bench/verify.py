@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/verify.py [--rounds 15] [--concurrent 8] [--workers 2] [--per-client 6]
         [--only newtext,memory,breakdown,table,all,throughput] [--clients 64] [--batch 256]
-        [--newtext-languages python3,cpp,java]
+        [--newtext-languages python3,cpp,java] [--throughput-tests 1]
 
 Sections (all by default; --only picks some):
 
@@ -34,7 +34,9 @@ Sections (all by default; --only picks some):
 - **all**: mode=all and the sandbox's throughput;
 - **throughput**: --clients concurrent clients (accepted and wrong programs alternating) and
   one /verify/batch of --batch programs: verifications/s and tests/s against the machine's
-  bare capacity (CPUs x bare tests/s of the same program, one process per CPU).
+  bare capacity (CPUs x bare tests/s of the same program, one process per CPU), on the 40-test
+  suite or (--throughput-tests 1) the 1-test one, where every verification is a new program's
+  first test under sustained load;
 
 For a Python and a C++ program, accepted and wrong (wrong on the hacking tests, which run
 first), the same 40-test suite (bench/api.py's: 10 each of hacking, stratified, regular,
@@ -434,30 +436,39 @@ def breakdown(base: str, token: str, sb: Any, ordered: list[tuple[str, str, str]
 
 
 def throughput(base: str, token: str, sb: Any, ordered: list[tuple[str, str, str]], clients: int, batch: int,
-               errors: list[str], languages: list[str]) -> None:
+               errors: list[str], languages: list[str], problem: str = "sum-n") -> None:
+    """`ordered`: the tests of `problem` (sum-n: the 40-test suite; sum-1: its first test)."""
     from concurrent.futures import ProcessPoolExecutor
 
     cpus = os.cpu_count() or 1
-    print(f"THROUGHPUT ({clients} concurrent clients; /verify/batch of {batch}; {cpus} CPUs)")
+    print(f"THROUGHPUT ({clients} concurrent clients; /verify/batch of {batch}; {cpus} CPUs; "
+          f"{problem}: {len(ordered)} test{'s' if len(ordered) != 1 else ''})")
     # Every program text is unique (as an RL policy's completions are): a C++ one is compiled per
     # verification, which the bare capacity (compiled once) does not pay.
     for language in languages:
-        codes = bench_api.programs(language, max(clients * 2, batch), f"tp-{secrets.token_hex(4)}")
+        # two programs a client on the 40-test suite; on a 1-test one, as many tests in all
+        singles = clients * max(2, 80 // len(ordered))
+        codes = bench_api.programs(language, max(singles, batch), f"tp-{secrets.token_hex(4)}")
+        if len(ordered) == 1:
+            # sum-1's one test is a hacking test: only the program that overflows fails it
+            early = bench_api.PROGRAMS[language]["wrong_early"]
+            codes = [(code, 0 if code.startswith(early) else 1) for code, _ in codes]
         # the same programs' bare capacity: every CPU running them one test after another
         argvs = []
         for code, _ in codes[:4]:
             prog = sb.compile(language, code)
             argvs.append(bench_sandbox.bare_argv(language, prog.path))
         started = time.perf_counter()
+        rounds = max(1, 40 // len(ordered))  # as much bare work for a 1-test suite as for the 40-test one
         with ProcessPoolExecutor(cpus) as pool:
-            runs = list(pool.map(_bare_tests, [(argvs[i % len(argvs)], ordered) for i in range(cpus * 2)]))
+            runs = list(pool.map(_bare_tests, [(argvs[i % len(argvs)], ordered * rounds) for i in range(cpus * 2)]))
         bare_tests_s = sum(runs) / (time.perf_counter() - started)
         # concurrent single verifications
         done: list[tuple[int, int]] = []
         lock = threading.Lock()
-        todo = list(codes[: clients * 2])
-        threads = [threading.Thread(target=_client_loop, args=(base, token, language, todo, lock, done, errors))
-                   for _ in range(clients)]
+        todo = list(codes[:singles])
+        threads = [threading.Thread(target=_client_loop, args=(base, token, language, todo, lock, done, errors,
+                                                               problem)) for _ in range(clients)]
         started = time.perf_counter()
         for t in threads:
             t.start()
@@ -468,7 +479,7 @@ def throughput(base: str, token: str, sb: Any, ordered: list[tuple[str, str, str
         print(f"  {language:<8} {clients} clients: {len(done) / seconds:7.1f} verifications/s, {tests_s:7.0f} tests/s"
               f" = {tests_s / bare_tests_s:.2f} x bare capacity ({bare_tests_s:.0f} tests/s)  [{load()}]")
         # one batch
-        items = [{"problem": "sum-n", "language": language, "code": code} for code, _ in codes[:batch]]
+        items = [{"problem": problem, "language": language, "code": code} for code, _ in codes[:batch]]
         started = time.perf_counter()
         status, data = bench_api.post(f"{base}/api/v1/verify/batch", token, {"items": items}, timeout=600)
         while status == 202 or data.get("status") == "pending":
@@ -491,7 +502,7 @@ def throughput(base: str, token: str, sb: Any, ordered: list[tuple[str, str, str
 
 
 def _client_loop(base: str, token: str, language: str, todo: list[tuple[str, int]], lock: threading.Lock,
-                 done: list[tuple[int, int]], errors: list[str]) -> None:
+                 done: list[tuple[int, int]], errors: list[str], problem: str = "sum-n") -> None:
     while True:
         with lock:
             if not todo:
@@ -499,7 +510,7 @@ def _client_loop(base: str, token: str, language: str, todo: list[tuple[str, int
             code, expected = todo.pop()
         try:
             _, status, data, _ = timed_post(f"{base}/api/v1/verify", token,
-                                            {"problem": "sum-n", "language": language, "code": code})
+                                            {"problem": problem, "language": language, "code": code})
         except OSError as exc:  # a timeout: counted, and the client goes on
             with lock:
                 errors.append(f"throughput {language}: {exc}")
@@ -545,6 +556,9 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=64, help="concurrent clients of the throughput section")
     parser.add_argument("--batch", type=int, default=256, help="programs in the throughput section's batch")
     parser.add_argument("--languages", default="python3,cpp", help="languages of the throughput section")
+    parser.add_argument("--throughput-tests", type=int, choices=(1, 40), default=40,
+                        help="the throughput section's suite: the 40-test one, or the 1-test one (a new "
+                             "program's first test, under sustained load)")
     parser.add_argument("--verdict-cache-s", type=int, default=0,
                         help="HARDTESTS_API_VERDICT_CACHE_S of the server (default 0: every call is judged; "
                              "with it on, the breakdown's repeated calls time the cache's answers)")
@@ -608,7 +622,11 @@ def main() -> int:
         if "breakdown" in sections:
             breakdown(base, token, sb, ordered, args.rounds, errors)
         if "throughput" in sections:
-            throughput(base, token, sb, ordered, args.clients, args.batch, errors, args.languages.split(","))
+            if args.throughput_tests == 1:
+                throughput(base, token, sb, ordered[:1], args.clients, args.batch, errors, args.languages.split(","),
+                           problem="sum-1")
+            else:
+                throughput(base, token, sb, ordered, args.clients, args.batch, errors, args.languages.split(","))
         if not sections & {"table", "all"}:
             client.close()
             for error in sorted(set(errors))[:10]:
