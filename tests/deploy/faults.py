@@ -320,6 +320,20 @@ def fill(path: Path) -> None:
 
 
 @contextlib.contextmanager
+def stack_dir(prefix: str) -> Iterator[Path]:
+    """A temporary folder for a stack's files (logs, `var/`, its sandbox cache), removed at the
+    end unless HARDTESTS_KEEP_FAULT_DIRS is set. World-traversable: the sandbox runs programs as
+    nobody from the stack's sandbox cache."""
+    path = Path(tempfile.mkdtemp(prefix=prefix))
+    path.chmod(0o755)
+    try:
+        yield path
+    finally:
+        if not os.environ.get("HARDTESTS_KEEP_FAULT_DIRS"):
+            shutil.rmtree(path, ignore_errors=True)
+
+
+@contextlib.contextmanager
 def small_disk(path: Path, size_mb: int = 48) -> Iterator[Path]:
     """A filesystem of its own (a tmpfs) at `path`, to fill; skips where none can be mounted."""
     import pytest

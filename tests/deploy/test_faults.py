@@ -11,8 +11,6 @@ from __future__ import annotations
 import os
 import re
 import signal
-import subprocess
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,6 +29,7 @@ from tests.deploy.faults import (
     fill,
     seed,
     small_disk,
+    stack_dir,
     stack_env,
     summary,
 )
@@ -41,12 +40,8 @@ pytestmark = [pytest.mark.slow]
 
 @pytest.fixture
 def root() -> Iterator[Path]:
-    # World-traversable: the sandbox runs programs as nobody from the stack's sandbox cache.
-    path = Path(tempfile.mkdtemp(prefix="hardtests-fault-"))
-    path.chmod(0o755)
-    yield path
-    if not os.environ.get("HARDTESTS_KEEP_FAULT_DIRS"):
-        subprocess.run(["rm", "-rf", str(path)], check=False)
+    with stack_dir("hardtests-fault-") as path:
+        yield path
 
 
 @pytest.mark.heavy(seconds=25)

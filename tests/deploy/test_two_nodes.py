@@ -10,11 +10,9 @@ never into reward 0.
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +22,7 @@ import pytest
 
 from tests.conftest import REPO
 from tests.deploy.conftest import free_port, http, wait_http
+from tests.deploy.faults import stack_dir
 from tests.deploy.services import MotoS3, postgres_server, redis_tcp
 
 pytestmark = [pytest.mark.slow]
@@ -49,13 +48,6 @@ for pid in ("big/1", "big/2"):
     suite_add_tests(suite=suite, tests=tests)
     suite_activate(suite=suite)
 """
-
-
-def _node_dir(name: str) -> Path:
-    # World-traversable: the sandbox runs programs as nobody from the node's sandbox cache.
-    path = Path(tempfile.mkdtemp(prefix=f"hardtests-node{name}-"))
-    path.chmod(0o755)
-    return path
 
 
 def _env(node_dir: Path, shared: dict[str, str], **extra: str) -> dict[str, str]:
@@ -86,10 +78,10 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 @pytest.fixture
 def layout() -> Iterator[dict[str, Any]]:
     moto = MotoS3()
-    with postgres_server() as database_url, redis_tcp("s3cret-redis") as redis_url:
+    with (postgres_server() as database_url, redis_tcp("s3cret-redis") as redis_url,
+          stack_dir("hardtests-nodeA-") as a_dir, stack_dir("hardtests-nodeB-") as b_dir):
         moto.start()
         procs: list[subprocess.Popen[bytes]] = []
-        dirs: list[Path] = []
         try:
             moto.client().create_bucket(Bucket=BUCKET)
             shared = {
@@ -101,8 +93,6 @@ def layout() -> Iterator[dict[str, Any]]:
                 "HARDTESTS_HEALTH_TOKEN": HEALTH_TOKEN, "HARDTESTS_API_SYNC_TIMEOUT_S": "20",
                 "HARDTESTS_WORKER_CHECK_S": "2", "HARDTESTS_JANITOR_PERIOD_S": "5",
             }
-            a_dir, b_dir = _node_dir("A"), _node_dir("B")
-            dirs += [a_dir, b_dir]
             env_a = _env(a_dir, shared, HARDTESTS_SANDBOX_WORKERS="0", HARDTESTS_GENERATION_WORKERS="0",
                          HARDTESTS_WEB_WORKERS="1")
             env_b = _env(b_dir, shared, HARDTESTS_SANDBOX_WORKERS="1", HARDTESTS_GENERATION_WORKERS="0")
@@ -129,9 +119,6 @@ def layout() -> Iterator[dict[str, Any]]:
             for proc in procs:
                 _stop(proc)
             moto.close()
-            if not os.environ.get("HARDTESTS_KEEP_FAULT_DIRS"):
-                for path in dirs:
-                    shutil.rmtree(path, ignore_errors=True)
 
 
 def _deep(base: str) -> tuple[int, Any]:
