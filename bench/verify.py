@@ -622,11 +622,8 @@ def main() -> int:
         if "breakdown" in sections:
             breakdown(base, token, sb, ordered, args.rounds, errors)
         if "throughput" in sections:
-            if args.throughput_tests == 1:
-                throughput(base, token, sb, ordered[:1], args.clients, args.batch, errors, args.languages.split(","),
-                           problem="sum-1")
-            else:
-                throughput(base, token, sb, ordered, args.clients, args.batch, errors, args.languages.split(","))
+            on, tests_of = ("sum-1", ordered[:1]) if args.throughput_tests == 1 else ("sum-n", ordered)
+            throughput(base, token, sb, tests_of, args.clients, args.batch, errors, args.languages.split(","), problem=on)
         if not sections & {"table", "all"}:
             client.close()
             for error in sorted(set(errors))[:10]:
